@@ -1,0 +1,142 @@
+/**
+ * Response schemas for the two upstream operations, as daybook reads them. They follow
+ * ../shared/upstream-api.md but are tolerant readers: unknown fields are kept (loose objects),
+ * optional fields may be absent or null, and the documented type variants are accepted
+ * (REGCAP as number or string, OPTO as date or text). The undocumented-type fields are `unknown`.
+ * Only these parsers can build the parsed types.
+ */
+import { z } from 'zod';
+
+const text = z.string().nullish();
+const scalar = z.union([z.string(), z.number(), z.boolean()]).nullish();
+/** An identifier documented as a string that could plausibly arrive as a number. */
+const idString = z.union([z.string().min(1), z.number()]).transform((v) => String(v));
+
+export const Person = z.looseObject({
+  NAME: z.string(),
+  POSITION: text,
+});
+
+export const Shareholder = z.looseObject({
+  PID: idString.nullish(),
+  INV: z.string(),
+  INVTYPE: text,
+});
+
+export const ClearingMember = z.looseObject({
+  liqMem: z.string(),
+  ligpriSign: scalar,
+});
+
+/** metadata.content of an enterprise-search success. */
+export const EnterpriseRecord = z.looseObject({
+  PID: idString,
+  ENTNAME: z.string().min(1),
+  HISTORYNAME: text,
+  IS_LISTED: scalar,
+  LEGALPERSON: text,
+  LEGALPERSONDESC: text,
+  ESDATE: text,
+  SCONFORM: z.unknown(),
+  REGNO: text,
+  UNCID: text,
+  ENTTYPECODE: z.unknown(),
+  ENTTYPE: text,
+  REGCAP: z.union([z.number(), z.string()]).nullish(),
+  REGCAPCUR: text,
+  PROVINCE: z.union([z.number(), z.string()]).nullish(),
+  OPFROM: text,
+  OPTO: text,
+  REGORG: text,
+  APPRDATE: text,
+  REVOKEDATE: text,
+  REVOKEREASON: z.unknown(),
+  ENTSTATUS: text,
+  OPLOC: text,
+  OPSCOPE: text,
+  PERSONS: z.array(Person).nullish(),
+  BE_INVEST: z.array(Shareholder).nullish(),
+  participants: z.unknown(),
+  INDUSTRYPHY: text,
+  INDUSTRYBIG: text,
+  industry_middle: z.unknown(),
+  CLEARINGINFO: z.array(ClearingMember).nullish(),
+});
+export type EnterpriseRecord = z.infer<typeof EnterpriseRecord>;
+
+export const Usage = z.looseObject({
+  credits: z.number(),
+  remark: text,
+});
+
+export const EnterpriseSuccess = z.looseObject({
+  status: z.literal('success'),
+  markdown: text,
+  metadata: z.looseObject({
+    usage: Usage.nullish(),
+    content: EnterpriseRecord,
+  }),
+});
+export type EnterpriseSuccess = z.infer<typeof EnterpriseSuccess>;
+
+export const Media = z.looseObject({
+  url: z.string(),
+  type: z.string(),
+  videoUrl: text,
+});
+
+export const ProductLink = z.looseObject({
+  url: z.string(),
+  type: text,
+});
+
+export const Comment = z.looseObject({
+  body: z.string(),
+  created_at: z.string(),
+});
+
+const count = z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)]);
+
+export const Product = z.looseObject({
+  id: z.string().min(1),
+  product_id: idString,
+  name: z.string().min(1),
+  tagline: text,
+  description: text,
+  url: text,
+  votes_count: count.nullish(),
+  comments_count: count.nullish(),
+  created_at: text,
+  featured_at: text,
+  topics: z.array(z.string()).nullish(),
+  media: z.array(Media).nullish(),
+  thumbnail: z.looseObject({ url: z.string(), type: text }).nullish(),
+  product_links: z.array(ProductLink).nullish(),
+  comments: z.array(Comment).nullish(),
+  updated_at: text,
+});
+export type Product = z.infer<typeof Product>;
+
+export const ProductListSuccess = z.looseObject({
+  result: z.literal('success'),
+  markdown: z.array(z.string()).nullish(),
+  metadata: z.array(Product),
+});
+export type ProductListSuccess = z.infer<typeof ProductListSuccess>;
+
+export const ProductDetailSuccess = z.looseObject({
+  result: z.literal('success'),
+  markdown: text,
+  metadata: Product,
+});
+export type ProductDetailSuccess = z.infer<typeof ProductDetailSuccess>;
+
+/** The documented error body; a 200 may carry it too. */
+export const ErrorBody = z.looseObject({
+  status: z.literal('error'),
+  error: z.looseObject({
+    code: z.string().min(1),
+    message: text,
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
