@@ -18,6 +18,8 @@ export interface ResponseContext {
   /** The body as received (text), when one was received. */
   bodyText: string | null;
   durationMs: number;
+  /** When the request was sent. */
+  fetchedAt: Date;
 }
 
 export type ErrorClass = 'permanent' | 'budget' | 'transient';
@@ -94,8 +96,11 @@ export class AuthenticationError extends PermanentError {
     this.code = code;
   }
 }
-/** A documented-shape error whose code the spec does not list. */
-export class UnknownErrorCodeError extends PermanentError {
+/**
+ * An error body whose code the spec does not list. Transient: errors cost no credits, and a
+ * code nobody documented is more often a passing upstream fault than a verdict on the request.
+ */
+export class UnknownErrorCodeError extends TransientError {
   override readonly name = 'UnknownErrorCodeError';
   readonly code: string;
   constructor(code: string, message: string, request: RequestContext, response: ResponseContext | null) {

@@ -12,19 +12,20 @@ const scalar = z.union([z.string(), z.number(), z.boolean()]).nullish();
 /** An identifier documented as a string that could plausibly arrive as a number. */
 const idString = z.union([z.string().min(1), z.number()]).transform((v) => String(v));
 
+// Children are read leniently: one odd child (a null name) must not reject the whole record.
 export const Person = z.looseObject({
-  NAME: z.string(),
+  NAME: text,
   POSITION: text,
 });
 
 export const Shareholder = z.looseObject({
-  PID: idString.nullish(),
-  INV: z.string(),
+  PID: z.union([z.string(), z.number()]).transform((v) => String(v)).nullish(),
+  INV: text,
   INVTYPE: text,
 });
 
 export const ClearingMember = z.looseObject({
-  liqMem: z.string(),
+  liqMem: text,
   ligpriSign: scalar,
 });
 
@@ -37,10 +38,10 @@ export const EnterpriseRecord = z.looseObject({
   LEGALPERSON: text,
   LEGALPERSONDESC: text,
   ESDATE: text,
-  SCONFORM: z.unknown(),
+  SCONFORM: z.unknown().optional(),
   REGNO: text,
   UNCID: text,
-  ENTTYPECODE: z.unknown(),
+  ENTTYPECODE: z.unknown().optional(),
   ENTTYPE: text,
   REGCAP: z.union([z.number(), z.string()]).nullish(),
   REGCAPCUR: text,
@@ -50,16 +51,16 @@ export const EnterpriseRecord = z.looseObject({
   REGORG: text,
   APPRDATE: text,
   REVOKEDATE: text,
-  REVOKEREASON: z.unknown(),
+  REVOKEREASON: z.unknown().optional(),
   ENTSTATUS: text,
   OPLOC: text,
   OPSCOPE: text,
   PERSONS: z.array(Person).nullish(),
   BE_INVEST: z.array(Shareholder).nullish(),
-  participants: z.unknown(),
+  participants: z.unknown().optional(),
   INDUSTRYPHY: text,
   INDUSTRYBIG: text,
-  industry_middle: z.unknown(),
+  industry_middle: z.unknown().optional(),
   CLEARINGINFO: z.array(ClearingMember).nullish(),
 });
 export type EnterpriseRecord = z.infer<typeof EnterpriseRecord>;

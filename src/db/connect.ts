@@ -1,0 +1,33 @@
+/**
+ * Opens the database through the `postgres` driver. Every query in daybook goes through this
+ * one seam (`Sql`). The drizzle schema (schema.ts) defines the tables and drizzle-kit writes the
+ * migrations, but no drizzle instance wraps this client: drizzle's postgres-js adapter replaces
+ * the client's date and json serializers with pass-throughs, which would break the bulk writes
+ * (Date and sql.json parameters) that the history layer relies on.
+ */
+import postgres from 'postgres';
+
+/** The driver, or a transaction of it: the seam every read and write takes. */
+export type Sql = postgres.Sql | postgres.TransactionSql;
+
+export interface Database {
+  sql: postgres.Sql;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Pool size; the embedded database takes exactly one. */
+  max?: number;
+  /** Application name shown in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/** Opens a pool to `url`. Server notices are not for daybook's users and are dropped. */
+export function openDatabase(url: string, options: OpenOptions = {}): Database {
+  const sql = postgres(url, {
+    max: options.max ?? 5,
+    onnotice: () => {},
+    connection: { application_name: options.applicationName ?? 'daybook' },
+  });
+  return { sql, close: () => sql.end({ timeout: 5 }) };
+}

@@ -1,0 +1,397 @@
+/**
+ * The tables daybook keeps (DESIGN.md, Tables). Everything here is internal; the `analytics`
+ * views (migrations/*_analytics_views.sql) are the SQL contract for users.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  date,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'string' });
+const id = (name: string) => bigint(name, { mode: 'number' });
+
+/** One row per job run (or inline step): what ran, when, how it ended. */
+export const runs = pgTable(
+  'runs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    kind: text('kind').notNull(),
+    /** The enterprise cycle (Beijing date of its 03:00 refresh), when the run belongs to one. */
+    cycle: date('cycle', { mode: 'string' }),
+    /** The product list date, for product runs. */
+    listDate: date('list_date', { mode: 'string' }),
+    entity: text('entity'),
+    jobId: text('job_id'),
+    startedAt: tstz('started_at').notNull().defaultNow(),
+    finishedAt: tstz('finished_at'),
+    /** running, succeeded, failed, skipped, deferred, paused */
+    outcome: text('outcome').notNull().default('running'),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    counts: jsonb('counts').notNull().default({}),
+    credits: integer('credits').notNull().default(0),
+  },
+  (t) => [index('runs_kind_started_idx').on(t.kind, t.startedAt), index('runs_cycle_idx').on(t.cycle)],
+);
+
+/** Every upstream answer, success or error, landed before anything else happens to it. */
+export const rawResponses = pgTable(
+  'raw_responses',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    runId: id('run_id').references(() => runs.id, { onDelete: 'set null' }),
+    operation: text('operation').notNull(),
+    /** The request parameters as sent (never the key, which is a header). */
+    params: jsonb('params').notNull(),
+    /** Null when no HTTP answer arrived (reset, timeout). */
+    httpStatus: smallint('http_status'),
+    /** The body when it is JSON. */
+    bodyJson: jsonb('body_json'),
+    /** The body when it is not JSON (an HTML page, a truncated document), else null. */
+    bodyText: text('body_text'),
+    /** sha256 hex of the body text as received. */
+    sha256: text('sha256'),
+    /** Daybook's reading of the answer: success, or the error code. */
+    outcome: text('outcome').notNull(),
+    fetchedAt: tstz('fetched_at').notNull(),
+    durationMs: integer('duration_ms'),
+  },
+  (t) => [index('raw_responses_op_fetched_idx').on(t.operation, t.fetchedAt), index('raw_responses_run_idx').on(t.runId)],
+);
+
+/** One row per enterprise (PID) ever seen: the pointer to its current version. */
+export const enterprises = pgTable('enterprises', {
+  pid: text('pid').primaryKey(),
+  currentVersionId: id('current_version_id'),
+  firstSeenAt: tstz('first_seen_at').notNull(),
+  /** The fetch time of the latest payload applied (a payload older than this is stale). */
+  lastSeenAt: tstz('last_seen_at').notNull(),
+  /** present, or disappeared (found before, now not_found); history is never deleted. */
+  presence: text('presence').notNull().default('present'),
+});
+
+/** SCD type 2 versions of an enterprise; a new row only when the content hash changes. */
+export const enterpriseVersions = pgTable(
+  'enterprise_versions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    pid: text('pid')
+      .notNull()
+      .references(() => enterprises.pid),
+    version: integer('version').notNull(),
+    validFrom: tstz('valid_from').notNull(),
+    validTo: tstz('valid_to'),
+    isCurrent: boolean('is_current').notNull(),
+    contentHash: text('content_hash').notNull(),
+    cycle: date('cycle', { mode: 'string' }).notNull(),
+    /** Lineage: the raw answer this version was read from. */
+    rawResponseId: id('raw_response_id').references(() => rawResponses.id),
+    entName: text('ent_name').notNull(),
+    historyName: text('history_name'),
+    isListed: boolean('is_listed'),
+    legalPerson: text('legal_person'),
+    legalPersonDesc: text('legal_person_desc'),
+    esDate: date('es_date', { mode: 'string' }),
+    sconForm: text('sconform'),
+    regNo: text('reg_no'),
+    uncid: text('uncid'),
+    entTypeCode: text('ent_type_code'),
+    entType: text('ent_type'),
+    regCap: numeric('reg_cap'),
+    regCapText: text('reg_cap_text'),
+    capitalText: text('capital_text'),
+    capitalUnit: text('capital_unit'),
+    capitalCurrency: text('capital_currency'),
+    capitalAmount: numeric('capital_amount'),
+    province: smallint('province'),
+    opFrom: date('op_from', { mode: 'string' }),
+    operatingTo: date('operating_to', { mode: 'string' }),
+    operatingPerpetual: boolean('operating_perpetual').notNull(),
+    operatingToText: text('operating_to_text'),
+    regOrg: text('reg_org'),
+    apprDate: date('appr_date', { mode: 'string' }),
+    revokeDate: date('revoke_date', { mode: 'string' }),
+    revokeReason: text('revoke_reason'),
+    entStatus: text('ent_status'),
+    opLoc: text('op_loc'),
+    opScope: text('op_scope'),
+    participants: text('participants'),
+    participantsCount: integer('participants_count'),
+    industryPhy: text('industry_phy'),
+    industryBig: text('industry_big'),
+    industryMiddle: text('industry_middle'),
+    /** Original text of values that could not be read (dates, IS_LISTED, PROVINCE). */
+    unreadText: jsonb('unread_text').notNull().default({}),
+    /** Fields the spec does not document, as received. */
+    extra: jsonb('extra').notNull().default({}),
+    /** The whole normalized record, children included: what diffs are computed from. */
+    normalized: jsonb('normalized').notNull(),
+  },
+  (t) => [
+    uniqueIndex('enterprise_versions_pid_version_key').on(t.pid, t.version),
+    uniqueIndex('enterprise_versions_current_key').on(t.pid).where(sql`${t.isCurrent}`),
+    index('enterprise_versions_uncid_idx').on(t.uncid),
+    index('enterprise_versions_name_idx').on(t.entName),
+    index('enterprise_versions_raw_idx').on(t.rawResponseId),
+  ],
+);
+
+/** Key personnel of one version. */
+export const enterprisePersons = pgTable(
+  'enterprise_persons',
+  {
+    versionId: id('version_id')
+      .notNull()
+      .references(() => enterpriseVersions.id, { onDelete: 'cascade' }),
+    ordinal: smallint('ordinal').notNull(),
+    name: text('name').notNull(),
+    position: text('position'),
+    extra: jsonb('extra').notNull().default({}),
+  },
+  (t) => [primaryKey({ columns: [t.versionId, t.ordinal] }), index('enterprise_persons_name_idx').on(t.name)],
+);
+
+/** Shareholders of one version; `shareholder_pid` only for enterprise shareholders. */
+export const enterpriseShareholders = pgTable(
+  'enterprise_shareholders',
+  {
+    versionId: id('version_id')
+      .notNull()
+      .references(() => enterpriseVersions.id, { onDelete: 'cascade' }),
+    ordinal: smallint('ordinal').notNull(),
+    name: text('name'),
+    type: text('type'),
+    shareholderPid: text('shareholder_pid'),
+    extra: jsonb('extra').notNull().default({}),
+  },
+  (t) => [
+    primaryKey({ columns: [t.versionId, t.ordinal] }),
+    index('enterprise_shareholders_pid_idx').on(t.shareholderPid),
+  ],
+);
+
+/** Liquidation group members of one version. */
+export const enterpriseClearingMembers = pgTable(
+  'enterprise_clearing_members',
+  {
+    versionId: id('version_id')
+      .notNull()
+      .references(() => enterpriseVersions.id, { onDelete: 'cascade' }),
+    ordinal: smallint('ordinal').notNull(),
+    name: text('name').notNull(),
+    position: text('position'),
+    extra: jsonb('extra').notNull().default({}),
+  },
+  (t) => [primaryKey({ columns: [t.versionId, t.ordinal] })],
+);
+
+/** One row per field-level change between consecutive versions. */
+export const enterpriseChanges = pgTable(
+  'enterprise_changes',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    pid: text('pid')
+      .notNull()
+      .references(() => enterprises.pid),
+    cycle: date('cycle', { mode: 'string' }).notNull(),
+    versionId: id('version_id')
+      .notNull()
+      .references(() => enterpriseVersions.id),
+    previousVersionId: id('previous_version_id')
+      .notNull()
+      .references(() => enterpriseVersions.id),
+    category: text('category').notNull(),
+    field: text('field').notNull(),
+    kind: text('kind').notNull(),
+    before: text('before'),
+    after: text('after'),
+    detail: text('detail'),
+    severity: text('severity').notNull(),
+    detectedAt: tstz('detected_at').notNull(),
+  },
+  (t) => [
+    index('enterprise_changes_pid_idx').on(t.pid, t.detectedAt),
+    index('enterprise_changes_cycle_idx').on(t.cycle, t.severity),
+  ],
+);
+
+/**
+ * Events about an enterprise that are not field changes: its initial observation, disappearing
+ * (not_found after being found), reappearing, a stale payload ignored, a keyword resolving to
+ * another PID.
+ */
+export const enterpriseObservations = pgTable(
+  'enterprise_observations',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    pid: text('pid')
+      .notNull()
+      .references(() => enterprises.pid),
+    kind: text('kind').notNull(),
+    cycle: date('cycle', { mode: 'string' }).notNull(),
+    keyword: text('keyword'),
+    detail: text('detail'),
+    rawResponseId: id('raw_response_id').references(() => rawResponses.id),
+    observedAt: tstz('observed_at').notNull(),
+  },
+  (t) => [index('enterprise_observations_pid_idx').on(t.pid, t.observedAt)],
+);
+
+/** One row per product (product_id). */
+export const products = pgTable('products', {
+  productId: text('product_id').primaryKey(),
+  currentVersionId: id('current_version_id'),
+  firstSeenAt: tstz('first_seen_at').notNull(),
+  lastSeenAt: tstz('last_seen_at').notNull(),
+});
+
+/** SCD type 2 versions of a product's content (votes and comments live elsewhere). */
+export const productVersions = pgTable(
+  'product_versions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    productId: text('product_id')
+      .notNull()
+      .references(() => products.productId),
+    version: integer('version').notNull(),
+    validFrom: tstz('valid_from').notNull(),
+    validTo: tstz('valid_to'),
+    isCurrent: boolean('is_current').notNull(),
+    contentHash: text('content_hash').notNull(),
+    rawResponseId: id('raw_response_id').references(() => rawResponses.id),
+    recordId: text('record_id').notNull(),
+    name: text('name').notNull(),
+    tagline: text('tagline'),
+    description: text('description'),
+    url: text('url'),
+    createdAt: tstz('created_at'),
+    featuredAt: tstz('featured_at'),
+    thumbnailUrl: text('thumbnail_url'),
+    thumbnailType: text('thumbnail_type'),
+    unreadText: jsonb('unread_text').notNull().default({}),
+    extra: jsonb('extra').notNull().default({}),
+    normalized: jsonb('normalized').notNull(),
+  },
+  (t) => [
+    uniqueIndex('product_versions_pid_version_key').on(t.productId, t.version),
+    uniqueIndex('product_versions_current_key').on(t.productId).where(sql`${t.isCurrent}`),
+    index('product_versions_name_idx').on(t.name),
+  ],
+);
+
+export const productTopics = pgTable(
+  'product_topics',
+  {
+    versionId: id('version_id')
+      .notNull()
+      .references(() => productVersions.id, { onDelete: 'cascade' }),
+    topic: text('topic').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.versionId, t.topic] }), index('product_topics_topic_idx').on(t.topic)],
+);
+
+export const productMedia = pgTable(
+  'product_media',
+  {
+    versionId: id('version_id')
+      .notNull()
+      .references(() => productVersions.id, { onDelete: 'cascade' }),
+    position: smallint('position').notNull(),
+    url: text('url').notNull(),
+    type: text('type'),
+    videoUrl: text('video_url'),
+    extra: jsonb('extra').notNull().default({}),
+  },
+  (t) => [primaryKey({ columns: [t.versionId, t.position] })],
+);
+
+export const productLinks = pgTable(
+  'product_links',
+  {
+    versionId: id('version_id')
+      .notNull()
+      .references(() => productVersions.id, { onDelete: 'cascade' }),
+    position: smallint('position').notNull(),
+    url: text('url').notNull(),
+    type: text('type'),
+    extra: jsonb('extra').notNull().default({}),
+  },
+  (t) => [primaryKey({ columns: [t.versionId, t.position] })],
+);
+
+/** Comments, deduplicated across pulls by (product, created_at, body). */
+export const productComments = pgTable(
+  'product_comments',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    productId: text('product_id')
+      .notNull()
+      .references(() => products.productId),
+    dedupKey: text('dedup_key').notNull(),
+    body: text('body').notNull(),
+    createdAt: tstz('created_at'),
+    createdAtText: text('created_at_text'),
+    firstSeenAt: tstz('first_seen_at').notNull(),
+    rawResponseId: id('raw_response_id').references(() => rawResponses.id),
+  },
+  (t) => [
+    uniqueIndex('product_comments_dedup_key').on(t.dedupKey),
+    index('product_comments_product_idx').on(t.productId, t.createdAt),
+  ],
+);
+
+/** One row per product per pull of a day's list: vote trajectories. */
+export const trendingSnapshots = pgTable(
+  'trending_snapshots',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    listDate: date('list_date', { mode: 'string' }).notNull(),
+    position: smallint('position').notNull(),
+    productId: text('product_id')
+      .notNull()
+      .references(() => products.productId),
+    votesCount: integer('votes_count'),
+    commentsCount: integer('comments_count'),
+    fetchedAt: tstz('fetched_at').notNull(),
+    rawResponseId: id('raw_response_id')
+      .notNull()
+      .references(() => rawResponses.id),
+  },
+  (t) => [
+    uniqueIndex('trending_snapshots_pull_position_key').on(t.rawResponseId, t.position),
+    index('trending_snapshots_date_idx').on(t.listDate, t.fetchedAt),
+    index('trending_snapshots_product_idx').on(t.productId, t.fetchedAt),
+  ],
+);
+
+/** One row per billed upstream call: what the account actually spent. */
+export const creditLedger = pgTable(
+  'credit_ledger',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    cycle: date('cycle', { mode: 'string' }).notNull(),
+    operation: text('operation').notNull(),
+    /** The enterprise billed for, when known. */
+    pid: text('pid'),
+    keyword: text('keyword'),
+    credits: integer('credits').notNull(),
+    remark: text('remark'),
+    runId: id('run_id').references(() => runs.id, { onDelete: 'set null' }),
+    rawResponseId: id('raw_response_id').references(() => rawResponses.id),
+    billedAt: tstz('billed_at').notNull(),
+  },
+  (t) => [index('credit_ledger_cycle_idx').on(t.cycle), uniqueIndex('credit_ledger_raw_key').on(t.rawResponseId)],
+);

@@ -1,0 +1,231 @@
+/**
+ * The typed client for the two upstream operations. It checks parameters before sending, reads
+ * every answer (any HTTP status, a 200 carrying `status: error` included) into either a parsed
+ * result or a typed error, and hands back what the landing step needs: the raw body, the HTTP
+ * status and the timing. The API key lives in a private field and goes only into the
+ * Authorization header.
+ */
+import type { z } from 'zod';
+import {
+  errorForCode,
+  MalformedBodyError,
+  NetworkError,
+  type Operation,
+  type RequestContext,
+  type ResponseContext,
+  AuthenticationError,
+  RateLimitedError,
+  ServerError,
+  TimeoutError,
+  UnexpectedResponseError,
+  type UpstreamError,
+} from './errors.ts';
+import { checkEntName, checkListDate, checkListLimit, checkProductName } from './params.ts';
+import { parseRetryAfter } from './retry-after.ts';
+import {
+  EnterpriseSuccess,
+  ErrorBody,
+  ProductDetailSuccess,
+  ProductListSuccess,
+} from './schemas.ts';
+
+export interface ClientOptions {
+  /** e.g. https://api.example.com (without /v1). */
+  baseUrl: string;
+  apiKey: string;
+  /** Per-request timeout covering connect, headers and body. Default 30 s. */
+  timeoutMs?: number;
+  /** Clock for Retry-After dates; defaults to the system clock. */
+  now?: () => Date;
+}
+
+/** One request/response exchange as it happened, for the raw landing. Never holds the key. */
+export interface Exchange extends ResponseContext {
+  operation: Operation;
+  params: Record<string, string>;
+  /** The body parsed as JSON, or undefined when it was not JSON. */
+  bodyJson: unknown;
+}
+
+/** A parsed success with the exchange that produced it. */
+export interface UpstreamResult<T> {
+  data: T;
+  exchange: Exchange;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export class UpstreamClient {
+  readonly #apiKey: string;
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly #now: () => Date;
+
+  constructor(options: ClientOptions) {
+    if (!options.apiKey) throw new TypeError('UpstreamClient needs an API key');
+    this.#apiKey = options.apiKey;
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** Looks up one enterprise by name keyword (billed: 3 credits on success). */
+  searchEnterprise(name: string): Promise<UpstreamResult<EnterpriseSuccess>> {
+    const entName = checkEntName(name);
+    return this.#call('enterprise-search', { ent_name: entName }, EnterpriseSuccess);
+  }
+
+  /** The trending list of `date` (YYYY-MM-DD); `limit` 1–20, the upstream's default when omitted. */
+  listProducts(date: string, limit?: number | string): Promise<UpstreamResult<ProductListSuccess>> {
+    const params: Record<string, string> = { date: checkListDate(date) };
+    if (limit !== undefined) params.limit = String(checkListLimit(limit));
+    return this.#call('product-listing', params, ProductListSuccess);
+  }
+
+  /** The detail of one product by name. */
+  getProduct(name: string): Promise<UpstreamResult<ProductDetailSuccess>> {
+    return this.#call('product-listing', { product_name: checkProductName(name) }, ProductDetailSuccess);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { baseUrl: this.baseUrl, timeoutMs: this.timeoutMs, apiKey: '[redacted]' };
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `UpstreamClient { baseUrl: '${this.baseUrl}', apiKey: [redacted] }`;
+  }
+
+  async #call<S extends z.ZodType>(
+    operation: Operation,
+    params: Record<string, string>,
+    schema: S,
+  ): Promise<UpstreamResult<z.infer<S>>> {
+    const request: RequestContext = { operation, params };
+    const url = `${this.baseUrl}/v1/${operation}?${new URLSearchParams(params).toString()}`;
+    const fetchedAt = this.#now();
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'GET',
+        headers: {
+          Authorization: `Bearer ${this.#apiKey}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+        },
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (err) {
+      throw this.#transportError(err, request, { httpStatus: null, bodyText: null, durationMs: elapsed(), fetchedAt });
+    }
+
+    const { text, error: readError } = await readBody(res);
+    const response: ResponseContext = { httpStatus: res.status, bodyText: text, durationMs: elapsed(), fetchedAt };
+    if (readError) throw this.#transportError(readError, request, response);
+
+    const exchange: Exchange = { operation, params, ...response, bodyJson: parseJson(text) };
+    const error = this.#errorOf(exchange, res.headers.get('retry-after'), request, response);
+    if (error) throw error;
+    const parsed = schema.safeParse(exchange.bodyJson);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unknown shape';
+      throw new UnexpectedResponseError(
+        `${operation} answered HTTP ${res.status} with a body that is not the documented success shape (${where})`,
+        request,
+        response,
+      );
+    }
+    return { data: parsed.data, exchange };
+  }
+
+  /** The typed error an answer stands for, or null when it should be a success. */
+  #errorOf(
+    exchange: Exchange,
+    retryAfterHeader: string | null,
+    request: RequestContext,
+    response: ResponseContext,
+  ): UpstreamError | null {
+    const status = response.httpStatus ?? 0;
+    const retryAfterMs = parseRetryAfter(retryAfterHeader, this.#now());
+    const where = `${request.operation} (HTTP ${status})`;
+    if (exchange.bodyJson === undefined) {
+      if (status === 429) return new RateLimitedError(`${where}: rate limited`, request, response, retryAfterMs);
+      if (status >= 500) return new ServerError(`${where}: server error with a non-JSON body`, request, response);
+      if (status === 401 || status === 403) {
+        return new AuthenticationError('unauthorized', `${where}: the API key was refused`, request, response);
+      }
+      return new MalformedBodyError(
+        `${where}: the body is not JSON (${describeText(response.bodyText)})`,
+        request,
+        response,
+      );
+    }
+    const errorBody = ErrorBody.safeParse(exchange.bodyJson);
+    if (errorBody.success) {
+      const { code, message } = errorBody.data.error;
+      const error = errorForCode(code, `${where}: ${code}: ${message ?? 'no message'}`, request, response, retryAfterMs);
+      // An undocumented code on a 5xx is a server fault; on a 401/403 it is the key.
+      if (error.name === 'UnknownErrorCodeError' && (status === 401 || status === 403)) {
+        return new AuthenticationError(code, error.message, request, response);
+      }
+      return error;
+    }
+    if (status === 429) return new RateLimitedError(`${where}: rate limited`, request, response, retryAfterMs);
+    if (status >= 500) return new ServerError(`${where}: server error`, request, response);
+    if (status === 401 || status === 403) {
+      return new AuthenticationError('unauthorized', `${where}: the API key was refused`, request, response);
+    }
+    return null;
+  }
+
+  #transportError(err: unknown, request: RequestContext, response: ResponseContext): UpstreamError {
+    const name = err instanceof Error ? err.name : '';
+    if (name === 'TimeoutError' || name === 'AbortError') {
+      return new TimeoutError(
+        `${request.operation}: no complete answer within ${this.timeoutMs} ms`,
+        request,
+        response,
+        err,
+      );
+    }
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+    const detail = cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : String(cause);
+    return new NetworkError(`${request.operation}: connection failed (${detail})`, request, response, err);
+  }
+}
+
+/** Reads the whole body as text, keeping what arrived when the stream breaks. */
+async function readBody(res: Response): Promise<{ text: string; error: unknown }> {
+  if (!res.body) return { text: '', error: null };
+  const decoder = new TextDecoder();
+  const reader = res.body.getReader();
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    return { text: text + decoder.decode(), error: null };
+  } catch (error) {
+    return { text, error };
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function describeText(text: string | null): string {
+  if (!text) return 'empty';
+  const head = text.slice(0, 60).replace(/\s+/g, ' ');
+  return `${text.length} characters starting "${head}"`;
+}

@@ -1,0 +1,61 @@
+/**
+ * Parameter rules checked before any request is sent (upstream-api.md and DESIGN.md, Product
+ * parameters). Pure: each returns the value to send or throws InvalidRequestError naming the
+ * parameter and the problem.
+ */
+import { isCalendarDate } from '../time/cycles.ts';
+import { InvalidRequestError } from './errors.ts';
+
+export const ENT_NAME_MAX = 100;
+export const LIST_LIMIT_MAX = 20;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Length as a person counts it: code points, so one CJK character or emoji is one. */
+export function charLength(s: string): number {
+  return Array.from(s).length;
+}
+
+/** The enterprise keyword to send: trimmed, 1 to 100 characters, no control characters. */
+export function checkEntName(raw: string): string {
+  const name = raw.trim();
+  if (name.length === 0) throw new InvalidRequestError('ent_name', 'ent_name is empty: give an enterprise name');
+  const n = charLength(name);
+  if (n > ENT_NAME_MAX) {
+    throw new InvalidRequestError('ent_name', `ent_name is ${n} characters long; the upstream allows at most ${ENT_NAME_MAX}`);
+  }
+  if (CONTROL.test(name)) throw new InvalidRequestError('ent_name', 'ent_name contains a control character');
+  return name;
+}
+
+/** A trending-list date: a real calendar date written YYYY-MM-DD. */
+export function checkListDate(raw: string): string {
+  const date = raw.trim();
+  if (date.length === 0) throw new InvalidRequestError('date', 'date is empty: give a date as YYYY-MM-DD');
+  if (!isCalendarDate(date)) {
+    throw new InvalidRequestError('date', `date "${raw}" is not a real calendar date written YYYY-MM-DD`);
+  }
+  return date;
+}
+
+/** A list limit: a whole number from 1 to 20 (numbers or digit strings). */
+export function checkListLimit(raw: number | string): number {
+  const text = String(raw).trim();
+  if (!/^\d+$/.test(text)) {
+    throw new InvalidRequestError('limit', `limit "${raw}" is not a whole number from 1 to ${LIST_LIMIT_MAX}`);
+  }
+  const limit = Number(text);
+  if (limit < 1 || limit > LIST_LIMIT_MAX) {
+    throw new InvalidRequestError('limit', `limit ${limit} is out of range: it must be from 1 to ${LIST_LIMIT_MAX}`);
+  }
+  return limit;
+}
+
+/** A product name for a detail query: non-empty after trimming, no control characters. */
+export function checkProductName(raw: string): string {
+  const name = raw.trim();
+  if (name.length === 0) throw new InvalidRequestError('product_name', 'product_name is empty');
+  if (CONTROL.test(name)) throw new InvalidRequestError('product_name', 'product_name contains a control character');
+  return name;
+}

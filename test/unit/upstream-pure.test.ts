@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { parseFaultSpec } from '../../src/sim/faults.ts';
+import { SlidingWindowLimiter } from '../../src/sim/ratelimit.ts';
+import { parseRetryAfter } from '../../src/upstream/retry-after.ts';
+import { charLength, checkEntName, checkListLimit } from '../../src/upstream/params.ts';
+
+describe('Retry-After', () => {
+  const now = new Date('2026-11-22T00:00:00Z');
+  it('reads seconds and HTTP dates', () => {
+    expect(parseRetryAfter('7', now)).toBe(7000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 00:00:30 GMT', now)).toBe(30_000);
+  });
+  it('never waits a negative time and ignores what it cannot read', () => {
+    expect(parseRetryAfter('Sat, 21 Nov 2026 00:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeNull();
+    expect(parseRetryAfter(null, now)).toBeNull();
+    expect(parseRetryAfter('', now)).toBeNull();
+  });
+});
+
+describe('parameter rules', () => {
+  it('counts characters, not UTF-16 units or bytes', () => {
+    expect(charLength('𠮷'.repeat(100))).toBe(100);
+    expect(checkEntName(`  ${'𠮷'.repeat(100)}  `)).toBe('𠮷'.repeat(100));
+  });
+  it('accepts limits as digit strings', () => {
+    expect(checkListLimit('20')).toBe(20);
+    expect(checkListLimit(1)).toBe(1);
+    expect(() => checkListLimit('-1')).toThrow(/limit/);
+  });
+});
+
+describe('fault specs', () => {
+  it('parses kinds, probabilities and a latency range', () => {
+    const spec = parseFaultSpec('latency=0.2@50-400, 500=0.02,reset=0.01,drift');
+    expect(spec.rates).toEqual({ latency: 0.2, '500': 0.02, reset: 0.01, drift: 1 });
+    expect(spec.latencyMs).toEqual([50, 400]);
+  });
+  it('names what is wrong', () => {
+    expect(() => parseFaultSpec('explode=0.1')).toThrow(/unknown fault kind "explode"/);
+    expect(() => parseFaultSpec('500=2')).toThrow(/probability/);
+    expect(() => parseFaultSpec('500=0.6,503=0.6')).toThrow(/more than 1/);
+    expect(() => parseFaultSpec('reset@1-2')).toThrow(/only latency/);
+  });
+});
+
+describe('the sliding-window limiter', () => {
+  it('admits the limit in any 60 seconds and no more, whatever the window edges', () => {
+    const l = new SlidingWindowLimiter();
+    for (let i = 0; i < 100; i++) expect(l.tryAcquire('k', 100, 59_000 + i)).toBe(0);
+    // A fixed window would reset at 60 000; a sliding one does not.
+    expect(l.tryAcquire('k', 100, 60_500)).toBeGreaterThan(0);
+    expect(l.tryAcquire('k', 100, 119_000)).toBe(0);
+  });
+  it('says how long until a slot frees', () => {
+    const l = new SlidingWindowLimiter();
+    l.tryAcquire('k', 1, 1000);
+    expect(l.tryAcquire('k', 1, 31_000)).toBe(30_000);
+  });
+});
