@@ -11,6 +11,30 @@ CREATE TABLE "credit_ledger" (
 	"billed_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "cycle_budgets" (
+	"cycle" date PRIMARY KEY NOT NULL,
+	"budget" integer NOT NULL,
+	"reserved" integer DEFAULT 0 NOT NULL,
+	"spent" integer DEFAULT 0 NOT NULL,
+	"paused_at" timestamp with time zone,
+	"paused_reason" text
+);
+--> statement-breakpoint
+CREATE TABLE "cycle_fetches" (
+	"cycle" date NOT NULL,
+	"watch_id" bigint NOT NULL,
+	"status" text NOT NULL,
+	"pid" text,
+	"attempts" integer DEFAULT 0 NOT NULL,
+	"credits_reserved" integer DEFAULT 0 NOT NULL,
+	"credits_billed" integer DEFAULT 0 NOT NULL,
+	"raw_response_id" bigint,
+	"error_code" text,
+	"error_message" text,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "cycle_fetches_cycle_watch_id_pk" PRIMARY KEY("cycle","watch_id")
+);
+--> statement-breakpoint
 CREATE TABLE "enterprise_changes" (
 	"id" bigserial PRIMARY KEY NOT NULL,
 	"pid" text NOT NULL,
@@ -199,6 +223,7 @@ CREATE TABLE "raw_responses" (
 	"body_text" text,
 	"sha256" text,
 	"outcome" text NOT NULL,
+	"cycle" date,
 	"fetched_at" timestamp with time zone NOT NULL,
 	"duration_ms" integer
 );
@@ -230,8 +255,24 @@ CREATE TABLE "trending_snapshots" (
 	"raw_response_id" bigint NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "watchlist" (
+	"id" bigserial PRIMARY KEY NOT NULL,
+	"keyword" text NOT NULL,
+	"keyword_key" text NOT NULL,
+	"priority" integer DEFAULT 0 NOT NULL,
+	"active" boolean DEFAULT true NOT NULL,
+	"pid" text,
+	"added_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"last_refreshed_at" timestamp with time zone,
+	"last_cycle" date,
+	"last_outcome" text,
+	"last_error" text
+);
+--> statement-breakpoint
 ALTER TABLE "credit_ledger" ADD CONSTRAINT "credit_ledger_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "credit_ledger" ADD CONSTRAINT "credit_ledger_raw_response_id_raw_responses_id_fk" FOREIGN KEY ("raw_response_id") REFERENCES "public"."raw_responses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "cycle_fetches" ADD CONSTRAINT "cycle_fetches_watch_id_watchlist_id_fk" FOREIGN KEY ("watch_id") REFERENCES "public"."watchlist"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "cycle_fetches" ADD CONSTRAINT "cycle_fetches_raw_response_id_raw_responses_id_fk" FOREIGN KEY ("raw_response_id") REFERENCES "public"."raw_responses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "enterprise_changes" ADD CONSTRAINT "enterprise_changes_pid_enterprises_pid_fk" FOREIGN KEY ("pid") REFERENCES "public"."enterprises"("pid") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "enterprise_changes" ADD CONSTRAINT "enterprise_changes_version_id_enterprise_versions_id_fk" FOREIGN KEY ("version_id") REFERENCES "public"."enterprise_versions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "enterprise_changes" ADD CONSTRAINT "enterprise_changes_previous_version_id_enterprise_versions_id_fk" FOREIGN KEY ("previous_version_id") REFERENCES "public"."enterprise_versions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
@@ -254,6 +295,8 @@ ALTER TABLE "trending_snapshots" ADD CONSTRAINT "trending_snapshots_product_id_p
 ALTER TABLE "trending_snapshots" ADD CONSTRAINT "trending_snapshots_raw_response_id_raw_responses_id_fk" FOREIGN KEY ("raw_response_id") REFERENCES "public"."raw_responses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "credit_ledger_cycle_idx" ON "credit_ledger" USING btree ("cycle");--> statement-breakpoint
 CREATE UNIQUE INDEX "credit_ledger_raw_key" ON "credit_ledger" USING btree ("raw_response_id");--> statement-breakpoint
+CREATE INDEX "cycle_fetches_status_idx" ON "cycle_fetches" USING btree ("cycle","status");--> statement-breakpoint
+CREATE UNIQUE INDEX "cycle_fetches_pid_once_key" ON "cycle_fetches" USING btree ("cycle","pid") WHERE "cycle_fetches"."status" = 'succeeded';--> statement-breakpoint
 CREATE INDEX "enterprise_changes_pid_idx" ON "enterprise_changes" USING btree ("pid","detected_at");--> statement-breakpoint
 CREATE INDEX "enterprise_changes_cycle_idx" ON "enterprise_changes" USING btree ("cycle","severity");--> statement-breakpoint
 CREATE INDEX "enterprise_observations_pid_idx" ON "enterprise_observations" USING btree ("pid","observed_at");--> statement-breakpoint
@@ -276,4 +319,7 @@ CREATE INDEX "runs_kind_started_idx" ON "runs" USING btree ("kind","started_at")
 CREATE INDEX "runs_cycle_idx" ON "runs" USING btree ("cycle");--> statement-breakpoint
 CREATE UNIQUE INDEX "trending_snapshots_pull_position_key" ON "trending_snapshots" USING btree ("raw_response_id","position");--> statement-breakpoint
 CREATE INDEX "trending_snapshots_date_idx" ON "trending_snapshots" USING btree ("list_date","fetched_at");--> statement-breakpoint
-CREATE INDEX "trending_snapshots_product_idx" ON "trending_snapshots" USING btree ("product_id","fetched_at");
+CREATE INDEX "trending_snapshots_product_idx" ON "trending_snapshots" USING btree ("product_id","fetched_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "watchlist_keyword_key" ON "watchlist" USING btree ("keyword_key");--> statement-breakpoint
+CREATE INDEX "watchlist_pid_idx" ON "watchlist" USING btree ("pid");--> statement-breakpoint
+CREATE INDEX "watchlist_plan_idx" ON "watchlist" USING btree ("active","priority","last_refreshed_at");

@@ -157,7 +157,8 @@ SELECT
   ts.votes_count,
   ts.comments_count,
   ts.fetched_at,
-  dense_rank() OVER (PARTITION BY ts.list_date ORDER BY ts.fetched_at DESC) = 1 AS is_latest_pull,
+  ts.raw_response_id = first_value(ts.raw_response_id)
+    OVER (PARTITION BY ts.list_date ORDER BY ts.fetched_at DESC, ts.raw_response_id DESC) AS is_latest_pull,
   ts.raw_response_id
 FROM trending_snapshots ts
 JOIN products p ON p.product_id = ts.product_id

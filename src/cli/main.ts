@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { simCommand } from './sim.ts';
+import { migrateCommand, rebuildCommand } from './storage.ts';
 import { UsageError } from './usage.ts';
 
 export function buildProgram(): Command {
@@ -15,6 +16,8 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   program.addCommand(simCommand());
+  program.addCommand(migrateCommand());
+  program.addCommand(rebuildCommand());
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -11,6 +11,8 @@ import type { Sql } from './connect.ts';
 
 export interface LandingRow {
   runId: number | null;
+  /** The enterprise cycle the call belongs to, when it belongs to one. */
+  cycle: string | null;
   operation: Operation;
   params: Record<string, string>;
   httpStatus: number | null;
@@ -23,9 +25,10 @@ export interface LandingRow {
 }
 
 /** The landing row of a successful exchange. */
-export function landingOfExchange(exchange: Exchange, runId: number | null): LandingRow {
+export function landingOfExchange(exchange: Exchange, runId: number | null, cycle: string | null): LandingRow {
   return {
     runId,
+    cycle,
     operation: exchange.operation,
     params: exchange.params,
     httpStatus: exchange.httpStatus,
@@ -37,9 +40,10 @@ export function landingOfExchange(exchange: Exchange, runId: number | null): Lan
 }
 
 /** The landing row of a failed call (any error class), with whatever arrived. */
-export function landingOfError(error: UpstreamError, runId: number | null): LandingRow {
+export function landingOfError(error: UpstreamError, runId: number | null, cycle: string | null): LandingRow {
   return {
     runId,
+    cycle,
     operation: error.request.operation,
     params: error.request.params,
     httpStatus: error.response?.httpStatus ?? null,
@@ -69,6 +73,7 @@ export async function landRaw(sql: Sql, rows: readonly LandingRow[]): Promise<nu
     const body = splitBody(r.bodyText);
     return {
       run_id: r.runId,
+      cycle: r.cycle,
       operation: r.operation,
       params: sql.json(r.params),
       http_status: r.httpStatus,

@@ -66,6 +66,8 @@ export const rawResponses = pgTable(
     sha256: text('sha256'),
     /** Daybook's reading of the answer: success, or the error code. */
     outcome: text('outcome').notNull(),
+    /** The enterprise cycle the call belonged to (replays use it). */
+    cycle: date('cycle', { mode: 'string' }),
     fetchedAt: tstz('fetched_at').notNull(),
     durationMs: integer('duration_ms'),
   },
@@ -395,3 +397,73 @@ export const creditLedger = pgTable(
   },
   (t) => [index('credit_ledger_cycle_idx').on(t.cycle), uniqueIndex('credit_ledger_raw_key').on(t.rawResponseId)],
 );
+
+/** The enterprises to re-query: a keyword, its priority, and what the last refresh found. */
+export const watchlist = pgTable(
+  'watchlist',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** The name keyword as the user gave it (trimmed). */
+    keyword: text('keyword').notNull(),
+    /** NFKC, whitespace-collapsed, lower-cased keyword: duplicates are the same entry. */
+    keywordKey: text('keyword_key').notNull(),
+    /** Higher first. */
+    priority: integer('priority').notNull().default(0),
+    active: boolean('active').notNull().default(true),
+    /** The PID the keyword resolved to on its last successful refresh. */
+    pid: text('pid'),
+    addedAt: tstz('added_at').notNull().defaultNow(),
+    lastRefreshedAt: tstz('last_refreshed_at'),
+    lastCycle: date('last_cycle', { mode: 'string' }),
+    /** success, or the error code of the last attempt. */
+    lastOutcome: text('last_outcome'),
+    lastError: text('last_error'),
+  },
+  (t) => [
+    uniqueIndex('watchlist_keyword_key').on(t.keywordKey),
+    index('watchlist_pid_idx').on(t.pid),
+    index('watchlist_plan_idx').on(t.active, t.priority, t.lastRefreshedAt),
+  ],
+);
+
+/**
+ * One row per (cycle, watch entry) that was planned: the last line of defence against buying
+ * the same record twice in a cycle, whatever the queue does.
+ */
+export const cycleFetches = pgTable(
+  'cycle_fetches',
+  {
+    cycle: date('cycle', { mode: 'string' }).notNull(),
+    watchId: id('watch_id')
+      .notNull()
+      .references(() => watchlist.id, { onDelete: 'cascade' }),
+    /** planned, fetching, succeeded, failed, skipped, deferred */
+    status: text('status').notNull(),
+    pid: text('pid'),
+    attempts: integer('attempts').notNull().default(0),
+    creditsReserved: integer('credits_reserved').notNull().default(0),
+    creditsBilled: integer('credits_billed').notNull().default(0),
+    rawResponseId: id('raw_response_id').references(() => rawResponses.id),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    updatedAt: tstz('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.cycle, t.watchId] }),
+    index('cycle_fetches_status_idx').on(t.cycle, t.status),
+    uniqueIndex('cycle_fetches_pid_once_key').on(t.cycle, t.pid).where(sql`${t.status} = 'succeeded'`),
+  ],
+);
+
+/** The credit budget of a cycle: reservations are taken atomically against it. */
+export const cycleBudgets = pgTable('cycle_budgets', {
+  cycle: date('cycle', { mode: 'string' }).primaryKey(),
+  budget: integer('budget').notNull(),
+  /** Credits held by calls in flight. */
+  reserved: integer('reserved').notNull().default(0),
+  /** Credits actually billed (the ledger's sum for the cycle). */
+  spent: integer('spent').notNull().default(0),
+  /** Set by insufficient_credits or a refusing upstream; cleared by `daybook resume`. */
+  pausedAt: tstz('paused_at'),
+  pausedReason: text('paused_reason'),
+});

@@ -18,13 +18,8 @@
  *   'renamed', 'type_changed', 'pid_changed', 'extra_changed'
  * Rows are sorted by category, field, kind, before, after (null first; code-unit order).
  */
-import {
-  canonicalJson,
-  type JsonObject,
-  type JsonValue,
-  type NormalizedEnterprise,
-  type NormalizedProduct,
-} from '../normalize/types.ts';
+import { canonicalJson } from '../normalize/text.ts';
+import type { JsonObject, JsonValue, NormalizedEnterprise, NormalizedProduct } from '../normalize/types.ts';
 import {
   clearingMemberJson,
   ENTERPRISE_FIELDS,

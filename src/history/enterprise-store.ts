@@ -12,8 +12,9 @@
  * Rows of the enterprises touched are locked in PID order, so concurrent batches serialise
  * per enterprise without deadlocks.
  */
-import type { Sql } from '../db/connect.ts';
+
 import { insertRows, reserveIds } from '../db/bulk.ts';
+import type { Sql } from '../db/connect.ts';
 import type { NormalizedEnterprise } from '../normalize/types.ts';
 import { diffEnterprises, type Severity } from './classify.ts';
 import { enterpriseContentHash } from './hash.ts';
@@ -187,7 +188,12 @@ export async function applyEnterprises(
 
   const writes: { o: EnterpriseObservation; hash: string; version: number; previousId: number | null }[] = [];
   const observationRows: Record<string, unknown>[] = [];
-  const observe = (pid: string, kind: string, o: { cycle: string; keyword: string | null; fetchedAt: Date; rawResponseId: number | null }, detail: string | null = null) =>
+  const observe = (
+    pid: string,
+    kind: string,
+    o: { cycle: string; keyword: string | null; fetchedAt: Date; rawResponseId: number | null },
+    detail: string | null = null,
+  ) =>
     observationRows.push({
       pid,
       kind,
@@ -197,7 +203,8 @@ export async function applyEnterprises(
       raw_response_id: o.rawResponseId,
       observed_at: o.fetchedAt,
     });
-  const pendingDiffs: { writeIndex: number; before: NormalizedEnterprise; after: NormalizedEnterprise }[] = [];
+  const pendingDiffs: { writeIndex: number; before: NormalizedEnterprise; after: NormalizedEnterprise }[] =
+    [];
 
   for (const o of items) {
     const pid = o.normalized.pid;
@@ -205,7 +212,12 @@ export async function applyEnterprises(
     if (cur.versionId !== null || cur.touched) {
       if (o.fetchedAt.getTime() < cur.lastSeenAt.getTime()) {
         summary.stale++;
-        observe(pid, 'stale_ignored', o, `fetched ${o.fetchedAt.toISOString()}, before ${cur.lastSeenAt.toISOString()}`);
+        observe(
+          pid,
+          'stale_ignored',
+          o,
+          `fetched ${o.fetchedAt.toISOString()}, before ${cur.lastSeenAt.toISOString()}`,
+        );
         continue;
       }
     }
@@ -274,7 +286,13 @@ export async function applyEnterprises(
     const versionId = ids[i] as number;
     const e = w.o.normalized;
     e.persons.forEach((p, k) =>
-      persons.push({ version_id: versionId, ordinal: k + 1, name: p.name, position: p.position, extra: sql.json(p.extra) }),
+      persons.push({
+        version_id: versionId,
+        ordinal: k + 1,
+        name: p.name,
+        position: p.position,
+        extra: sql.json(p.extra),
+      }),
     );
     e.shareholders.forEach((s, k) =>
       shareholders.push({
@@ -287,7 +305,13 @@ export async function applyEnterprises(
       }),
     );
     e.clearingMembers.forEach((c, k) =>
-      members.push({ version_id: versionId, ordinal: k + 1, name: c.name, position: c.position, extra: sql.json(c.extra) }),
+      members.push({
+        version_id: versionId,
+        ordinal: k + 1,
+        name: c.name,
+        position: c.position,
+        extra: sql.json(c.extra),
+      }),
     );
   }
   await insertRows(sql, 'enterprise_persons', persons);

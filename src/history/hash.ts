@@ -19,17 +19,17 @@
  */
 import { createHash } from 'node:crypto';
 import { isPlaceholderDate } from '../normalize/enterprise.ts';
-import {
-  canonicalJson,
-  type JsonObject,
-  type JsonValue,
-  type NormalizedClearingMember,
-  type NormalizedEnterprise,
-  type NormalizedLink,
-  type NormalizedMedia,
-  type NormalizedPerson,
-  type NormalizedProduct,
-  type NormalizedShareholder,
+import { canonicalJson } from '../normalize/text.ts';
+import type {
+  JsonObject,
+  JsonValue,
+  NormalizedClearingMember,
+  NormalizedEnterprise,
+  NormalizedLink,
+  NormalizedMedia,
+  NormalizedPerson,
+  NormalizedProduct,
+  NormalizedShareholder,
 } from '../normalize/types.ts';
 
 /** Bumped whenever what the hashes cover changes. */

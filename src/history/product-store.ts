@@ -36,7 +36,10 @@ function unreadText(p: NormalizedProduct): Record<string, string> {
 }
 
 /** Applies pulls (sorted by fetch time) in a few statements. */
-export async function applyProductPulls(sql: Sql, pulls: readonly ProductPull[]): Promise<ProductApplySummary> {
+export async function applyProductPulls(
+  sql: Sql,
+  pulls: readonly ProductPull[],
+): Promise<ProductApplySummary> {
   const summary: ProductApplySummary = {
     products: 0,
     initial: 0,
@@ -51,7 +54,8 @@ export async function applyProductPulls(sql: Sql, pulls: readonly ProductPull[])
   if (items.length === 0) return summary;
 
   const firstSeen = new Map<string, Date>();
-  for (const { p, pull } of items) if (!firstSeen.has(p.productId)) firstSeen.set(p.productId, pull.fetchedAt);
+  for (const { p, pull } of items)
+    if (!firstSeen.has(p.productId)) firstSeen.set(p.productId, pull.fetchedAt);
   const ids = [...firstSeen.keys()].sort();
   const seedRows = ids.map((product_id) => ({
     product_id,
@@ -63,7 +67,13 @@ export async function applyProductPulls(sql: Sql, pulls: readonly ProductPull[])
     await sql`insert into products ${sql(part, 'product_id', 'first_seen_at', 'last_seen_at')} on conflict (product_id) do nothing`;
   }
   const rows = await sql<
-    { product_id: string; last_seen_at: Date; id: string | null; version: number | null; content_hash: string | null }[]
+    {
+      product_id: string;
+      last_seen_at: Date;
+      id: string | null;
+      version: number | null;
+      content_hash: string | null;
+    }[]
   >`
     select p.product_id, p.last_seen_at, v.id, v.version, v.content_hash
     from products p left join product_versions v on v.id = p.current_version_id
@@ -83,7 +93,13 @@ export async function applyProductPulls(sql: Sql, pulls: readonly ProductPull[])
     ]),
   );
 
-  const writes: { p: NormalizedProduct; pull: ProductPull; hash: string; version: number; previousId: number | null }[] = [];
+  const writes: {
+    p: NormalizedProduct;
+    pull: ProductPull;
+    hash: string;
+    version: number;
+    previousId: number | null;
+  }[] = [];
   for (const { p, pull } of items) {
     summary.products++;
     const cur = state.get(p.productId);
@@ -157,10 +173,23 @@ export async function applyProductPulls(sql: Sql, pulls: readonly ProductPull[])
     });
     for (const topic of p.topics) topics.push({ version_id: id, topic });
     for (const m of p.media) {
-      media.push({ version_id: id, position: m.position, url: m.url, type: m.type, video_url: m.videoUrl, extra: sql.json(m.extra) });
+      media.push({
+        version_id: id,
+        position: m.position,
+        url: m.url,
+        type: m.type,
+        video_url: m.videoUrl,
+        extra: sql.json(m.extra),
+      });
     }
     for (const l of p.links) {
-      links.push({ version_id: id, position: l.position, url: l.url, type: l.type, extra: sql.json(l.extra) });
+      links.push({
+        version_id: id,
+        position: l.position,
+        url: l.url,
+        type: l.type,
+        extra: sql.json(l.extra),
+      });
     }
   }
   await insertRows(sql, 'product_versions', versionRows);

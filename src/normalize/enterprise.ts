@@ -23,18 +23,14 @@
  */
 import { shanghaiDate } from '../time/cycles.ts';
 import type { EnterpriseRecord } from '../upstream/schemas.ts';
-import {
-  type CapitalUnit,
-  canonicalJson,
-  cleanText,
-  extraOf,
-  instantOf,
-  type JsonObject,
-  type NormalizedClearingMember,
-  type NormalizedEnterprise,
-  type NormalizedPerson,
-  type NormalizedShareholder,
-  parseTimestampParts,
+import { canonicalJson, cleanText, extraOf, instantOf, parseTimestampParts } from './text.ts';
+import type {
+  CapitalUnit,
+  JsonObject,
+  NormalizedClearingMember,
+  NormalizedEnterprise,
+  NormalizedPerson,
+  NormalizedShareholder,
 } from './types.ts';
 
 /** The documented top-level fields of an enterprise record; everything else goes to `extra`. */

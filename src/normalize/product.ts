@@ -16,18 +16,15 @@
 import { createHash } from 'node:crypto';
 import { isCalendarDate } from '../time/cycles.ts';
 import type { Product } from '../upstream/schemas.ts';
-import {
-  cleanText,
-  extraOf,
-  instantOf,
-  type NormalizedComment,
-  type NormalizedLink,
-  type NormalizedMedia,
-  type NormalizedProduct,
-  type NormalizedProductList,
-  type NormalizedThumbnail,
-  type NormalizedTrendingSnapshot,
-  parseTimestampParts,
+import { cleanText, extraOf, instantOf, parseTimestampParts } from './text.ts';
+import type {
+  NormalizedComment,
+  NormalizedLink,
+  NormalizedMedia,
+  NormalizedProduct,
+  NormalizedProductList,
+  NormalizedThumbnail,
+  NormalizedTrendingSnapshot,
 } from './types.ts';
 
 /** The documented fields of a product object; everything else goes to `extra`. */

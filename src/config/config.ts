@@ -1,0 +1,133 @@
+/**
+ * daybook's configuration: read from the environment (and an optional .env file) in this one
+ * module, validated with zod, frozen and passed down. Each bad value gets a message naming the
+ * variable and the problem.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { validate as validCron } from 'node-cron';
+import { z } from 'zod';
+
+const int = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, `${name} must be a whole number`)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, {
+      message: max === Number.MAX_SAFE_INTEGER ? `${name} must be at least ${min}` : `${name} must be from ${min} to ${max}`,
+    });
+
+const url = (name: string, protocols: string[]) =>
+  z
+    .string()
+    .trim()
+    .refine(
+      (v) => {
+        try {
+          return protocols.includes(new URL(v).protocol);
+        } catch {
+          return false;
+        }
+      },
+      { message: `${name} must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}` },
+    );
+
+const cron = (name: string) =>
+  z
+    .string()
+    .trim()
+    .refine((v) => validCron(v), { message: `${name} is not a valid cron expression (5 or 6 fields)` });
+
+const timeZone = (name: string) =>
+  z
+    .string()
+    .trim()
+    .refine(
+      (v) => {
+        try {
+          new Intl.DateTimeFormat('en-US', { timeZone: v });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { message: `${name} is not an IANA time zone (for example Asia/Shanghai)` },
+    );
+
+/** Every variable daybook reads, with its default. The README's table is made from this. */
+export const ENV_SCHEMA = z.object({
+  DATABASE_URL: url('DATABASE_URL', ['postgres:', 'postgresql:']).optional(),
+  DAYBOOK_DATA_DIR: z.string().trim().min(1).default('.daybook'),
+  REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  DAYBOOK_REDIS_PREFIX: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_-]+$/, 'DAYBOOK_REDIS_PREFIX may hold letters, digits, _ and - only')
+    .default('daybook'),
+  DAYBOOK_API_BASE_URL: url('DAYBOOK_API_BASE_URL', ['http:', 'https:']).optional(),
+  DAYBOOK_API_KEY: z.string().trim().min(1, 'DAYBOOK_API_KEY is empty').optional(),
+  DAYBOOK_HTTP_TIMEOUT_MS: int('DAYBOOK_HTTP_TIMEOUT_MS', 1000, 600_000).default(30_000),
+  DAYBOOK_ENTERPRISE_CRON: cron('DAYBOOK_ENTERPRISE_CRON').default('30 3 * * *'),
+  DAYBOOK_PRODUCTS_CRON: cron('DAYBOOK_PRODUCTS_CRON').default('15 16 * * *'),
+  DAYBOOK_CRON_TZ: timeZone('DAYBOOK_CRON_TZ').default('Asia/Shanghai'),
+  DAYBOOK_ENTERPRISE_RATE: int('DAYBOOK_ENTERPRISE_RATE', 1, 100_000).default(100),
+  DAYBOOK_PRODUCT_RATE: int('DAYBOOK_PRODUCT_RATE', 1, 100_000).default(30),
+  DAYBOOK_CREDIT_BUDGET: int('DAYBOOK_CREDIT_BUDGET', 0).default(3000),
+  DAYBOOK_CREDITS_PER_QUERY: int('DAYBOOK_CREDITS_PER_QUERY', 1, 1000).default(3),
+  DAYBOOK_WORKER_CONCURRENCY: int('DAYBOOK_WORKER_CONCURRENCY', 1, 256).default(4),
+  DAYBOOK_PRODUCT_LOOKBACK_DAYS: int('DAYBOOK_PRODUCT_LOOKBACK_DAYS', 1, 30).default(2),
+  DAYBOOK_PRODUCT_LIMIT: int('DAYBOOK_PRODUCT_LIMIT', 1, 20).default(20),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+});
+
+export type Config = Readonly<z.infer<typeof ENV_SCHEMA>>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`bad configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+/** Parses a .env file: KEY=VALUE lines, # comments, optional quotes. Pure. */
+export function parseDotenv(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!m) continue;
+    let value = (m[2] as string).trim();
+    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) {
+      value = value.slice(1, -1);
+    }
+    out[m[1] as string] = value;
+  }
+  return out;
+}
+
+/**
+ * Reads the configuration from `env` (the process environment by default), over the values of a
+ * `.env` file in the working directory when there is one; the environment wins. Empty values
+ * count as unset. Throws ConfigError listing every bad value.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env, dotenvPath = '.env'): Config {
+  const fromFile = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
+  const merged: Record<string, string> = {};
+  for (const key of Object.keys(ENV_SCHEMA.shape)) {
+    const value = env[key] ?? fromFile[key];
+    if (value !== undefined && value.trim() !== '') merged[key] = value;
+  }
+  const parsed = ENV_SCHEMA.safeParse(merged);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => {
+        const key = String(i.path[0] ?? '');
+        return i.message.startsWith(key) ? i.message : `${key}: ${i.message}`;
+      }),
+    );
+  }
+  return Object.freeze(parsed.data);
+}
