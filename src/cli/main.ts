@@ -5,6 +5,8 @@
 import { Command, CommanderError } from 'commander';
 import { simCommand } from './sim.ts';
 import { migrateCommand, rebuildCommand } from './storage.ts';
+import { productsCommand, resumeCommand, runCommand, schedulerCommand, workerCommand } from './pipeline.ts';
+import { changesCommand, statusCommand } from './report.ts';
 import { UsageError } from './usage.ts';
 
 export function buildProgram(): Command {
@@ -18,7 +20,18 @@ export function buildProgram(): Command {
   program.addCommand(simCommand());
   program.addCommand(migrateCommand());
   program.addCommand(rebuildCommand());
-  for (const cmd of program.commands) cmd.exitOverride();
+  program.addCommand(runCommand());
+  program.addCommand(workerCommand());
+  program.addCommand(schedulerCommand());
+  program.addCommand(resumeCommand());
+  program.addCommand(productsCommand());
+  program.addCommand(statusCommand());
+  program.addCommand(changesCommand());
+  const override = (cmd: Command): void => {
+    cmd.exitOverride();
+    for (const sub of cmd.commands) override(sub);
+  };
+  override(program);
   return program;
 }
 

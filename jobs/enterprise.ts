@@ -1,0 +1,222 @@
+/**
+ * Refresh one watched enterprise in one cycle: exactly one upstream call at most.
+ * Skip if already fetched successfully in this cycle; reserve credits; fetch; land; persist;
+ * settle credits; update the watch entry. A re-run after a crash first looks for an answer
+ * that was already landed for this cycle and keyword, so a completed fetch is never bought twice.
+ */
+import { z } from 'zod';
+import { acquire } from '../src/budget/limiter.ts';
+import { pauseCycle, recordBilling, reserveCredits, settleCredits } from '../src/budget/credits.ts';
+import { finishRun, startRun } from '../src/db/runs.ts';
+import { applyEnterprises } from '../src/history/enterprise-store.ts';
+import { ingestEnterpriseSuccess, ingestFailure } from '../src/history/ingest.ts';
+import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
+import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
+import { UpstreamError } from '../src/upstream/errors.ts';
+import { EnterpriseSuccess } from '../src/upstream/schemas.ts';
+
+export const ENTERPRISE_JOB = 'enterprise';
+
+export const EnterpriseJobData = z.object({
+  cycle: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  watchId: z.number().int().positive(),
+});
+export type EnterpriseJobData = z.infer<typeof EnterpriseJobData>;
+
+/** Deterministic job id (BullMQ ids may not contain ':'). `round` > 0 after a resume. */
+export function enterpriseJobId(cycle: string, watchId: number, round = 0): string {
+  return `enterprise-${cycle}-${watchId}${round > 0 ? `-r${round}` : ''}`;
+}
+
+interface FetchRow {
+  status: string;
+  credits_reserved: number;
+  keyword: string;
+  pid: string | null;
+  active: boolean;
+}
+
+export async function processEnterprise(deps: JobDeps, data: EnterpriseJobData, jobId: string): Promise<JobReport> {
+  const { sql, config } = deps;
+  const { cycle, watchId } = data;
+  const cost = config.DAYBOOK_CREDITS_PER_QUERY;
+
+  await sql`insert into cycle_fetches (cycle, watch_id, status) values (${cycle}, ${watchId}, 'planned')
+            on conflict (cycle, watch_id) do nothing`;
+  const [row] = await sql<FetchRow[]>`
+    select f.status, f.credits_reserved, w.keyword, w.pid, w.active
+    from cycle_fetches f join watchlist w on w.id = f.watch_id
+    where f.cycle = ${cycle} and f.watch_id = ${watchId}`;
+  if (!row) return { outcome: 'skipped', detail: `watch entry ${watchId} does not exist` };
+  const entity = row.keyword;
+  if (['succeeded', 'duplicate', 'failed'].includes(row.status)) {
+    return { outcome: 'skipped', entity, detail: `already ${row.status} in cycle ${cycle}` };
+  }
+  if (!row.active) {
+    await markFetch(deps, cycle, watchId, 'skipped', 'inactive', 'the watch entry was removed');
+    return { outcome: 'skipped', entity, detail: 'watch entry removed' };
+  }
+
+  const runId = await startRun(sql, { kind: ENTERPRISE_JOB, cycle, entity, jobId });
+  // A crash after landing but before bookkeeping: finish from the landed answer, buy nothing.
+  const recovered = await recoverLanded(deps, cycle, row.keyword, runId);
+  if (recovered) {
+    await complete(deps, { cycle, watchId, keyword: row.keyword, previousPid: row.pid, runId, reserved: row.credits_reserved, ...recovered });
+    return { outcome: 'succeeded', entity, credits: 0, detail: 'recovered from a landed answer' };
+  }
+
+  let reserved = row.credits_reserved;
+  if (reserved === 0) {
+    const r = await reserveCredits(sql, cycle, cost);
+    if (!r.ok) {
+      const status = 'deferred';
+      await markFetch(deps, cycle, watchId, status, r.reason, r.detail);
+      await finishRun(sql, runId, { outcome: r.reason === 'paused' ? 'paused' : 'deferred', errorCode: r.reason, errorMessage: r.detail });
+      return { outcome: r.reason === 'paused' ? 'paused' : 'deferred', entity, detail: r.detail };
+    }
+    reserved = cost;
+  }
+  await sql`update cycle_fetches set status = 'fetching', attempts = attempts + 1, credits_reserved = ${reserved},
+            updated_at = now() where cycle = ${cycle} and watch_id = ${watchId}`;
+
+  await acquire(deps.limiter, 'enterprise-search');
+  let result: Awaited<ReturnType<typeof deps.client.searchEnterprise>>;
+  try {
+    result = await deps.client.searchEnterprise(row.keyword);
+    deps.onUpstreamCall?.('enterprise-search', 'success', result.exchange.durationMs);
+  } catch (err) {
+    if (!(err instanceof UpstreamError)) throw err;
+    deps.onUpstreamCall?.('enterprise-search', err.code, err.response?.durationMs ?? 0);
+    await ingestFailure(sql, err, { runId, cycle }, row.pid);
+    // Errors are not billed (upstream-api.md, Billing rules): release the reservation.
+    await settleCredits(sql, cycle, reserved, 0);
+    await sql`update cycle_fetches set credits_reserved = 0 where cycle = ${cycle} and watch_id = ${watchId}`;
+    const outcome = err.errorClass === 'permanent' ? 'failed' : err.errorClass === 'budget' ? 'deferred' : 'retrying';
+    await markFetch(deps, cycle, watchId, outcome, err.code, err.message);
+    await sql`update watchlist set last_outcome = ${err.code}, last_error = ${err.message}, last_cycle = ${cycle}
+              where id = ${watchId}`;
+    if (err.errorClass === 'budget') {
+      await pauseCycle(sql, cycle, `insufficient_credits at ${deps.now().toISOString()}: ${err.message}`);
+      await finishRun(sql, runId, { outcome: 'paused', errorCode: err.code, errorMessage: err.message });
+      return { outcome: 'paused', entity, detail: err.message };
+    }
+    await finishRun(sql, runId, {
+      outcome: err.errorClass === 'permanent' ? 'failed' : 'retrying',
+      errorCode: err.code,
+      errorMessage: err.message,
+    });
+    throw err;
+  }
+
+  const ingest = await ingestEnterpriseSuccess(sql, result, row.keyword, { runId, cycle });
+  const billed = result.data.metadata.usage?.credits ?? cost;
+  await complete(deps, {
+    cycle,
+    watchId,
+    keyword: row.keyword,
+    previousPid: row.pid,
+    runId,
+    reserved,
+    pid: ingest.pid ?? '',
+    rawResponseId: ingest.rawResponseId,
+    billed,
+    remark: result.data.metadata.usage?.remark ?? null,
+    billedAt: result.exchange.fetchedAt,
+    counts: ingest.summary ? { versions: ingest.summary.initial + ingest.summary.changed, changes: ingest.summary.changes } : {},
+  });
+  return { outcome: 'succeeded', entity, credits: billed, counts: { changes: ingest.summary?.changes ?? 0 } };
+}
+
+interface Completion {
+  cycle: string;
+  watchId: number;
+  keyword: string;
+  previousPid: string | null;
+  runId: number;
+  reserved: number;
+  pid: string;
+  rawResponseId: number;
+  billed: number;
+  remark: string | null;
+  billedAt: Date;
+  counts: Record<string, number>;
+}
+
+/** Books a successful fetch: ledger, budget, the cycle row, the watch entry, the run. */
+async function complete(deps: JobDeps, c: Completion): Promise<void> {
+  await deps.sql.begin(async (tx) => {
+    if (c.billed > 0) {
+      await recordBilling(tx, {
+        cycle: c.cycle,
+        operation: 'enterprise-search',
+        pid: c.pid,
+        keyword: c.keyword,
+        credits: c.billed,
+        remark: c.remark,
+        runId: c.runId,
+        rawResponseId: c.rawResponseId,
+        billedAt: c.billedAt,
+      });
+    }
+    await settleCredits(tx, c.cycle, c.reserved, c.billed);
+    const [dup] = await tx`select 1 from cycle_fetches where cycle = ${c.cycle} and pid = ${c.pid}
+                           and status = 'succeeded' and watch_id <> ${c.watchId}`;
+    await tx`update cycle_fetches set status = ${dup ? 'duplicate' : 'succeeded'}, pid = ${c.pid},
+               credits_reserved = 0, credits_billed = credits_billed + ${c.billed}, raw_response_id = ${c.rawResponseId},
+               error_code = null, error_message = null, updated_at = now()
+             where cycle = ${c.cycle} and watch_id = ${c.watchId}`;
+    if (c.previousPid !== null && c.previousPid !== c.pid) {
+      // The keyword now names another company: say so rather than mix two histories.
+      await tx`insert into enterprise_observations (pid, kind, cycle, keyword, detail, raw_response_id, observed_at)
+               values (${c.pid}, 'resolution_changed', ${c.cycle}, ${c.keyword},
+                       ${`keyword resolved to ${c.previousPid} before`}, ${c.rawResponseId}, ${c.billedAt})`;
+    }
+    await tx`update watchlist set pid = ${c.pid}, last_refreshed_at = ${c.billedAt}, last_cycle = ${c.cycle},
+               last_outcome = 'success', last_error = null where id = ${c.watchId}`;
+  });
+  await finishRun(deps.sql, c.runId, { outcome: 'succeeded', credits: c.billed, counts: c.counts });
+}
+
+async function markFetch(
+  deps: JobDeps,
+  cycle: string,
+  watchId: number,
+  status: string,
+  code: string | null,
+  message: string | null,
+): Promise<void> {
+  await deps.sql`update cycle_fetches set status = ${status}, error_code = ${code}, error_message = ${message},
+                 updated_at = now() where cycle = ${cycle} and watch_id = ${watchId} and status <> 'succeeded'`;
+}
+
+/** A success already landed for this cycle and keyword (a previous attempt died after landing). */
+async function recoverLanded(
+  deps: JobDeps,
+  cycle: string,
+  keyword: string,
+  runId: number,
+): Promise<Omit<Completion, 'cycle' | 'watchId' | 'keyword' | 'previousPid' | 'runId' | 'reserved'> | null> {
+  const [raw] = await deps.sql<{ id: string; body_json: unknown; fetched_at: Date }[]>`
+    select id, body_json, fetched_at from raw_responses
+    where operation = 'enterprise-search' and cycle = ${cycle} and outcome = 'success'
+      and params->>'ent_name' = ${keyword}
+    order by id desc limit 1`;
+  if (!raw) return null;
+  const parsed = EnterpriseSuccess.safeParse(raw.body_json);
+  if (!parsed.success) return null;
+  const normalized = normalizeEnterprise(parsed.data.metadata.content);
+  const rawResponseId = Number(raw.id);
+  // Applying again is a no-op when the first attempt got that far (same content hash).
+  const summary = await deps.sql.begin((tx) =>
+    applyEnterprises(tx, [{ normalized, fetchedAt: raw.fetched_at, rawResponseId, cycle, keyword }]),
+  );
+  void runId;
+  return {
+    pid: normalized.pid,
+    rawResponseId,
+    billed: parsed.data.metadata.usage?.credits ?? 0,
+    remark: parsed.data.metadata.usage?.remark ?? null,
+    billedAt: raw.fetched_at,
+    counts: { versions: summary.initial + summary.changed, changes: summary.changes },
+  };
+}

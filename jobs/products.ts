@@ -1,0 +1,61 @@
+/** Pull one day's product trending list: fetch (configured limit, at most 20), land, normalize, snapshot. */
+import { z } from 'zod';
+import { acquire } from '../src/budget/limiter.ts';
+import { finishRun, startRun } from '../src/db/runs.ts';
+import { ingestFailure, ingestProductList } from '../src/history/ingest.ts';
+import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
+import { addDays, cycleOf, isCalendarDate } from '../src/time/cycles.ts';
+import { UpstreamError } from '../src/upstream/errors.ts';
+
+export const PRODUCTS_JOB = 'products';
+
+export const ProductsJobData = z.object({
+  date: z.string().refine(isCalendarDate, 'date must be a real calendar date YYYY-MM-DD'),
+  /**
+   * Which pull of the date this is: `d1` the day after (the first pull), `d2` the re-pull a day
+   * later, and so on; `backfill` for a backfill. It makes the job id, so each is done once.
+   */
+  pull: z.string().regex(/^(d\d{1,2}|backfill)$/),
+  limit: z.number().int().min(1).max(20),
+});
+export type ProductsJobData = z.infer<typeof ProductsJobData>;
+
+/** Deterministic job id: one pull of each kind per date. */
+export function productsJobId(date: string, pull: string): string {
+  return `products-${date}-${pull}`;
+}
+
+/** The scheduled pulls on `today` (a Pacific date): yesterday's first pull and re-pulls of older days. */
+export function scheduledPulls(today: string, lookbackDays: number): { date: string; pull: string }[] {
+  return Array.from({ length: lookbackDays }, (_, i) => ({ date: addDays(today, -(i + 1)), pull: `d${i + 1}` }));
+}
+
+export async function processProducts(deps: JobDeps, data: ProductsJobData, jobId: string): Promise<JobReport> {
+  const { sql } = deps;
+  const cycle = cycleOf(deps.now());
+  const runId = await startRun(sql, { kind: PRODUCTS_JOB, listDate: data.date, entity: data.pull, jobId });
+  await acquire(deps.limiter, 'product-listing');
+  try {
+    const result = await deps.client.listProducts(data.date, data.limit);
+    deps.onUpstreamCall?.('product-listing', 'success', result.exchange.durationMs);
+    const { summary } = await ingestProductList(sql, result, data.date, { runId, cycle });
+    const counts = {
+      products: summary.products,
+      newVersions: summary.initial + summary.changed,
+      snapshots: summary.snapshots,
+      newComments: summary.newComments,
+    };
+    await finishRun(sql, runId, { outcome: 'succeeded', counts });
+    return { outcome: 'succeeded', entity: data.date, counts };
+  } catch (err) {
+    if (!(err instanceof UpstreamError)) throw err;
+    deps.onUpstreamCall?.('product-listing', err.code, err.response?.durationMs ?? 0);
+    await ingestFailure(sql, err, { runId, cycle });
+    await finishRun(sql, runId, {
+      outcome: err.errorClass === 'permanent' ? 'failed' : 'retrying',
+      errorCode: err.code,
+      errorMessage: err.message,
+    });
+    throw err;
+  }
+}

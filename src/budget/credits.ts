@@ -1,0 +1,92 @@
+/**
+ * The credit budget of a cycle, kept in Postgres so workers on any number of machines share it.
+ * A call reserves its credits before it is sent (one atomic UPDATE that succeeds only while
+ * spent + reserved + cost ≤ budget and the cycle is not paused), then settles with what was
+ * actually billed, or releases the reservation when nothing was.
+ */
+import type { Sql } from '../db/connect.ts';
+
+export type ReserveOutcome = { ok: true } | { ok: false; reason: 'budget_exhausted' | 'paused'; detail: string };
+
+/** Creates the cycle's budget row when missing (the budget of an existing row is kept). */
+export async function ensureCycleBudget(sql: Sql, cycle: string, budget: number): Promise<void> {
+  await sql`insert into cycle_budgets (cycle, budget) values (${cycle}, ${budget}) on conflict (cycle) do nothing`;
+}
+
+/** Reserves `credits` against the cycle's budget, atomically. */
+export async function reserveCredits(sql: Sql, cycle: string, credits: number): Promise<ReserveOutcome> {
+  const rows = await sql`
+    update cycle_budgets set reserved = reserved + ${credits}
+    where cycle = ${cycle} and paused_at is null and spent + reserved + ${credits} <= budget
+    returning cycle`;
+  if (rows.length > 0) return { ok: true };
+  const [b] = await sql<{ budget: number; reserved: number; spent: number; paused_reason: string | null; paused_at: Date | null }[]>`
+    select budget, reserved, spent, paused_reason, paused_at from cycle_budgets where cycle = ${cycle}`;
+  if (!b) return { ok: false, reason: 'budget_exhausted', detail: `no budget row for cycle ${cycle}` };
+  if (b.paused_at) return { ok: false, reason: 'paused', detail: b.paused_reason ?? 'paused' };
+  return {
+    ok: false,
+    reason: 'budget_exhausted',
+    detail: `cycle ${cycle} budget ${b.budget}: ${b.spent} spent, ${b.reserved} reserved, ${credits} more needed`,
+  };
+}
+
+/** Settles a reservation with what the upstream billed (0 releases it). */
+export async function settleCredits(sql: Sql, cycle: string, reserved: number, billed: number): Promise<void> {
+  await sql`
+    update cycle_budgets set reserved = greatest(0, reserved - ${reserved}), spent = spent + ${billed}
+    where cycle = ${cycle}`;
+}
+
+/** Pauses enterprise work of the cycle (insufficient credits, a refusing upstream). */
+export async function pauseCycle(sql: Sql, cycle: string, reason: string): Promise<void> {
+  await sql`update cycle_budgets set paused_at = coalesce(paused_at, now()), paused_reason = ${reason} where cycle = ${cycle}`;
+}
+
+/** Clears a pause; returns whether the cycle was paused. */
+export async function resumeCycle(sql: Sql, cycle: string, addBudget = 0): Promise<boolean> {
+  const rows = await sql`
+    update cycle_budgets set paused_at = null, paused_reason = null, budget = budget + ${addBudget}
+    where cycle = ${cycle} returning (paused_at is null) as was`;
+  return rows.length > 0;
+}
+
+export interface BudgetState {
+  cycle: string;
+  budget: number;
+  reserved: number;
+  spent: number;
+  pausedAt: Date | null;
+  pausedReason: string | null;
+}
+
+export async function budgetOf(sql: Sql, cycle: string): Promise<BudgetState | null> {
+  const [b] = await sql<
+    { cycle: string; budget: number; reserved: number; spent: number; paused_at: Date | null; paused_reason: string | null }[]
+  >`select cycle::text, budget, reserved, spent, paused_at, paused_reason from cycle_budgets where cycle = ${cycle}`;
+  return b
+    ? { cycle: b.cycle, budget: b.budget, reserved: b.reserved, spent: b.spent, pausedAt: b.paused_at, pausedReason: b.paused_reason }
+    : null;
+}
+
+/** Records one billed call in the ledger (idempotent per raw response). */
+export async function recordBilling(
+  sql: Sql,
+  entry: {
+    cycle: string;
+    operation: string;
+    pid: string | null;
+    keyword: string | null;
+    credits: number;
+    remark: string | null;
+    runId: number | null;
+    rawResponseId: number;
+    billedAt: Date;
+  },
+): Promise<void> {
+  await sql`
+    insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id, billed_at)
+    values (${entry.cycle}, ${entry.operation}, ${entry.pid}, ${entry.keyword}, ${entry.credits}, ${entry.remark},
+            ${entry.runId}, ${entry.rawResponseId}, ${entry.billedAt})
+    on conflict (raw_response_id) do nothing`;
+}

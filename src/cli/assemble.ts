@@ -1,0 +1,51 @@
+/** Builds what the pipeline commands need from the configuration: client, limiter, logger. */
+import { LocalRateLimiter, perMinute, type RateLimiter, RedisRateLimiter } from '../budget/limiter.ts';
+import type { Config } from '../config/config.ts';
+import { createLogger, type Logger } from '../runtime/log.ts';
+import { redisConnection } from '../runtime/queues.ts';
+import { UpstreamClient } from '../upstream/client.ts';
+import { UsageError } from './usage.ts';
+
+export function loggerFor(config: Config, pretty?: boolean): Logger {
+  return createLogger({
+    level: config.LOG_LEVEL,
+    secrets: config.DAYBOOK_API_KEY ? [config.DAYBOOK_API_KEY] : [],
+    ...(pretty === undefined ? {} : { pretty }),
+  });
+}
+
+/** The upstream client, or a usage error naming what is missing. */
+export function clientFor(config: Config): UpstreamClient {
+  if (!config.DAYBOOK_API_BASE_URL || !config.DAYBOOK_API_KEY) {
+    const missing = [!config.DAYBOOK_API_BASE_URL && 'DAYBOOK_API_BASE_URL', !config.DAYBOOK_API_KEY && 'DAYBOOK_API_KEY']
+      .filter(Boolean)
+      .join(' and ');
+    throw new UsageError(
+      `${missing} ${missing.includes(' and ') ? 'are' : 'is'} not set. Set them for the real upstream, or start the simulator (daybook sim) and point DAYBOOK_API_BASE_URL at it.`,
+    );
+  }
+  return new UpstreamClient({
+    baseUrl: config.DAYBOOK_API_BASE_URL,
+    apiKey: config.DAYBOOK_API_KEY,
+    timeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS,
+  });
+}
+
+export function rateRules(config: Config) {
+  return {
+    'enterprise-search': perMinute(config.DAYBOOK_ENTERPRISE_RATE),
+    'product-listing': perMinute(config.DAYBOOK_PRODUCT_RATE),
+  } as const;
+}
+
+export function localLimiter(config: Config): RateLimiter {
+  return new LocalRateLimiter(rateRules(config));
+}
+
+export function redisFor(config: Config) {
+  return redisConnection(config.REDIS_URL);
+}
+
+export function redisLimiter(config: Config, redis: ReturnType<typeof redisFor>): RateLimiter {
+  return new RedisRateLimiter(redis, config.DAYBOOK_REDIS_PREFIX, rateRules(config));
+}

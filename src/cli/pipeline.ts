@@ -1,0 +1,239 @@
+/** The pipeline commands: worker, scheduler, run, resume, products backfill. */
+import { Command, InvalidArgumentError } from 'commander';
+import { SingleBar } from 'cli-progress';
+import { ProductsJobData, processProducts } from '../../jobs/products.ts';
+import { budgetOf, resumeCycle } from '../budget/credits.ts';
+import { openDatabase } from '../db/connect.ts';
+import { migrateDatabase } from '../db/migrate.ts';
+import { runInline } from '../runtime/inline.ts';
+import { Queues } from '../runtime/queues.ts';
+import { startScheduler } from '../runtime/scheduler.ts';
+import { Closer, untilSignal } from '../runtime/shutdown.ts';
+import { startWorkers } from '../runtime/worker.ts';
+import { addDays, cycleOf, daysBetween, isCalendarDate } from '../time/cycles.ts';
+import { clientFor, localLimiter, loggerFor, redisFor, redisLimiter } from './assemble.ts';
+import { configOrExit, databaseUrlOf } from './context.ts';
+import { choiceArg, intArg, UsageError } from './usage.ts';
+
+export function dateArg(what: string) {
+  return (raw: string): string => {
+    if (!isCalendarDate(raw.trim())) throw new InvalidArgumentError(`${what} "${raw}" is not a real calendar date YYYY-MM-DD.`);
+    return raw.trim();
+  };
+}
+
+export function workerCommand(): Command {
+  return new Command('worker')
+    .description(
+      'Process queued jobs (products, plan, enterprise) until SIGTERM/SIGINT. Run as many as you like, on any machines: they share one rate limit per upstream operation and one credit budget.',
+    )
+    .option('-c, --concurrency <n>', 'enterprise jobs at once in this process (default DAYBOOK_WORKER_CONCURRENCY)', intArg('concurrency', 1, 256))
+    .action(async (opts: { concurrency?: number }) => {
+      const config = configOrExit();
+      const client = clientFor(config);
+      const url = databaseUrlOf(config);
+      const log = loggerFor(config);
+      const closer = new Closer();
+      await migrateDatabase(url);
+      const db = openDatabase(url, { max: (opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY) + 3 });
+      closer.add('database', db.close);
+      const redis = redisFor(config);
+      closer.add('redis', async () => void (await redis.quit()));
+      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+      closer.add('queues', () => queues.close());
+      const running = startWorkers(
+        { sql: db.sql, client, limiter: redisLimiter(config, redis), config, log, enqueue: queues, now: () => new Date() },
+        queues,
+        redis,
+        { concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY, upstreamTimeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS },
+      );
+      closer.add('workers', running.close);
+      log.info({ concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY }, 'worker started');
+      const signal = await untilSignal();
+      log.info({ signal }, 'worker stopping: finishing jobs in flight');
+      await closer.closeAll(60_000, (name, err) => log.error({ name, err: String(err) }, 'close failed'));
+      log.flush?.();
+    });
+}
+
+export function schedulerCommand(): Command {
+  return new Command('scheduler')
+    .description(
+      'Enqueue the daily work on cron ticks (DAYBOOK_ENTERPRISE_CRON, DAYBOOK_PRODUCTS_CRON in DAYBOOK_CRON_TZ). Safe to run several: one instance is elected per tick, and job ids are deterministic. On start it catches up the latest tick it may have missed.',
+    )
+    .action(async () => {
+      const config = configOrExit();
+      const log = loggerFor(config);
+      const closer = new Closer();
+      const redis = redisFor(config);
+      closer.add('redis', async () => void (await redis.quit()));
+      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+      closer.add('queues', () => queues.close());
+      const scheduler = await startScheduler({ config, queues, redis, log, now: () => new Date() });
+      closer.add('scheduler', scheduler.stop);
+      log.info(
+        { enterprise: config.DAYBOOK_ENTERPRISE_CRON, products: config.DAYBOOK_PRODUCTS_CRON, tz: config.DAYBOOK_CRON_TZ },
+        'scheduler started',
+      );
+      await untilSignal();
+      await closer.closeAll(10_000);
+    });
+}
+
+export function runCommand(): Command {
+  return new Command('run')
+    .description(
+      "Run a cycle once, in this process, without Redis: the products pulls and the enterprise refreshes, within the rate limit and the cycle's credit budget.",
+    )
+    .option('--cycle <date>', 'the enterprise cycle (default: the current one, by the 03:00 Beijing refresh)', dateArg('--cycle'))
+    .option('--only <what>', 'products or enterprises', choiceArg('--only', ['products', 'enterprises'] as const))
+    .option('--json', 'print the summary as JSON')
+    .action(async (opts: { cycle?: string; only?: 'products' | 'enterprises'; json?: boolean }) => {
+      const config = configOrExit();
+      const client = clientFor(config);
+      const url = databaseUrlOf(config);
+      const log = loggerFor(config);
+      await migrateDatabase(url);
+      const db = openDatabase(url, { max: config.DAYBOOK_WORKER_CONCURRENCY + 2 });
+      try {
+        const cycle = opts.cycle ?? cycleOf(new Date());
+        const summary = await runInline(
+          { sql: db.sql, client, limiter: localLimiter(config), config, log, now: () => new Date() },
+          { cycle, concurrency: config.DAYBOOK_WORKER_CONCURRENCY, ...(opts.only ? { only: opts.only } : {}) },
+        );
+        const budget = await budgetOf(db.sql, cycle);
+        if (opts.json) process.stdout.write(`${JSON.stringify({ ...summary, budget })}\n`);
+        else {
+          const e = Object.entries(summary.enterprises).map(([k, v]) => `${v} ${k}`).join(', ') || 'none';
+          process.stdout.write(
+            `cycle ${cycle}: products ${summary.productPulls.map((p) => `${p.date} ${p.outcome}`).join(', ') || 'skipped'}; enterprises ${e}` +
+              (budget ? `; credits ${budget.spent}/${budget.budget}${budget.pausedAt ? ` (paused: ${budget.pausedReason})` : ''}` : '') +
+              '\n',
+          );
+          for (const f of summary.failures) process.stdout.write(`  failed: watch entry ${f.entity}: ${f.error}\n`);
+        }
+        if (summary.failures.length > 0 || summary.productPulls.some((p) => p.outcome === 'failed')) process.exitCode = 1;
+      } finally {
+        await db.close();
+      }
+    });
+}
+
+export function resumeCommand(): Command {
+  return new Command('resume')
+    .description(
+      'Resume enterprise work paused by insufficient_credits (or a refusing upstream): clears the pause and re-enqueues the deferred entries of the cycle.',
+    )
+    .option('--cycle <date>', 'the cycle (default: the current one)', dateArg('--cycle'))
+    .option('--add-budget <credits>', 'raise the cycle budget by this many credits', intArg('--add-budget', 0), 0)
+    .option('--inline', 'run the deferred entries now in this process instead of enqueuing them')
+    .action(async (opts: { cycle?: string; addBudget: number; inline?: boolean }) => {
+      const config = configOrExit();
+      const url = databaseUrlOf(config);
+      await migrateDatabase(url);
+      const db = openDatabase(url);
+      try {
+        const cycle = opts.cycle ?? cycleOf(new Date());
+        if (!(await resumeCycle(db.sql, cycle, opts.addBudget))) {
+          throw new UsageError(`cycle ${cycle} has no budget yet: nothing was planned for it`);
+        }
+        const deferred = await db.sql<{ watch_id: string }[]>`
+          update cycle_fetches set status = 'planned', error_code = null, error_message = null
+          where cycle = ${cycle} and status = 'deferred' returning watch_id`;
+        const ids = deferred.map((d) => Number(d.watch_id));
+        if (opts.inline) {
+          const log = loggerFor(config);
+          const summary = await runInline(
+            { sql: db.sql, client: clientFor(config), limiter: localLimiter(config), config, log, now: () => new Date() },
+            { cycle, only: 'enterprises', concurrency: config.DAYBOOK_WORKER_CONCURRENCY },
+          );
+          process.stdout.write(`cycle ${cycle} resumed inline: ${JSON.stringify(summary.enterprises)}\n`);
+        } else {
+          const redis = redisFor(config);
+          const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+          try {
+            const round = Number(await redis.incr(`${config.DAYBOOK_REDIS_PREFIX}:resume:${cycle}`));
+            await queues.enterprises(cycle, ids, round);
+          } finally {
+            await queues.close();
+            await redis.quit();
+          }
+          process.stdout.write(`cycle ${cycle} resumed: ${ids.length} deferred entries enqueued\n`);
+        }
+      } finally {
+        await db.close();
+      }
+    });
+}
+
+export function productsCommand(): Command {
+  const products = new Command('products').description('Product trending lists.');
+  products
+    .command('backfill')
+    .description(
+      'Pull the trending lists of a range of dates, in this process. Resumable: dates already landed are skipped unless --force.',
+    )
+    .requiredOption('--from <date>', 'first date (YYYY-MM-DD)', dateArg('--from'))
+    .requiredOption('--to <date>', 'last date (YYYY-MM-DD)', dateArg('--to'))
+    .option('--limit <n>', 'items per list (1-20; default DAYBOOK_PRODUCT_LIMIT)', intArg('--limit', 1, 20))
+    .option('--force', 'pull dates that were already landed again')
+    .option('--json', 'print the summary as JSON')
+    .action(async (opts: { from: string; to: string; limit?: number; force?: boolean; json?: boolean }) => {
+      const days = daysBetween(opts.from, opts.to);
+      if (days < 0) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
+      if (days > 3660) throw new UsageError('a backfill covers at most ten years at a time');
+      const config = configOrExit();
+      const client = clientFor(config);
+      const url = databaseUrlOf(config);
+      const log = loggerFor(config, false);
+      await migrateDatabase(url);
+      const db = openDatabase(url);
+      const deps = {
+        sql: db.sql,
+        client,
+        limiter: localLimiter(config),
+        config,
+        log,
+        now: () => new Date(),
+        enqueue: { enterprises: async () => 0 },
+      };
+      const landed = new Set(
+        (
+          await db.sql<{ date: string }[]>`
+            select distinct params->>'date' as date from raw_responses
+            where operation = 'product-listing' and outcome = 'success' and params ? 'date'`
+        ).map((r) => r.date),
+      );
+      const dates = Array.from({ length: days + 1 }, (_, i) => addDays(opts.from, i));
+      const todo = opts.force ? dates : dates.filter((d) => !landed.has(d));
+      const tty = process.stderr.isTTY === true;
+      const bar = tty ? new SingleBar({ format: 'backfill [{bar}] {value}/{total} {date}', hideCursor: true }) : null;
+      bar?.start(todo.length, 0, { date: '' });
+      const result = { requested: dates.length, skipped: dates.length - todo.length, pulled: 0, failed: [] as string[] };
+      try {
+        for (const [i, date] of todo.entries()) {
+          const data = ProductsJobData.parse({ date, pull: 'backfill', limit: opts.limit ?? config.DAYBOOK_PRODUCT_LIMIT });
+          try {
+            await processProducts(deps, data, `backfill-${date}`);
+            result.pulled++;
+          } catch (err) {
+            result.failed.push(`${date}: ${err instanceof Error ? err.message : String(err)}`);
+          }
+          if (bar) bar.update(i + 1, { date });
+          else process.stderr.write(`backfill: ${i + 1}/${todo.length} ${date}\n`);
+        }
+      } finally {
+        bar?.stop();
+        await db.close();
+      }
+      if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else {
+        process.stdout.write(
+          `backfill ${opts.from}..${opts.to}: ${result.pulled} pulled, ${result.skipped} already landed, ${result.failed.length} failed\n`,
+        );
+        for (const f of result.failed) process.stdout.write(`  failed ${f}\n`);
+      }
+      if (result.failed.length > 0) process.exitCode = 1;
+    });
+  return products;
+}

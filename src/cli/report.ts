@@ -1,0 +1,153 @@
+/** Read-only commands: `daybook status` and `daybook changes`. */
+import { Command } from 'commander';
+import { budgetOf } from '../budget/credits.ts';
+import { openDatabase } from '../db/connect.ts';
+import { migrateDatabase } from '../db/migrate.ts';
+import { Queues } from '../runtime/queues.ts';
+import { cycleOf } from '../time/cycles.ts';
+import { redisFor } from './assemble.ts';
+import { configOrExit, databaseUrlOf } from './context.ts';
+import { dateArg } from './pipeline.ts';
+import { choiceArg, intArg } from './usage.ts';
+
+/** Prints rows as an aligned text table. */
+export function formatTable(rows: readonly Record<string, unknown>[], columns?: string[]): string {
+  if (rows.length === 0) return '(no rows)\n';
+  const cols = columns ?? Object.keys(rows[0] as object);
+  const cell = (v: unknown) =>
+    v === null || v === undefined
+      ? ''
+      : v instanceof Date
+        ? v.toISOString()
+        : typeof v === 'object'
+          ? JSON.stringify(v)
+          : String(v).replace(/\s+/g, ' ');
+  const text = rows.map((r) => cols.map((c) => cell(r[c])));
+  const width = (s: string) => [...s].reduce((w, ch) => w + (/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(ch) ? 2 : 1), 0);
+  const widths = cols.map((c, i) => Math.min(60, Math.max(width(c), ...text.map((t) => width(t[i] as string)))));
+  const fit = (s: string, w: number) => {
+    let out = '';
+    for (const ch of s) {
+      if (width(out + ch) > w) return `${out.slice(0, -1)}…`;
+      out += ch;
+    }
+    return out + ' '.repeat(w - width(out));
+  };
+  const line = (vals: string[]) => vals.map((v, i) => fit(v, widths[i] as number)).join('  ').trimEnd();
+  return `${[line(cols), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n')}\n`;
+}
+
+export function statusCommand(): Command {
+  return new Command('status')
+    .description('Show the current cycle: progress, credits against budget, deferred entries, recent failures, queue counts, format drift.')
+    .option('--cycle <date>', 'the cycle to show (default: the current one)', dateArg('--cycle'))
+    .option('--json', 'print as JSON')
+    .option('--no-queues', 'do not ask Redis for queue counts')
+    .action(async (opts: { cycle?: string; json?: boolean; queues: boolean }) => {
+      const config = configOrExit();
+      const url = databaseUrlOf(config);
+      await migrateDatabase(url);
+      const db = openDatabase(url);
+      try {
+        const cycle = opts.cycle ?? cycleOf(new Date());
+        const progress = await db.sql<{ status: string; n: number }[]>`
+          select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status order by status`;
+        const budget = await budgetOf(db.sql, cycle);
+        const deferred = await db.sql`
+          select w.keyword, f.error_code as reason, f.error_message as detail from cycle_fetches f
+          join watchlist w on w.id = f.watch_id where f.cycle = ${cycle} and f.status = 'deferred'
+          order by w.priority desc, w.id limit 20`;
+        const failures = await db.sql`
+          select r.kind, coalesce(r.entity, r.list_date::text) as entity, r.error_code, r.error_message, r.finished_at
+          from runs r
+          where r.outcome = 'failed' and r.started_at > now() - interval '7 days'
+          order by r.finished_at desc limit 20`;
+        const watch = await db.sql<{ active: number; total: number }[]>`
+          select count(*) filter (where active)::int as active, count(*)::int as total from watchlist`;
+        let queues: Record<string, Record<string, number>> | null = null;
+        let queueError: string | null = null;
+        if (opts.queues) {
+          const redis = redisFor(config);
+          redis.on('error', () => {});
+          const q = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+          try {
+            queues = await Promise.race([
+              q.counts(),
+              new Promise<never>((_, reject) => setTimeout(() => reject(new Error('Redis did not answer')), 3000)),
+            ]);
+          } catch (err) {
+            queueError = err instanceof Error ? err.message : String(err);
+          } finally {
+            await q.close().catch(() => {});
+            redis.disconnect();
+          }
+        }
+        const report = {
+          cycle,
+          watchlist: watch[0],
+          progress: Object.fromEntries(progress.map((p) => [p.status, p.n])),
+          credits: budget,
+          deferred,
+          recentFailures: failures,
+          queues,
+          ...(queueError ? { queueError } : {}),
+        };
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(report)}\n`);
+          return;
+        }
+        const out: string[] = [];
+        out.push(`cycle ${cycle}`);
+        out.push(`  watchlist: ${watch[0]?.active ?? 0} active of ${watch[0]?.total ?? 0}`);
+        out.push(`  progress: ${progress.map((p) => `${p.n} ${p.status}`).join(', ') || 'nothing planned yet'}`);
+        if (budget) {
+          out.push(
+            `  credits: ${budget.spent} spent + ${budget.reserved} reserved of ${budget.budget}${budget.pausedAt ? `; PAUSED: ${budget.pausedReason} (daybook resume)` : ''}`,
+          );
+        }
+        if (queues) {
+          out.push(
+            `  queues: ${Object.entries(queues)
+              .map(([k, c]) => `${k} ${c.waiting ?? 0} waiting/${c.active ?? 0} active/${c.delayed ?? 0} delayed/${c.failed ?? 0} failed`)
+              .join('; ')}`,
+          );
+        } else if (queueError) out.push(`  queues: unavailable (${queueError})`);
+        process.stdout.write(`${out.join('\n')}\n`);
+        if (deferred.length > 0) process.stdout.write(`\ndeferred (first 20):\n${formatTable(deferred)}`);
+        if (failures.length > 0) process.stdout.write(`\nrecent failures:\n${formatTable(failures)}`);
+      } finally {
+        await db.close();
+      }
+    });
+}
+
+export function changesCommand(): Command {
+  return new Command('changes')
+    .description('Read the change log (analytics.enterprise_changes), newest first.')
+    .option('--since <date>', 'changes detected on or after this date (YYYY-MM-DD)', dateArg('--since'))
+    .option('--severity <level>', 'high, medium or low (and above)', choiceArg('--severity', ['high', 'medium', 'low'] as const))
+    .option('--pid <pid>', 'only this enterprise')
+    .option('--limit <n>', 'at most this many rows', intArg('--limit', 1, 100_000), 100)
+    .option('--json', 'print as JSON lines')
+    .action(async (opts: { since?: string; severity?: 'high' | 'medium' | 'low'; pid?: string; limit: number; json?: boolean }) => {
+      const config = configOrExit();
+      const url = databaseUrlOf(config);
+      await migrateDatabase(url);
+      const db = openDatabase(url);
+      try {
+        const levels = { high: ['high'], medium: ['high', 'medium'], low: ['high', 'medium', 'low'] };
+        const severities = levels[opts.severity ?? 'low'];
+        const rows = await db.sql`
+          select cycle::text, detected_at, pid, current_name as name, category, field, kind, before, after, severity
+          from analytics.enterprise_changes
+          where severity = any(${severities})
+            ${opts.since ? db.sql`and detected_at >= ${opts.since}::date` : db.sql``}
+            ${opts.pid ? db.sql`and pid = ${opts.pid}` : db.sql``}
+          order by detected_at desc, change_id desc limit ${opts.limit}`;
+        if (opts.json) process.stdout.write(rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
+        else process.stdout.write(formatTable(rows, ['cycle', 'name', 'category', 'field', 'kind', 'before', 'after', 'severity']));
+      } finally {
+        await db.close();
+      }
+    });
+}

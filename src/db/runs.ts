@@ -1,0 +1,35 @@
+/** The `runs` table: one row per job run, opened when it starts and closed with its outcome. */
+import type { Sql } from './connect.ts';
+
+export type RunOutcome = 'running' | 'succeeded' | 'failed' | 'skipped' | 'deferred' | 'paused' | 'retrying';
+
+export interface RunStart {
+  kind: string;
+  cycle?: string | null;
+  listDate?: string | null;
+  entity?: string | null;
+  jobId?: string | null;
+}
+
+export async function startRun(sql: Sql, run: RunStart): Promise<number> {
+  const [row] = await sql<{ id: string }[]>`
+    insert into runs (kind, cycle, list_date, entity, job_id)
+    values (${run.kind}, ${run.cycle ?? null}, ${run.listDate ?? null}, ${run.entity ?? null}, ${run.jobId ?? null})
+    returning id`;
+  return Number(row?.id);
+}
+
+export interface RunFinish {
+  outcome: RunOutcome;
+  counts?: Record<string, number | string>;
+  credits?: number;
+  errorCode?: string | null;
+  errorMessage?: string | null;
+}
+
+export async function finishRun(sql: Sql, id: number, finish: RunFinish): Promise<void> {
+  await sql`
+    update runs set finished_at = now(), outcome = ${finish.outcome}, counts = ${sql.json(finish.counts ?? {})},
+      credits = ${finish.credits ?? 0}, error_code = ${finish.errorCode ?? null}, error_message = ${finish.errorMessage ?? null}
+    where id = ${id}`;
+}

@@ -1,0 +1,32 @@
+/** What every job processor is handed: its dependencies, passed in rather than imported. */
+import type postgres from 'postgres';
+import type { LimitedOperation, RateLimiter } from '../budget/limiter.ts';
+import type { Config } from '../config/config.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import type { Logger } from './log.ts';
+
+/** Puts enterprise refresh jobs on the queue (or the inline runner's list). */
+export interface Enqueuer {
+  enterprises(cycle: string, watchIds: readonly number[]): Promise<number>;
+}
+
+export interface JobDeps {
+  sql: postgres.Sql;
+  client: UpstreamClient;
+  limiter: RateLimiter;
+  config: Config;
+  log: Logger;
+  enqueue: Enqueuer;
+  now: () => Date;
+  /** Called when an upstream call is about to be made (metrics hooks). */
+  onUpstreamCall?: (op: LimitedOperation, outcome: string, durationMs: number) => void;
+}
+
+/** What a processor reports back; the runtime logs it as the job's one line. */
+export interface JobReport {
+  outcome: 'succeeded' | 'skipped' | 'deferred' | 'paused';
+  entity?: string;
+  credits?: number;
+  detail?: string;
+  counts?: Record<string, number>;
+}

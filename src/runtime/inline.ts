@@ -1,0 +1,150 @@
+/**
+ * `daybook run`: the same job processors, in-process, without Redis: a local rate limiter, the
+ * same retry policy (backoff with jitter, rate limits not counted as attempts), and bounded
+ * concurrency with p-limit. For a one-shot run (a CronJob, a CI step) and the embedded demo.
+ */
+import pLimit from 'p-limit';
+import { processEnterprise } from '../../jobs/enterprise.ts';
+import { processPlan } from '../../jobs/plan.ts';
+import { processProducts, scheduledPulls } from '../../jobs/products.ts';
+import { pauseCycle } from '../budget/credits.ts';
+import type { LimitedOperation } from '../budget/limiter.ts';
+import { pacificDate } from '../time/cycles.ts';
+import { decide } from './boundary.ts';
+import type { JobDeps, JobReport } from './deps.ts';
+import { MAX_CONSECUTIVE_REFUSALS } from './worker.ts';
+import { RETRY_POLICY } from './queues.ts';
+
+export interface InlineSummary {
+  cycle: string;
+  productPulls: { date: string; outcome: string; detail?: string }[];
+  enterprises: Record<string, number>;
+  failures: { entity: string; error: string }[];
+}
+
+/** Exponential backoff with jitter, as the queue does it. */
+export function backoffMs(attempt: number): number {
+  const { delay, jitter } = RETRY_POLICY.backoff;
+  const base = delay * 2 ** (attempt - 1);
+  return Math.round(base * (1 - jitter * Math.random()));
+}
+
+type Sleep = (ms: number) => Promise<void>;
+const realSleep: Sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs one job body with the queue's retry semantics. */
+async function withRetries(
+  deps: JobDeps,
+  op: LimitedOperation,
+  label: string,
+  body: () => Promise<JobReport>,
+  sleep: Sleep,
+  refusals: { count: number },
+): Promise<JobReport | { outcome: 'failed'; detail: string }> {
+  let attempt = 1;
+  for (;;) {
+    try {
+      const report = await body();
+      refusals.count = 0;
+      return report;
+    } catch (err) {
+      const d = decide(err, deps.now());
+      if (d.kind === 'permanent') return { outcome: 'failed', detail: d.message };
+      if (d.kind === 'rate_limited') {
+        refusals.count++;
+        if (refusals.count >= MAX_CONSECUTIVE_REFUSALS) return { outcome: 'failed', detail: `upstream keeps refusing: ${d.message}` };
+        await deps.limiter.block(op, d.waitMs);
+        deps.log.warn({ label, waitMs: d.waitMs }, 'rate limited by the upstream; waiting');
+        continue;
+      }
+      if (attempt >= RETRY_POLICY.attempts) return { outcome: 'failed', detail: d.message };
+      const wait = backoffMs(attempt);
+      deps.log.warn({ label, attempt, waitMs: wait, error: d.message }, 'transient failure; retrying');
+      attempt++;
+      await sleep(wait);
+    }
+  }
+}
+
+export interface InlineOptions {
+  cycle: string;
+  only?: 'products' | 'enterprises';
+  /** Product list dates to pull; by default the scheduled pulls of today's Pacific date. */
+  productDates?: { date: string; pull: string }[];
+  concurrency: number;
+  sleep?: Sleep;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export async function runInline(deps: Omit<JobDeps, 'enqueue'>, options: InlineOptions): Promise<InlineSummary> {
+  const sleep = options.sleep ?? realSleep;
+  const summary: InlineSummary = { cycle: options.cycle, productPulls: [], enterprises: {}, failures: [] };
+  const planned: number[] = [];
+  const full: JobDeps = {
+    ...deps,
+    enqueue: {
+      enterprises: async (_cycle, ids) => {
+        planned.push(...ids);
+        return ids.length;
+      },
+    },
+  };
+  const refusals = { product: { count: 0 }, enterprise: { count: 0 } };
+
+  if (options.only !== 'enterprises') {
+    const pulls = options.productDates ?? scheduledPulls(pacificDate(deps.now()), deps.config.DAYBOOK_PRODUCT_LOOKBACK_DAYS);
+    for (const p of pulls) {
+      const data = { ...p, limit: deps.config.DAYBOOK_PRODUCT_LIMIT };
+      const r = await withRetries(
+        full,
+        'product-listing',
+        `products ${p.date}`,
+        () => processProducts(full, data, `inline-products-${p.date}-${p.pull}`),
+        sleep,
+        refusals.product,
+      );
+      summary.productPulls.push({ date: p.date, outcome: r.outcome, ...(r.detail ? { detail: r.detail } : {}) });
+      deps.log.info({ kind: 'products', date: p.date, ...r }, `products ${r.outcome}`);
+    }
+  }
+
+  if (options.only !== 'products') {
+    await processPlan(full, { cycle: options.cycle }, `inline-plan-${options.cycle}`);
+    const limit = pLimit(options.concurrency);
+    let done = 0;
+    await Promise.all(
+      planned.map((watchId) =>
+        limit(async () => {
+          const started = performance.now();
+          const r = await withRetries(
+            full,
+            'enterprise-search',
+            `enterprise ${watchId}`,
+            () => processEnterprise(full, { cycle: options.cycle, watchId }, `inline-enterprise-${options.cycle}-${watchId}`),
+            sleep,
+            refusals.enterprise,
+          );
+          summary.enterprises[r.outcome] = (summary.enterprises[r.outcome] ?? 0) + 1;
+          if (r.outcome === 'failed') summary.failures.push({ entity: String(watchId), error: r.detail ?? '' });
+          deps.log.info(
+            {
+              kind: 'enterprise',
+              cycle: options.cycle,
+              entity: 'entity' in r ? r.entity : String(watchId),
+              outcome: r.outcome,
+              credits: 'credits' in r ? r.credits : 0,
+              durationMs: Math.round(performance.now() - started),
+            },
+            `enterprise ${r.outcome}`,
+          );
+          options.onProgress?.(++done, planned.length);
+          if (r.outcome === 'failed' && r.detail?.startsWith('upstream keeps refusing')) {
+            await pauseCycle(deps.sql, options.cycle, r.detail);
+            limit.clearQueue();
+          }
+        }),
+      ),
+    );
+  }
+  return summary;
+}
