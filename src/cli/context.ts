@@ -1,6 +1,8 @@
 /** What commands share: the configuration and the database, opened once and closed on exit. */
+import type postgres from 'postgres';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
-import { type Database, openDatabase } from '../db/connect.ts';
+import { openDatabase } from '../db/connect.ts';
+import { startEmbedded } from '../db/embedded.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import { UsageError } from './usage.ts';
 
@@ -14,24 +16,64 @@ export function configOrExit(): Config {
   }
 }
 
-/** The database URL, or a usage error saying how to set one. */
-export function databaseUrlOf(config: Config): string {
+/** The server database URL, for commands that need one shared by several processes. */
+export function sharedDatabaseUrl(config: Config, command: string): string {
   if (!config.DATABASE_URL) {
     throw new UsageError(
-      'DATABASE_URL is not set: export DATABASE_URL=postgres://user@host:5432/db (see README, Configuration)',
+      `${command} needs a Postgres server shared by every process: set DATABASE_URL=postgres://user@host:5432/db (the embedded database serves one process only)`,
     );
   }
   return config.DATABASE_URL;
 }
 
-/** Runs `fn` with a migrated database, closing it afterwards whatever happens. */
-export async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
-  const url = databaseUrlOf(config);
-  await migrateDatabase(url);
-  const db = openDatabase(url);
+export interface Store {
+  sql: postgres.Sql;
+  url: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the configured database, migrated: DATABASE_URL when set, else the embedded PGlite
+ * database under DAYBOOK_DATA_DIR (said in one line on stderr).
+ */
+export async function openStore(config: Config, options: { max?: number; quiet?: boolean } = {}): Promise<Store> {
+  if (config.DATABASE_URL) {
+    await migrateDatabase(config.DATABASE_URL);
+    const db = openDatabase(config.DATABASE_URL, { max: options.max ?? 5 });
+    return { sql: db.sql, url: config.DATABASE_URL, embedded: false, close: db.close };
+  }
+  if (!options.quiet) {
+    process.stderr.write(
+      `daybook: DATABASE_URL is not set: using the embedded database (PGlite) in ${config.DAYBOOK_DATA_DIR}/\n`,
+    );
+  }
+  const embedded = await startEmbedded(config.DAYBOOK_DATA_DIR);
   try {
-    return await fn(db);
+    await migrateDatabase(embedded.url);
+  } catch (err) {
+    await embedded.close();
+    throw err;
+  }
+  // PGlite runs one query at a time: one connection keeps transactions whole.
+  const db = openDatabase(embedded.url, { max: 1 });
+  return {
+    sql: db.sql,
+    url: embedded.url,
+    embedded: true,
+    close: async () => {
+      await db.close();
+      await embedded.close();
+    },
+  };
+}
+
+/** Runs `fn` with the configured database, closing it afterwards whatever happens. */
+export async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, max?: number): Promise<T> {
+  const store = await openStore(config, max === undefined ? {} : { max });
+  try {
+    return await fn(store);
   } finally {
-    await db.close();
+    await store.close();
   }
 }

@@ -7,6 +7,8 @@ import { simCommand } from './sim.ts';
 import { migrateCommand, rebuildCommand } from './storage.ts';
 import { productsCommand, resumeCommand, runCommand, schedulerCommand, workerCommand } from './pipeline.ts';
 import { changesCommand, statusCommand } from './report.ts';
+import { sqlCommand } from './sql.ts';
+import { demoCommand } from './demo.ts';
 import { UsageError } from './usage.ts';
 
 export function buildProgram(): Command {
@@ -27,6 +29,8 @@ export function buildProgram(): Command {
   program.addCommand(productsCommand());
   program.addCommand(statusCommand());
   program.addCommand(changesCommand());
+  program.addCommand(sqlCommand());
+  program.addCommand(demoCommand());
   const override = (cmd: Command): void => {
     cmd.exitOverride();
     for (const sub of cmd.commands) override(sub);

@@ -12,7 +12,7 @@ import { Closer, untilSignal } from '../runtime/shutdown.ts';
 import { startWorkers } from '../runtime/worker.ts';
 import { addDays, cycleOf, daysBetween, isCalendarDate } from '../time/cycles.ts';
 import { clientFor, localLimiter, loggerFor, redisFor, redisLimiter } from './assemble.ts';
-import { configOrExit, databaseUrlOf } from './context.ts';
+import { configOrExit, openStore, sharedDatabaseUrl } from './context.ts';
 import { choiceArg, intArg, UsageError } from './usage.ts';
 
 export function dateArg(what: string) {
@@ -31,7 +31,7 @@ export function workerCommand(): Command {
     .action(async (opts: { concurrency?: number }) => {
       const config = configOrExit();
       const client = clientFor(config);
-      const url = databaseUrlOf(config);
+      const url = sharedDatabaseUrl(config, 'daybook worker');
       const log = loggerFor(config);
       const closer = new Closer();
       await migrateDatabase(url);
@@ -91,10 +91,8 @@ export function runCommand(): Command {
     .action(async (opts: { cycle?: string; only?: 'products' | 'enterprises'; json?: boolean }) => {
       const config = configOrExit();
       const client = clientFor(config);
-      const url = databaseUrlOf(config);
       const log = loggerFor(config);
-      await migrateDatabase(url);
-      const db = openDatabase(url, { max: config.DAYBOOK_WORKER_CONCURRENCY + 2 });
+      const db = await openStore(config, { max: config.DAYBOOK_WORKER_CONCURRENCY + 2 });
       try {
         const cycle = opts.cycle ?? cycleOf(new Date());
         const summary = await runInline(
@@ -129,9 +127,7 @@ export function resumeCommand(): Command {
     .option('--inline', 'run the deferred entries now in this process instead of enqueuing them')
     .action(async (opts: { cycle?: string; addBudget: number; inline?: boolean }) => {
       const config = configOrExit();
-      const url = databaseUrlOf(config);
-      await migrateDatabase(url);
-      const db = openDatabase(url);
+      const db = await openStore(config);
       try {
         const cycle = opts.cycle ?? cycleOf(new Date());
         if (!(await resumeCycle(db.sql, cycle, opts.addBudget))) {
@@ -184,10 +180,8 @@ export function productsCommand(): Command {
       if (days > 3660) throw new UsageError('a backfill covers at most ten years at a time');
       const config = configOrExit();
       const client = clientFor(config);
-      const url = databaseUrlOf(config);
       const log = loggerFor(config, false);
-      await migrateDatabase(url);
-      const db = openDatabase(url);
+      const db = await openStore(config);
       const deps = {
         sql: db.sql,
         client,

@@ -1,12 +1,10 @@
 /** Read-only commands: `daybook status` and `daybook changes`. */
 import { Command } from 'commander';
 import { budgetOf } from '../budget/credits.ts';
-import { openDatabase } from '../db/connect.ts';
-import { migrateDatabase } from '../db/migrate.ts';
 import { Queues } from '../runtime/queues.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { redisFor } from './assemble.ts';
-import { configOrExit, databaseUrlOf } from './context.ts';
+import { configOrExit, openStore } from './context.ts';
 import { dateArg } from './pipeline.ts';
 import { choiceArg, intArg } from './usage.ts';
 
@@ -45,9 +43,7 @@ export function statusCommand(): Command {
     .option('--no-queues', 'do not ask Redis for queue counts')
     .action(async (opts: { cycle?: string; json?: boolean; queues: boolean }) => {
       const config = configOrExit();
-      const url = databaseUrlOf(config);
-      await migrateDatabase(url);
-      const db = openDatabase(url);
+      const db = await openStore(config);
       try {
         const cycle = opts.cycle ?? cycleOf(new Date());
         const progress = await db.sql<{ status: string; n: number }[]>`
@@ -131,9 +127,7 @@ export function changesCommand(): Command {
     .option('--json', 'print as JSON lines')
     .action(async (opts: { since?: string; severity?: 'high' | 'medium' | 'low'; pid?: string; limit: number; json?: boolean }) => {
       const config = configOrExit();
-      const url = databaseUrlOf(config);
-      await migrateDatabase(url);
-      const db = openDatabase(url);
+      const db = await openStore(config);
       try {
         const levels = { high: ['high'], medium: ['high', 'medium'], low: ['high', 'medium', 'low'] };
         const severities = levels[opts.severity ?? 'low'];

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { migrateDatabase } from '../db/migrate.ts';
 import { rebuild } from '../history/rebuild.ts';
-import { configOrExit, databaseUrlOf, withDatabase } from './context.ts';
+import { configOrExit, withStore } from './context.ts';
 
 export function migrateCommand(): Command {
   return new Command('migrate')
@@ -10,7 +10,9 @@ export function migrateCommand(): Command {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
       const config = configOrExit();
-      const applied = await migrateDatabase(databaseUrlOf(config));
+      const applied = config.DATABASE_URL
+        ? await migrateDatabase(config.DATABASE_URL)
+        : await withStore(config, async () => 0);
       if (opts.json) process.stdout.write(`${JSON.stringify({ applied })}\n`);
       else process.stdout.write(applied === 0 ? 'database is up to date\n' : `applied ${applied} migration(s)\n`);
     });
@@ -25,7 +27,7 @@ export function rebuildCommand(): Command {
     .option('--json', 'print the summary as JSON')
     .action(async (opts: { batchSize: number; json?: boolean }) => {
       const config = configOrExit();
-      await withDatabase(config, async ({ sql }) => {
+      await withStore(config, async ({ sql }) => {
         const tty = process.stderr.isTTY;
         const summary = await rebuild(sql, {
           batchSize: opts.batchSize,
