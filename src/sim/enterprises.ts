@@ -277,8 +277,8 @@ const MUTATIONS: [string, number, Mutation][] = [
     (e, rng, _world, names) => {
       const form = formFor(e.ENTTYPECODE);
       for (let attempt = 0; attempt < 10; attempt++) {
-        const base = e.ENTNAME.slice(0, Math.max(2, e.ENTNAME.length - form.length - 2));
-        const next = `${base}${rng.pick(TRADE_CHARS)}${rng.pick(TRADE_CHARS)}${form}`;
+        const word = INDUSTRIES.find((x) => e.ENTNAME.includes(x.word))?.word ?? '';
+        const next = `${e.ENTNAME.slice(0, 2)}${rng.pick(TRADE_CHARS)}${rng.pick(TRADE_CHARS)}${word}${form}`;
         if (!names.has(next)) {
           names.delete(e.ENTNAME);
           names.add(next);
@@ -502,7 +502,7 @@ export class EnterpriseWorld {
         const kind = mutate(e, mrng, this.current, this.names);
         if (kind) kinds.push(kind);
       }
-      if (kinds.length === 0) continue;
+      if (kinds.length === 0 || JSON.stringify(e) === JSON.stringify(this.current[i])) continue;
       this.current[i] = deepFreeze(e);
       log.push({ pid: e.PID, kinds });
     }

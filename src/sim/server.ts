@@ -148,6 +148,12 @@ export class Simulator {
     if (options.startAt) this.setClock(options.startAt);
   }
 
+  /** The enterprise world as of the simulated clock's cycle. */
+  world(): EnterpriseWorld {
+    this.enterprises.at(cycleOf(this.now()));
+    return this.enterprises;
+  }
+
   /** The simulated time: the system clock moved by whatever the control surface set. */
   now(): Date {
     return new Date(Date.now() + this.clockOffsetMs);
@@ -285,8 +291,7 @@ export class Simulator {
       throw new SimError('invalid_parameter', 'Please provide a valid enterprise name keyword (1-100 characters)');
     }
     this.checkCredits('enterprise-search', account);
-    this.enterprises.at(cycleOf(this.now()));
-    const found = this.enterprises.match(name);
+    const found = this.world().match(name);
     if (!found) throw new SimError('not_found', `No matching enterprise information for "${name}"`);
     const credits = this.bill('enterprise-search', account, found.PID);
     const content = plan.drift

@@ -168,6 +168,9 @@ export class UpstreamClient {
       const { code, message } = errorBody.data.error;
       const error = errorForCode(code, `${where}: ${code}: ${message ?? 'no message'}`, request, response, retryAfterMs);
       // An undocumented code on a 5xx is a server fault; on a 401/403 it is the key.
+      if (error.name === 'UnknownErrorCodeError' && status >= 500) {
+        return new ServerError(error.message, request, response);
+      }
       if (error.name === 'UnknownErrorCodeError' && (status === 401 || status === 403)) {
         return new AuthenticationError(code, error.message, request, response);
       }

@@ -35,7 +35,7 @@ describe('the client against the simulator', () => {
 
   beforeAll(async () => {
     sim = await startTestSim();
-    const first = sim.sim.enterprises.all()[0];
+    const first = sim.sim.world().all()[0];
     if (!first) throw new Error('empty world');
     name = first.ENTNAME;
   });
@@ -55,7 +55,7 @@ describe('the client against the simulator', () => {
   });
 
   it('finds an enterprise by a partial name and by its former name', async () => {
-    const withFormer = sim.sim.enterprises.all().find((e) => e.HISTORYNAME !== '');
+    const withFormer = sim.sim.world().all().find((e) => e.HISTORYNAME !== '');
     expect(withFormer).toBeDefined();
     const byFormer = await clientFor(sim).searchEnterprise(withFormer?.HISTORYNAME ?? '');
     expect(byFormer.data.metadata.content.PID).toBe(withFormer?.PID);
@@ -171,7 +171,7 @@ describe('the simulator HTTP surface', () => {
   });
 
   it('reads parameters from a url-encoded body as well as the query string', async () => {
-    const name = sim.sim.enterprises.all()[3]?.ENTNAME ?? '';
+    const name = sim.sim.world().all()[3]?.ENTNAME ?? '';
     const { request } = await import('node:http');
     const body = `ent_name=${encodeURIComponent(name)}`;
     const text = await new Promise<string>((resolve, reject) => {
@@ -266,7 +266,7 @@ describe('configurable gaps of the spec', () => {
       expect(raw.json).toMatchObject({ error: { code: 'invalid_parameter' } });
       expect(await failure(c.getProduct('not a product'))).toBeInstanceOf(InvalidProductNameError);
       sim.sim.setCredits(TEST_KEY, 2);
-      const credits = await failure(c.searchEnterprise(sim.sim.enterprises.all()[0]?.ENTNAME ?? ''));
+      const credits = await failure(c.searchEnterprise(sim.sim.world().all()[0]?.ENTNAME ?? ''));
       expect(credits).toBeInstanceOf(InsufficientCreditsError);
       expect(credits.errorClass).toBe('budget');
       expect(await balanceOf(sim)).toBe(2);
@@ -285,7 +285,7 @@ describe('the rate limit', () => {
       const results = [];
       for (let i = 0; i < 100; i++) results.push(await failure(c.searchEnterprise(`Zzyzx Qwv Nothing ${i}`)));
       expect(results.every((e) => e instanceof NotFoundError)).toBe(true);
-      const name = sim.sim.enterprises.all()[0]?.ENTNAME ?? '';
+      const name = sim.sim.world().all()[0]?.ENTNAME ?? '';
       const err = await failure(c.searchEnterprise(name));
       expect(err).toBeInstanceOf(RateLimitedError);
       expect(err.errorClass).toBe('transient');
@@ -340,7 +340,7 @@ describe('fault injection maps to the right error class', () => {
   for (const [kind, errorClass] of cases) {
     it(`${kind} → ${errorClass.name} (transient), with what arrived kept`, async () => {
       sim.sim.setFaults({ rates: { [kind]: 1 }, latencyMs: [0, 0] });
-      const name = sim.sim.enterprises.all()[1]?.ENTNAME ?? '';
+      const name = sim.sim.world().all()[1]?.ENTNAME ?? '';
       const err = await failure(clientFor(sim, TEST_KEY, 600).searchEnterprise(name));
       expect(err).toBeInstanceOf(errorClass);
       expect(err.errorClass).toBe('transient');
@@ -349,7 +349,7 @@ describe('fault injection maps to the right error class', () => {
   }
 
   it('gateway faults are never billed; a truncated answer was billed, as a real service would', async () => {
-    const name = sim.sim.enterprises.all()[1]?.ENTNAME ?? '';
+    const name = sim.sim.world().all()[1]?.ENTNAME ?? '';
     sim.sim.setFaults({ rates: { '503': 1 }, latencyMs: [0, 0] });
     const before = await balanceOf(sim);
     await failure(clientFor(sim).searchEnterprise(name));
@@ -370,7 +370,7 @@ describe('fault injection maps to the right error class', () => {
   it('format drift still parses: REGCAP as text, OPTO as words, unknown fields kept', async () => {
     sim.sim.setFaults({ rates: { drift: 1 }, latencyMs: [0, 0] });
     const seen = new Set<string>();
-    for (const e of sim.sim.enterprises.all().slice(10, 40)) {
+    for (const e of sim.sim.world().all().slice(10, 40)) {
       const { data } = await clientFor(sim).searchEnterprise(e.ENTNAME);
       const c = data.metadata.content as Record<string, unknown>;
       if (typeof c.REGCAP === 'string') seen.add('regcap');
