@@ -5,8 +5,8 @@
  * that was already landed for this cycle and keyword, so a completed fetch is never bought twice.
  */
 import { z } from 'zod';
-import { acquire } from '../src/budget/limiter.ts';
 import { pauseCycle, recordBilling, reserveCredits, settleCredits } from '../src/budget/credits.ts';
+import { acquire } from '../src/budget/limiter.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
 import { applyEnterprises } from '../src/history/enterprise-store.ts';
 import { ingestEnterpriseSuccess, ingestFailure } from '../src/history/ingest.ts';
@@ -36,7 +36,11 @@ interface FetchRow {
   active: boolean;
 }
 
-export async function processEnterprise(deps: JobDeps, data: EnterpriseJobData, jobId: string): Promise<JobReport> {
+export async function processEnterprise(
+  deps: JobDeps,
+  data: EnterpriseJobData,
+  jobId: string,
+): Promise<JobReport> {
   const { sql, config } = deps;
   const { cycle, watchId } = data;
   const cost = config.DAYBOOK_CREDITS_PER_QUERY;
@@ -61,7 +65,15 @@ export async function processEnterprise(deps: JobDeps, data: EnterpriseJobData, 
   // A crash after landing but before bookkeeping: finish from the landed answer, buy nothing.
   const recovered = await recoverLanded(deps, cycle, row.keyword, runId);
   if (recovered) {
-    await complete(deps, { cycle, watchId, keyword: row.keyword, previousPid: row.pid, runId, reserved: row.credits_reserved, ...recovered });
+    await complete(deps, {
+      cycle,
+      watchId,
+      keyword: row.keyword,
+      previousPid: row.pid,
+      runId,
+      reserved: row.credits_reserved,
+      ...recovered,
+    });
     return { outcome: 'succeeded', entity, credits: 0, detail: 'recovered from a landed answer' };
   }
 
@@ -71,7 +83,11 @@ export async function processEnterprise(deps: JobDeps, data: EnterpriseJobData, 
     if (!r.ok) {
       const status = 'deferred';
       await markFetch(deps, cycle, watchId, status, r.reason, r.detail);
-      await finishRun(sql, runId, { outcome: r.reason === 'paused' ? 'paused' : 'deferred', errorCode: r.reason, errorMessage: r.detail });
+      await finishRun(sql, runId, {
+        outcome: r.reason === 'paused' ? 'paused' : 'deferred',
+        errorCode: r.reason,
+        errorMessage: r.detail,
+      });
       return { outcome: r.reason === 'paused' ? 'paused' : 'deferred', entity, detail: r.detail };
     }
     reserved = cost;
@@ -91,7 +107,8 @@ export async function processEnterprise(deps: JobDeps, data: EnterpriseJobData, 
     // Errors are not billed (upstream-api.md, Billing rules): release the reservation.
     await settleCredits(sql, cycle, reserved, 0);
     await sql`update cycle_fetches set credits_reserved = 0 where cycle = ${cycle} and watch_id = ${watchId}`;
-    const outcome = err.errorClass === 'permanent' ? 'failed' : err.errorClass === 'budget' ? 'deferred' : 'retrying';
+    const outcome =
+      err.errorClass === 'permanent' ? 'failed' : err.errorClass === 'budget' ? 'deferred' : 'retrying';
     await markFetch(deps, cycle, watchId, outcome, err.code, err.message);
     await sql`update watchlist set last_outcome = ${err.code}, last_error = ${err.message}, last_cycle = ${cycle}
               where id = ${watchId}`;
@@ -122,7 +139,9 @@ export async function processEnterprise(deps: JobDeps, data: EnterpriseJobData, 
     billed,
     remark: result.data.metadata.usage?.remark ?? null,
     billedAt: result.exchange.fetchedAt,
-    counts: ingest.summary ? { versions: ingest.summary.initial + ingest.summary.changed, changes: ingest.summary.changes } : {},
+    counts: ingest.summary
+      ? { versions: ingest.summary.initial + ingest.summary.changed, changes: ingest.summary.changes }
+      : {},
   });
   return { outcome: 'succeeded', entity, credits: billed, counts: { changes: ingest.summary?.changes ?? 0 } };
 }

@@ -70,7 +70,13 @@ export async function processPlan(deps: JobDeps, data: PlanJobData, jobId: strin
   });
 
   const rows = [
-    ...plan.selected.map((e) => ({ cycle, watch_id: e.id, status: 'planned', error_code: null, error_message: null })),
+    ...plan.selected.map((e) => ({
+      cycle,
+      watch_id: e.id,
+      status: 'planned',
+      error_code: null,
+      error_message: null,
+    })),
     ...plan.deferred.map((d) => ({
       cycle,
       watch_id: d.entry.id,

@@ -27,10 +27,17 @@ export function productsJobId(date: string, pull: string): string {
 
 /** The scheduled pulls on `today` (a Pacific date): yesterday's first pull and re-pulls of older days. */
 export function scheduledPulls(today: string, lookbackDays: number): { date: string; pull: string }[] {
-  return Array.from({ length: lookbackDays }, (_, i) => ({ date: addDays(today, -(i + 1)), pull: `d${i + 1}` }));
+  return Array.from({ length: lookbackDays }, (_, i) => ({
+    date: addDays(today, -(i + 1)),
+    pull: `d${i + 1}`,
+  }));
 }
 
-export async function processProducts(deps: JobDeps, data: ProductsJobData, jobId: string): Promise<JobReport> {
+export async function processProducts(
+  deps: JobDeps,
+  data: ProductsJobData,
+  jobId: string,
+): Promise<JobReport> {
   const { sql } = deps;
   const cycle = cycleOf(deps.now());
   const runId = await startRun(sql, { kind: PRODUCTS_JOB, listDate: data.date, entity: data.pull, jobId });

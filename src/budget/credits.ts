@@ -6,7 +6,9 @@
  */
 import type { Sql } from '../db/connect.ts';
 
-export type ReserveOutcome = { ok: true } | { ok: false; reason: 'budget_exhausted' | 'paused'; detail: string };
+export type ReserveOutcome =
+  | { ok: true }
+  | { ok: false; reason: 'budget_exhausted' | 'paused'; detail: string };
 
 /** Creates the cycle's budget row when missing (the budget of an existing row is kept). */
 export async function ensureCycleBudget(sql: Sql, cycle: string, budget: number): Promise<void> {
@@ -20,7 +22,15 @@ export async function reserveCredits(sql: Sql, cycle: string, credits: number): 
     where cycle = ${cycle} and paused_at is null and spent + reserved + ${credits} <= budget
     returning cycle`;
   if (rows.length > 0) return { ok: true };
-  const [b] = await sql<{ budget: number; reserved: number; spent: number; paused_reason: string | null; paused_at: Date | null }[]>`
+  const [b] = await sql<
+    {
+      budget: number;
+      reserved: number;
+      spent: number;
+      paused_reason: string | null;
+      paused_at: Date | null;
+    }[]
+  >`
     select budget, reserved, spent, paused_reason, paused_at from cycle_budgets where cycle = ${cycle}`;
   if (!b) return { ok: false, reason: 'budget_exhausted', detail: `no budget row for cycle ${cycle}` };
   if (b.paused_at) return { ok: false, reason: 'paused', detail: b.paused_reason ?? 'paused' };
@@ -32,7 +42,12 @@ export async function reserveCredits(sql: Sql, cycle: string, credits: number): 
 }
 
 /** Settles a reservation with what the upstream billed (0 releases it). */
-export async function settleCredits(sql: Sql, cycle: string, reserved: number, billed: number): Promise<void> {
+export async function settleCredits(
+  sql: Sql,
+  cycle: string,
+  reserved: number,
+  billed: number,
+): Promise<void> {
   await sql`
     update cycle_budgets set reserved = greatest(0, reserved - ${reserved}), spent = spent + ${billed}
     where cycle = ${cycle}`;
@@ -62,10 +77,24 @@ export interface BudgetState {
 
 export async function budgetOf(sql: Sql, cycle: string): Promise<BudgetState | null> {
   const [b] = await sql<
-    { cycle: string; budget: number; reserved: number; spent: number; paused_at: Date | null; paused_reason: string | null }[]
+    {
+      cycle: string;
+      budget: number;
+      reserved: number;
+      spent: number;
+      paused_at: Date | null;
+      paused_reason: string | null;
+    }[]
   >`select cycle::text, budget, reserved, spent, paused_at, paused_reason from cycle_budgets where cycle = ${cycle}`;
   return b
-    ? { cycle: b.cycle, budget: b.budget, reserved: b.reserved, spent: b.spent, pausedAt: b.paused_at, pausedReason: b.paused_reason }
+    ? {
+        cycle: b.cycle,
+        budget: b.budget,
+        reserved: b.reserved,
+        spent: b.spent,
+        pausedAt: b.paused_at,
+        pausedReason: b.paused_reason,
+      }
     : null;
 }
 

@@ -39,7 +39,11 @@ export interface RateLimiter {
 }
 
 /** Waits until admitted. Returns the total time waited. */
-export async function acquire(limiter: RateLimiter, op: LimitedOperation, signal?: AbortSignal): Promise<number> {
+export async function acquire(
+  limiter: RateLimiter,
+  op: LimitedOperation,
+  signal?: AbortSignal,
+): Promise<number> {
   let waited = 0;
   for (;;) {
     signal?.throwIfAborted();
@@ -113,8 +117,14 @@ export class RedisRateLimiter implements RateLimiter {
 /** The same rule in-process, for the inline runner. */
 export class LocalRateLimiter implements RateLimiter {
   private readonly rules: Record<LimitedOperation, RateRule>;
-  private readonly log: Record<LimitedOperation, number[]> = { 'enterprise-search': [], 'product-listing': [] };
-  private readonly blockedUntil: Record<LimitedOperation, number> = { 'enterprise-search': 0, 'product-listing': 0 };
+  private readonly log: Record<LimitedOperation, number[]> = {
+    'enterprise-search': [],
+    'product-listing': [],
+  };
+  private readonly blockedUntil: Record<LimitedOperation, number> = {
+    'enterprise-search': 0,
+    'product-listing': 0,
+  };
 
   constructor(rules: Record<LimitedOperation, RateRule>) {
     this.rules = rules;
@@ -127,7 +137,8 @@ export class LocalRateLimiter implements RateLimiter {
     const window = rule.windowMs + rule.marginMs;
     const times = this.log[op];
     while (times.length > 0 && (times[0] as number) <= now - window) times.shift();
-    if (times.length >= rule.limit) return Math.max(1, (times[times.length - rule.limit] as number) + window - now + 1);
+    if (times.length >= rule.limit)
+      return Math.max(1, (times[times.length - rule.limit] as number) + window - now + 1);
     const last = times[times.length - 1];
     const gap = minGapMs(rule);
     if (last !== undefined && last + gap > now) return last + gap - now;

@@ -17,7 +17,10 @@ export function loggerFor(config: Config, pretty?: boolean): Logger {
 /** The upstream client, or a usage error naming what is missing. */
 export function clientFor(config: Config): UpstreamClient {
   if (!config.DAYBOOK_API_BASE_URL || !config.DAYBOOK_API_KEY) {
-    const missing = [!config.DAYBOOK_API_BASE_URL && 'DAYBOOK_API_BASE_URL', !config.DAYBOOK_API_KEY && 'DAYBOOK_API_KEY']
+    const missing = [
+      !config.DAYBOOK_API_BASE_URL && 'DAYBOOK_API_BASE_URL',
+      !config.DAYBOOK_API_KEY && 'DAYBOOK_API_KEY',
+    ]
       .filter(Boolean)
       .join(' and ');
     throw new UsageError(

@@ -37,7 +37,10 @@ export interface Store {
  * Opens the configured database, migrated: DATABASE_URL when set, else the embedded PGlite
  * database under DAYBOOK_DATA_DIR (said in one line on stderr).
  */
-export async function openStore(config: Config, options: { max?: number; quiet?: boolean } = {}): Promise<Store> {
+export async function openStore(
+  config: Config,
+  options: { max?: number; quiet?: boolean } = {},
+): Promise<Store> {
   if (config.DATABASE_URL) {
     await migrateDatabase(config.DATABASE_URL);
     const db = openDatabase(config.DATABASE_URL, { max: options.max ?? 5 });
@@ -69,7 +72,11 @@ export async function openStore(config: Config, options: { max?: number; quiet?:
 }
 
 /** Runs `fn` with the configured database, closing it afterwards whatever happens. */
-export async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, max?: number): Promise<T> {
+export async function withStore<T>(
+  config: Config,
+  fn: (store: Store) => Promise<T>,
+  max?: number,
+): Promise<T> {
   const store = await openStore(config, max === undefined ? {} : { max });
   try {
     return await fn(store);

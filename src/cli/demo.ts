@@ -5,7 +5,7 @@
  * the same job processors as production; then a summary and example SQL results.
  */
 import { rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { Command } from 'commander';
 import { scheduledPulls } from '../../jobs/products.ts';
 import { LocalRateLimiter, perMinute } from '../budget/limiter.ts';
@@ -39,7 +39,8 @@ export function demoCommand(): Command {
         DAYBOOK_PRODUCT_RATE: DEMO_RATE,
         LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL,
       } as const;
-      if (!config.DATABASE_URL && !opts.keep) rmSync(demoConfig.DAYBOOK_DATA_DIR, { recursive: true, force: true });
+      if (!config.DATABASE_URL && !opts.keep)
+        rmSync(demoConfig.DAYBOOK_DATA_DIR, { recursive: true, force: true });
       const say = (line: string) => process.stdout.write(`${line}\n`);
 
       const sim = await startSimulator({
@@ -47,14 +48,17 @@ export function demoCommand(): Command {
         rateLimits: { 'enterprise-search': DEMO_RATE, 'product-listing': DEMO_RATE },
         startAt: new Date(cycleStart(FIRST_CYCLE).getTime() + 3600_000),
       });
-      say(`simulator (sandbox key ${SANDBOX_KEY}) on ${sim.url}, seed 1, ${sim.sim.options.enterprises} enterprises`);
+      say(
+        `simulator (sandbox key ${SANDBOX_KEY}) on ${sim.url}, seed 1, ${sim.sim.options.enterprises} enterprises`,
+      );
       const store = await openStore(demoConfig, { max: 4 });
       const log = loggerFor(demoConfig);
       try {
         // Watch enterprises the simulator will change in the coming cycles, and some that stay put.
         const world = sim.sim.enterprises;
         const changing = new Set<string>();
-        for (let i = 1; i < opts.cycles; i++) for (const c of world.changesIn(addDays(FIRST_CYCLE, i))) changing.add(c.pid);
+        for (let i = 1; i < opts.cycles; i++)
+          for (const c of world.changesIn(addDays(FIRST_CYCLE, i))) changing.add(c.pid);
         world.at(FIRST_CYCLE);
         const all = world.all();
         const picks = [
@@ -67,9 +71,15 @@ export function demoCommand(): Command {
           priority: i < 5 ? 10 : 0,
         }));
         await store.sql`insert into watchlist ${store.sql(rows)} on conflict (keyword_key) do nothing`;
-        say(`watchlist: ${rows.length} enterprises${changing.size > 0 ? ` (some of them will change during the demo)` : ''}`);
+        say(
+          `watchlist: ${rows.length} enterprises${changing.size > 0 ? ` (some of them will change during the demo)` : ''}`,
+        );
 
-        const client = new UpstreamClient({ baseUrl: sim.url, apiKey: SANDBOX_KEY, now: () => sim.sim.now() });
+        const client = new UpstreamClient({
+          baseUrl: sim.url,
+          apiKey: SANDBOX_KEY,
+          now: () => sim.sim.now(),
+        });
         const limiter = new LocalRateLimiter({
           'enterprise-search': perMinute(DEMO_RATE),
           'product-listing': perMinute(DEMO_RATE),
@@ -121,7 +131,7 @@ export function demoCommand(): Command {
         process.stdout.write(formatTable(changes));
         say('');
         say(
-          `done in ${((performance.now() - started) / 1000).toFixed(1)} s. Explore: npx daybook sql "select * from analytics.enterprise_current limit 5"${config.DATABASE_URL ? '' : ` (DAYBOOK_DATA_DIR=${demoConfig.DAYBOOK_DATA_DIR})`}`,
+          `done in ${((performance.now() - started) / 1000).toFixed(1)} s. Explore the result:\n  ${config.DATABASE_URL ? '' : `DAYBOOK_DATA_DIR=${relative(process.cwd(), demoConfig.DAYBOOK_DATA_DIR) || '.'} `}npx daybook sql "select ent_name, ent_status, legal_person, capital_amount from analytics.enterprise_current limit 5"`,
         );
       } finally {
         await store.close();

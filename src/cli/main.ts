@@ -3,12 +3,12 @@
  * A person's own mistake gets a one-line message, never a stack trace.
  */
 import { Command, CommanderError } from 'commander';
-import { simCommand } from './sim.ts';
-import { migrateCommand, rebuildCommand } from './storage.ts';
+import { demoCommand } from './demo.ts';
 import { productsCommand, resumeCommand, runCommand, schedulerCommand, workerCommand } from './pipeline.ts';
 import { changesCommand, statusCommand } from './report.ts';
+import { simCommand } from './sim.ts';
 import { sqlCommand } from './sql.ts';
-import { demoCommand } from './demo.ts';
+import { migrateCommand, rebuildCommand } from './storage.ts';
 import { UsageError } from './usage.ts';
 
 export function buildProgram(): Command {

@@ -1,6 +1,7 @@
 /** The pipeline commands: worker, scheduler, run, resume, products backfill. */
-import { Command, InvalidArgumentError } from 'commander';
+
 import { SingleBar } from 'cli-progress';
+import { Command, InvalidArgumentError } from 'commander';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { budgetOf, resumeCycle } from '../budget/credits.ts';
 import { openDatabase } from '../db/connect.ts';
@@ -17,7 +18,8 @@ import { choiceArg, intArg, UsageError } from './usage.ts';
 
 export function dateArg(what: string) {
   return (raw: string): string => {
-    if (!isCalendarDate(raw.trim())) throw new InvalidArgumentError(`${what} "${raw}" is not a real calendar date YYYY-MM-DD.`);
+    if (!isCalendarDate(raw.trim()))
+      throw new InvalidArgumentError(`${what} "${raw}" is not a real calendar date YYYY-MM-DD.`);
     return raw.trim();
   };
 }
@@ -27,7 +29,11 @@ export function workerCommand(): Command {
     .description(
       'Process queued jobs (products, plan, enterprise) until SIGTERM/SIGINT. Run as many as you like, on any machines: they share one rate limit per upstream operation and one credit budget.',
     )
-    .option('-c, --concurrency <n>', 'enterprise jobs at once in this process (default DAYBOOK_WORKER_CONCURRENCY)', intArg('concurrency', 1, 256))
+    .option(
+      '-c, --concurrency <n>',
+      'enterprise jobs at once in this process (default DAYBOOK_WORKER_CONCURRENCY)',
+      intArg('concurrency', 1, 256),
+    )
     .action(async (opts: { concurrency?: number }) => {
       const config = configOrExit();
       const client = clientFor(config);
@@ -42,10 +48,21 @@ export function workerCommand(): Command {
       const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
       closer.add('queues', () => queues.close());
       const running = startWorkers(
-        { sql: db.sql, client, limiter: redisLimiter(config, redis), config, log, enqueue: queues, now: () => new Date() },
+        {
+          sql: db.sql,
+          client,
+          limiter: redisLimiter(config, redis),
+          config,
+          log,
+          enqueue: queues,
+          now: () => new Date(),
+        },
         queues,
         redis,
-        { concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY, upstreamTimeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS },
+        {
+          concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY,
+          upstreamTimeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS,
+        },
       );
       closer.add('workers', running.close);
       log.info({ concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY }, 'worker started');
@@ -72,7 +89,11 @@ export function schedulerCommand(): Command {
       const scheduler = await startScheduler({ config, queues, redis, log, now: () => new Date() });
       closer.add('scheduler', scheduler.stop);
       log.info(
-        { enterprise: config.DAYBOOK_ENTERPRISE_CRON, products: config.DAYBOOK_PRODUCTS_CRON, tz: config.DAYBOOK_CRON_TZ },
+        {
+          enterprise: config.DAYBOOK_ENTERPRISE_CRON,
+          products: config.DAYBOOK_PRODUCTS_CRON,
+          tz: config.DAYBOOK_CRON_TZ,
+        },
         'scheduler started',
       );
       await untilSignal();
@@ -85,8 +106,16 @@ export function runCommand(): Command {
     .description(
       "Run a cycle once, in this process, without Redis: the products pulls and the enterprise refreshes, within the rate limit and the cycle's credit budget.",
     )
-    .option('--cycle <date>', 'the enterprise cycle (default: the current one, by the 03:00 Beijing refresh)', dateArg('--cycle'))
-    .option('--only <what>', 'products or enterprises', choiceArg('--only', ['products', 'enterprises'] as const))
+    .option(
+      '--cycle <date>',
+      'the enterprise cycle (default: the current one, by the 03:00 Beijing refresh)',
+      dateArg('--cycle'),
+    )
+    .option(
+      '--only <what>',
+      'products or enterprises',
+      choiceArg('--only', ['products', 'enterprises'] as const),
+    )
     .option('--json', 'print the summary as JSON')
     .action(async (opts: { cycle?: string; only?: 'products' | 'enterprises'; json?: boolean }) => {
       const config = configOrExit();
@@ -97,20 +126,31 @@ export function runCommand(): Command {
         const cycle = opts.cycle ?? cycleOf(new Date());
         const summary = await runInline(
           { sql: db.sql, client, limiter: localLimiter(config), config, log, now: () => new Date() },
-          { cycle, concurrency: config.DAYBOOK_WORKER_CONCURRENCY, ...(opts.only ? { only: opts.only } : {}) },
+          {
+            cycle,
+            concurrency: config.DAYBOOK_WORKER_CONCURRENCY,
+            ...(opts.only ? { only: opts.only } : {}),
+          },
         );
         const budget = await budgetOf(db.sql, cycle);
         if (opts.json) process.stdout.write(`${JSON.stringify({ ...summary, budget })}\n`);
         else {
-          const e = Object.entries(summary.enterprises).map(([k, v]) => `${v} ${k}`).join(', ') || 'none';
+          const e =
+            Object.entries(summary.enterprises)
+              .map(([k, v]) => `${v} ${k}`)
+              .join(', ') || 'none';
           process.stdout.write(
             `cycle ${cycle}: products ${summary.productPulls.map((p) => `${p.date} ${p.outcome}`).join(', ') || 'skipped'}; enterprises ${e}` +
-              (budget ? `; credits ${budget.spent}/${budget.budget}${budget.pausedAt ? ` (paused: ${budget.pausedReason})` : ''}` : '') +
+              (budget
+                ? `; credits ${budget.spent}/${budget.budget}${budget.pausedAt ? ` (paused: ${budget.pausedReason})` : ''}`
+                : '') +
               '\n',
           );
-          for (const f of summary.failures) process.stdout.write(`  failed: watch entry ${f.entity}: ${f.error}\n`);
+          for (const f of summary.failures)
+            process.stdout.write(`  failed: watch entry ${f.entity}: ${f.error}\n`);
         }
-        if (summary.failures.length > 0 || summary.productPulls.some((p) => p.outcome === 'failed')) process.exitCode = 1;
+        if (summary.failures.length > 0 || summary.productPulls.some((p) => p.outcome === 'failed'))
+          process.exitCode = 1;
       } finally {
         await db.close();
       }
@@ -123,7 +163,12 @@ export function resumeCommand(): Command {
       'Resume enterprise work paused by insufficient_credits (or a refusing upstream): clears the pause and re-enqueues the deferred entries of the cycle.',
     )
     .option('--cycle <date>', 'the cycle (default: the current one)', dateArg('--cycle'))
-    .option('--add-budget <credits>', 'raise the cycle budget by this many credits', intArg('--add-budget', 0), 0)
+    .option(
+      '--add-budget <credits>',
+      'raise the cycle budget by this many credits',
+      intArg('--add-budget', 0),
+      0,
+    )
     .option('--inline', 'run the deferred entries now in this process instead of enqueuing them')
     .action(async (opts: { cycle?: string; addBudget: number; inline?: boolean }) => {
       const config = configOrExit();
@@ -140,7 +185,14 @@ export function resumeCommand(): Command {
         if (opts.inline) {
           const log = loggerFor(config);
           const summary = await runInline(
-            { sql: db.sql, client: clientFor(config), limiter: localLimiter(config), config, log, now: () => new Date() },
+            {
+              sql: db.sql,
+              client: clientFor(config),
+              limiter: localLimiter(config),
+              config,
+              log,
+              now: () => new Date(),
+            },
             { cycle, only: 'enterprises', concurrency: config.DAYBOOK_WORKER_CONCURRENCY },
           );
           process.stdout.write(`cycle ${cycle} resumed inline: ${JSON.stringify(summary.enterprises)}\n`);
@@ -201,12 +253,23 @@ export function productsCommand(): Command {
       const dates = Array.from({ length: days + 1 }, (_, i) => addDays(opts.from, i));
       const todo = opts.force ? dates : dates.filter((d) => !landed.has(d));
       const tty = process.stderr.isTTY === true;
-      const bar = tty ? new SingleBar({ format: 'backfill [{bar}] {value}/{total} {date}', hideCursor: true }) : null;
+      const bar = tty
+        ? new SingleBar({ format: 'backfill [{bar}] {value}/{total} {date}', hideCursor: true })
+        : null;
       bar?.start(todo.length, 0, { date: '' });
-      const result = { requested: dates.length, skipped: dates.length - todo.length, pulled: 0, failed: [] as string[] };
+      const result = {
+        requested: dates.length,
+        skipped: dates.length - todo.length,
+        pulled: 0,
+        failed: [] as string[],
+      };
       try {
         for (const [i, date] of todo.entries()) {
-          const data = ProductsJobData.parse({ date, pull: 'backfill', limit: opts.limit ?? config.DAYBOOK_PRODUCT_LIMIT });
+          const data = ProductsJobData.parse({
+            date,
+            pull: 'backfill',
+            limit: opts.limit ?? config.DAYBOOK_PRODUCT_LIMIT,
+          });
           try {
             await processProducts(deps, data, `backfill-${date}`);
             result.pulled++;

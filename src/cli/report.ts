@@ -21,9 +21,21 @@ export function formatTable(rows: readonly Record<string, unknown>[], columns?: 
           ? JSON.stringify(v)
           : String(v).replace(/\s+/g, ' ');
   const text = rows.map((r) => cols.map((c) => cell(r[c])));
-  const width = (s: string) => [...s].reduce((w, ch) => w + (/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(ch) ? 2 : 1), 0);
-  const widths = cols.map((c, i) => Math.min(60, Math.max(width(c), ...text.map((t) => width(t[i] as string)))));
-  const fit = (s: string, w: number) => {
+  const width = (s: string) =>
+    [...s].reduce(
+      (w, ch) =>
+        w +
+        (/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(
+          ch,
+        )
+          ? 2
+          : 1),
+      0,
+    );
+  const widths = cols.map((c, i) =>
+    Math.min(60, Math.max(width(c), ...text.map((t) => width(t[i] as string)))),
+  );
+  const pad = (s: string, w: number) => {
     let out = '';
     for (const ch of s) {
       if (width(out + ch) > w) return `${out.slice(0, -1)}…`;
@@ -31,13 +43,19 @@ export function formatTable(rows: readonly Record<string, unknown>[], columns?: 
     }
     return out + ' '.repeat(w - width(out));
   };
-  const line = (vals: string[]) => vals.map((v, i) => fit(v, widths[i] as number)).join('  ').trimEnd();
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => pad(v, widths[i] as number))
+      .join('  ')
+      .trimEnd();
   return `${[line(cols), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n')}\n`;
 }
 
 export function statusCommand(): Command {
   return new Command('status')
-    .description('Show the current cycle: progress, credits against budget, deferred entries, recent failures, queue counts, format drift.')
+    .description(
+      'Show the current cycle: progress, credits against budget, deferred entries, recent failures and queue counts.',
+    )
     .option('--cycle <date>', 'the cycle to show (default: the current one)', dateArg('--cycle'))
     .option('--json', 'print as JSON')
     .option('--no-queues', 'do not ask Redis for queue counts')
@@ -69,7 +87,9 @@ export function statusCommand(): Command {
           try {
             queues = await Promise.race([
               q.counts(),
-              new Promise<never>((_, reject) => setTimeout(() => reject(new Error('Redis did not answer')), 3000)),
+              new Promise<never>((_, reject) =>
+                setTimeout(() => reject(new Error('Redis did not answer')), 3000),
+              ),
             ]);
           } catch (err) {
             queueError = err instanceof Error ? err.message : String(err);
@@ -95,7 +115,9 @@ export function statusCommand(): Command {
         const out: string[] = [];
         out.push(`cycle ${cycle}`);
         out.push(`  watchlist: ${watch[0]?.active ?? 0} active of ${watch[0]?.total ?? 0}`);
-        out.push(`  progress: ${progress.map((p) => `${p.n} ${p.status}`).join(', ') || 'nothing planned yet'}`);
+        out.push(
+          `  progress: ${progress.map((p) => `${p.n} ${p.status}`).join(', ') || 'nothing planned yet'}`,
+        );
         if (budget) {
           out.push(
             `  credits: ${budget.spent} spent + ${budget.reserved} reserved of ${budget.budget}${budget.pausedAt ? `; PAUSED: ${budget.pausedReason} (daybook resume)` : ''}`,
@@ -104,7 +126,10 @@ export function statusCommand(): Command {
         if (queues) {
           out.push(
             `  queues: ${Object.entries(queues)
-              .map(([k, c]) => `${k} ${c.waiting ?? 0} waiting/${c.active ?? 0} active/${c.delayed ?? 0} delayed/${c.failed ?? 0} failed`)
+              .map(
+                ([k, c]) =>
+                  `${k} ${c.waiting ?? 0} waiting/${c.active ?? 0} active/${c.delayed ?? 0} delayed/${c.failed ?? 0} failed`,
+              )
               .join('; ')}`,
           );
         } else if (queueError) out.push(`  queues: unavailable (${queueError})`);
@@ -121,27 +146,52 @@ export function changesCommand(): Command {
   return new Command('changes')
     .description('Read the change log (analytics.enterprise_changes), newest first.')
     .option('--since <date>', 'changes detected on or after this date (YYYY-MM-DD)', dateArg('--since'))
-    .option('--severity <level>', 'high, medium or low (and above)', choiceArg('--severity', ['high', 'medium', 'low'] as const))
+    .option(
+      '--severity <level>',
+      'high, medium or low (and above)',
+      choiceArg('--severity', ['high', 'medium', 'low'] as const),
+    )
     .option('--pid <pid>', 'only this enterprise')
     .option('--limit <n>', 'at most this many rows', intArg('--limit', 1, 100_000), 100)
     .option('--json', 'print as JSON lines')
-    .action(async (opts: { since?: string; severity?: 'high' | 'medium' | 'low'; pid?: string; limit: number; json?: boolean }) => {
-      const config = configOrExit();
-      const db = await openStore(config);
-      try {
-        const levels = { high: ['high'], medium: ['high', 'medium'], low: ['high', 'medium', 'low'] };
-        const severities = levels[opts.severity ?? 'low'];
-        const rows = await db.sql`
+    .action(
+      async (opts: {
+        since?: string;
+        severity?: 'high' | 'medium' | 'low';
+        pid?: string;
+        limit: number;
+        json?: boolean;
+      }) => {
+        const config = configOrExit();
+        const db = await openStore(config);
+        try {
+          const levels = { high: ['high'], medium: ['high', 'medium'], low: ['high', 'medium', 'low'] };
+          const severities = levels[opts.severity ?? 'low'];
+          const rows = await db.sql`
           select cycle::text, detected_at, pid, current_name as name, category, field, kind, before, after, severity
           from analytics.enterprise_changes
           where severity = any(${severities})
             ${opts.since ? db.sql`and detected_at >= ${opts.since}::date` : db.sql``}
             ${opts.pid ? db.sql`and pid = ${opts.pid}` : db.sql``}
           order by detected_at desc, change_id desc limit ${opts.limit}`;
-        if (opts.json) process.stdout.write(rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
-        else process.stdout.write(formatTable(rows, ['cycle', 'name', 'category', 'field', 'kind', 'before', 'after', 'severity']));
-      } finally {
-        await db.close();
-      }
-    });
+          if (opts.json)
+            process.stdout.write(rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
+          else
+            process.stdout.write(
+              formatTable(rows, [
+                'cycle',
+                'name',
+                'category',
+                'field',
+                'kind',
+                'before',
+                'after',
+                'severity',
+              ]),
+            );
+        } finally {
+          await db.close();
+        }
+      },
+    );
 }

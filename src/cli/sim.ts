@@ -25,7 +25,12 @@ export function simCommand(): Command {
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', intArg('port', 0, 65535), 8787)
     .option('--seed <n>', 'world seed: the same seed gives the same world and answers', intArg('seed', 0), 1)
-    .option('--enterprises <n>', 'number of enterprises in the world', intArg('enterprises', 1, 1_000_000), 5000)
+    .option(
+      '--enterprises <n>',
+      'number of enterprises in the world',
+      intArg('enterprises', 1, 1_000_000),
+      5000,
+    )
     .option(
       '--key <key[:credits]>',
       `accepted API key with its credit balance (repeatable; default ${SANDBOX_KEY}:${SANDBOX_CREDITS})`,
@@ -47,11 +52,25 @@ export function simCommand(): Command {
     .option('--product-rate <n>', 'product requests per minute per key', intArg('rate', 1), 100)
     .option('--product-cost <n>', 'credits per product call (undocumented upstream)', intArg('cost', 0), 0)
     .option('--daily-cap <n>', 'calls per key per Beijing day and operation', intArg('cap', 1))
-    .option('--error-status <mode>', 'HTTP status of error answers: http (4xx) or 200', choiceArg('mode', ['http', '200'] as const), 'http')
+    .option(
+      '--error-status <mode>',
+      'HTTP status of error answers: http (4xx) or 200',
+      choiceArg('mode', ['http', '200'] as const),
+      'http',
+    )
     .option('--no-retry-after', 'do not send Retry-After with rate-limit answers')
-    .option('--both-params-code <code>', 'error code for date and product_name together', defaults.bothParamsCode)
+    .option(
+      '--both-params-code <code>',
+      'error code for date and product_name together',
+      defaults.bothParamsCode,
+    )
     .option('--bad-limit-code <code>', 'error code for a bad limit, or "clamp"', defaults.badLimitCode)
-    .option('--default-limit <n>', 'items in a list without limit', intArg('limit', 1, 20), defaults.defaultLimit)
+    .option(
+      '--default-limit <n>',
+      'items in a list without limit',
+      intArg('limit', 1, 20),
+      defaults.defaultLimit,
+    )
     .option('--clock <iso>', 'start the simulated clock at this instant (default: now)', (raw: string) => {
       const at = new Date(raw);
       if (Number.isNaN(at.getTime())) throw new InvalidArgumentError(`"${raw}" is not an ISO 8601 instant.`);

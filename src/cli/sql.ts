@@ -13,7 +13,9 @@ function csvField(v: unknown): string {
 
 export function sqlCommand(): Command {
   return new Command('sql')
-    .description('Run a read-only SQL query and print the rows (the analytics.* views are the stable contract).')
+    .description(
+      'Run a read-only SQL query and print the rows (the analytics.* views are the stable contract).',
+    )
     .argument('<query>', 'the SQL, e.g. "select * from analytics.product_trending limit 5"')
     .option('--json', 'print rows as a JSON array')
     .option('--csv', 'print rows as CSV with a header')
@@ -34,12 +36,16 @@ Examples:
         try {
           const result = await sql.begin('read only', async (tx) => tx.unsafe(query));
           rows = [...result] as Record<string, unknown>[];
-          columns = (result as unknown as { columns?: { name: string }[] }).columns?.map((c) => c.name) ?? Object.keys(rows[0] ?? {});
+          columns =
+            (result as unknown as { columns?: { name: string }[] }).columns?.map((c) => c.name) ??
+            Object.keys(rows[0] ?? {});
         } catch (err) {
           const e = err as { message?: string; code?: string; position?: string };
           if (e.code) {
             // A person's SQL mistake: the server's message, no stack.
-            throw new UsageError(`query failed: ${e.message}${e.position ? ` (at character ${e.position})` : ''}`);
+            throw new UsageError(
+              `query failed: ${e.message}${e.position ? ` (at character ${e.position})` : ''}`,
+            );
           }
           throw err;
         }

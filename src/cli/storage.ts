@@ -14,7 +14,10 @@ export function migrateCommand(): Command {
         ? await migrateDatabase(config.DATABASE_URL)
         : await withStore(config, async () => 0);
       if (opts.json) process.stdout.write(`${JSON.stringify({ applied })}\n`);
-      else process.stdout.write(applied === 0 ? 'database is up to date\n' : `applied ${applied} migration(s)\n`);
+      else
+        process.stdout.write(
+          applied === 0 ? 'database is up to date\n' : `applied ${applied} migration(s)\n`,
+        );
     });
 }
 

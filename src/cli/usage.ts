@@ -11,11 +11,14 @@ export class UsageError extends Error {
 /** A whole number within [min, max]. */
 export function intArg(what: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (raw: string): number => {
-    if (!/^-?\d+$/.test(raw.trim())) throw new InvalidArgumentError(`${what} must be a whole number, got "${raw}".`);
+    if (!/^-?\d+$/.test(raw.trim()))
+      throw new InvalidArgumentError(`${what} must be a whole number, got "${raw}".`);
     const n = Number(raw);
     if (n < min || n > max) {
       throw new InvalidArgumentError(
-        max === Number.MAX_SAFE_INTEGER ? `${what} must be at least ${min}.` : `${what} must be from ${min} to ${max}.`,
+        max === Number.MAX_SAFE_INTEGER
+          ? `${what} must be at least ${min}.`
+          : `${what} must be from ${min} to ${max}.`,
       );
     }
     return n;

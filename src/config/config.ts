@@ -14,7 +14,10 @@ const int = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
     .regex(/^-?\d+$/, `${name} must be a whole number`)
     .transform(Number)
     .refine((n) => n >= min && n <= max, {
-      message: max === Number.MAX_SAFE_INTEGER ? `${name} must be at least ${min}` : `${name} must be from ${min} to ${max}`,
+      message:
+        max === Number.MAX_SAFE_INTEGER
+          ? `${name} must be at least ${min}`
+          : `${name} must be from ${min} to ${max}`,
     });
 
 const url = (name: string, protocols: string[]) =>
@@ -113,7 +116,10 @@ export function parseDotenv(text: string): Record<string, string> {
  * `.env` file in the working directory when there is one; the environment wins. Empty values
  * count as unset. Throws ConfigError listing every bad value.
  */
-export function loadConfig(env: Record<string, string | undefined> = process.env, dotenvPath = '.env'): Config {
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  dotenvPath = '.env',
+): Config {
   const fromFile = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
   const merged: Record<string, string> = {};
   for (const key of Object.keys(ENV_SCHEMA.shape)) {

@@ -4,7 +4,11 @@ import type { Sql } from './connect.ts';
 const MAX_PARAMS = 60_000;
 
 /** Inserts `rows` (objects with the same keys) into `table` in as few statements as fit. */
-export async function insertRows(sql: Sql, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+export async function insertRows(
+  sql: Sql,
+  table: string,
+  rows: readonly Record<string, unknown>[],
+): Promise<void> {
   if (rows.length === 0) return;
   const width = Object.keys(rows[0] as object).length || 1;
   const chunk = Math.max(1, Math.floor(MAX_PARAMS / width));

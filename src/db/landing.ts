@@ -25,7 +25,11 @@ export interface LandingRow {
 }
 
 /** The landing row of a successful exchange. */
-export function landingOfExchange(exchange: Exchange, runId: number | null, cycle: string | null): LandingRow {
+export function landingOfExchange(
+  exchange: Exchange,
+  runId: number | null,
+  cycle: string | null,
+): LandingRow {
   return {
     runId,
     cycle,

@@ -26,7 +26,9 @@ export async function migrateDatabase(url: string): Promise<number> {
 }
 
 async function appliedCount(sql: postgres.Sql): Promise<number> {
-  const [exists] = await sql<{ t: string | null }[]>`select to_regclass('drizzle.__drizzle_migrations')::text as t`;
+  const [exists] = await sql<
+    { t: string | null }[]
+  >`select to_regclass('drizzle.__drizzle_migrations')::text as t`;
   if (!exists?.t) return 0;
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from drizzle.__drizzle_migrations`;
   return row?.n ?? 0;

@@ -71,7 +71,10 @@ export const rawResponses = pgTable(
     fetchedAt: tstz('fetched_at').notNull(),
     durationMs: integer('duration_ms'),
   },
-  (t) => [index('raw_responses_op_fetched_idx').on(t.operation, t.fetchedAt), index('raw_responses_run_idx').on(t.runId)],
+  (t) => [
+    index('raw_responses_op_fetched_idx').on(t.operation, t.fetchedAt),
+    index('raw_responses_run_idx').on(t.runId),
+  ],
 );
 
 /** One row per enterprise (PID) ever seen: the pointer to its current version. */
@@ -395,7 +398,10 @@ export const creditLedger = pgTable(
     rawResponseId: id('raw_response_id').references(() => rawResponses.id),
     billedAt: tstz('billed_at').notNull(),
   },
-  (t) => [index('credit_ledger_cycle_idx').on(t.cycle), uniqueIndex('credit_ledger_raw_key').on(t.rawResponseId)],
+  (t) => [
+    index('credit_ledger_cycle_idx').on(t.cycle),
+    uniqueIndex('credit_ledger_raw_key').on(t.rawResponseId),
+  ],
 );
 
 /** The enterprises to re-query: a keyword, its priority, and what the last refresh found. */

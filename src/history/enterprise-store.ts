@@ -285,16 +285,15 @@ export async function applyEnterprises(
   for (const [i, w] of writes.entries()) {
     const versionId = ids[i] as number;
     const e = w.o.normalized;
-    e.persons.forEach((p, k) =>
+    for (const [k, p] of e.persons.entries())
       persons.push({
         version_id: versionId,
         ordinal: k + 1,
         name: p.name,
         position: p.position,
         extra: sql.json(p.extra),
-      }),
-    );
-    e.shareholders.forEach((s, k) =>
+      });
+    for (const [k, s] of e.shareholders.entries())
       shareholders.push({
         version_id: versionId,
         ordinal: k + 1,
@@ -302,17 +301,15 @@ export async function applyEnterprises(
         type: s.type,
         shareholder_pid: s.pid,
         extra: sql.json(s.extra),
-      }),
-    );
-    e.clearingMembers.forEach((c, k) =>
+      });
+    for (const [k, c] of e.clearingMembers.entries())
       members.push({
         version_id: versionId,
         ordinal: k + 1,
         name: c.name,
         position: c.position,
         extra: sql.json(c.extra),
-      }),
-    );
+      });
   }
   await insertRows(sql, 'enterprise_persons', persons);
   await insertRows(sql, 'enterprise_shareholders', shareholders);

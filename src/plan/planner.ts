@@ -76,7 +76,8 @@ export function planCycle(input: PlanInput): Plan {
       (ids[a] as number) - (ids[b] as number),
   );
 
-  const byCredits = input.creditsPerQuery > 0 ? Math.floor(Math.max(0, input.creditBudget) / input.creditsPerQuery) : n;
+  const byCredits =
+    input.creditsPerQuery > 0 ? Math.floor(Math.max(0, input.creditBudget) / input.creditsPerQuery) : n;
   const byRate = Math.max(0, Math.floor(input.rateLimitPerMinute * input.windowMinutes));
   const maxEntries = input.maxEntries && input.maxEntries > 0 ? input.maxEntries : Number.POSITIVE_INFINITY;
   const limit = Math.min(byCredits, byRate, maxEntries);
@@ -100,7 +101,11 @@ export function planCycle(input: PlanInput): Plan {
     }
     if (entry.pid !== null) {
       if (input.donePids.has(entry.pid)) {
-        plan.skipped.push({ entry, reason: 'duplicate_pid', detail: `PID ${entry.pid} already bought this cycle` });
+        plan.skipped.push({
+          entry,
+          reason: 'duplicate_pid',
+          detail: `PID ${entry.pid} already bought this cycle`,
+        });
         continue;
       }
       const holder = heldPids.get(entry.pid);
@@ -115,7 +120,11 @@ export function planCycle(input: PlanInput): Plan {
       entry.lastCycle !== null &&
       daysBetween(entry.lastCycle, input.cycle) < PERMANENT_ERROR_QUIET_DAYS
     ) {
-      plan.skipped.push({ entry, reason: 'permanent_error_recent', detail: `${entry.lastOutcome} in cycle ${entry.lastCycle}` });
+      plan.skipped.push({
+        entry,
+        reason: 'permanent_error_recent',
+        detail: `${entry.lastOutcome} in cycle ${entry.lastCycle}`,
+      });
       continue;
     }
     if (plan.selected.length >= limit) {
@@ -137,7 +146,9 @@ export function summarizePlan(plan: Plan): string {
     return [...m].map(([k, v]) => `${v} ${k.replaceAll('_', ' ')}`).join(', ');
   };
   const parts = [`cycle ${plan.cycle}: ${plan.selected.length} selected (${plan.creditsNeeded} credits)`];
-  if (plan.deferred.length > 0) parts.push(`${plan.deferred.length} deferred (${count(plan.deferred, (d) => d.reason)})`);
-  if (plan.skipped.length > 0) parts.push(`${plan.skipped.length} skipped (${count(plan.skipped, (s) => s.reason)})`);
+  if (plan.deferred.length > 0)
+    parts.push(`${plan.deferred.length} deferred (${count(plan.deferred, (d) => d.reason)})`);
+  if (plan.skipped.length > 0)
+    parts.push(`${plan.skipped.length} skipped (${count(plan.skipped, (s) => s.reason)})`);
   return parts.join(', ');
 }

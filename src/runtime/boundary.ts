@@ -19,8 +19,10 @@ export type BoundaryDecision =
 
 /** Classifies a thrown error. */
 export function decide(err: unknown, now: Date): BoundaryDecision {
-  if (err instanceof RateLimitedError) return { kind: 'rate_limited', waitMs: rateLimitWait(err, now), message: err.message };
-  if (err instanceof UpstreamError && err.errorClass === 'permanent') return { kind: 'permanent', message: err.message };
+  if (err instanceof RateLimitedError)
+    return { kind: 'rate_limited', waitMs: rateLimitWait(err, now), message: err.message };
+  if (err instanceof UpstreamError && err.errorClass === 'permanent')
+    return { kind: 'permanent', message: err.message };
   if (err instanceof BadJobDataError) return { kind: 'permanent', message: err.message };
   return { kind: 'retry', message: err instanceof Error ? err.message : String(err) };
 }
@@ -34,7 +36,9 @@ export function parseJobData<T>(schema: ZodType<T>, data: unknown, kind: string)
   const parsed = schema.safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new BadJobDataError(`bad ${kind} job data: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim());
+    throw new BadJobDataError(
+      `bad ${kind} job data: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(),
+    );
   }
   return parsed.data;
 }

@@ -12,8 +12,8 @@ import type { LimitedOperation } from '../budget/limiter.ts';
 import { pacificDate } from '../time/cycles.ts';
 import { decide } from './boundary.ts';
 import type { JobDeps, JobReport } from './deps.ts';
-import { MAX_CONSECUTIVE_REFUSALS } from './worker.ts';
 import { RETRY_POLICY } from './queues.ts';
+import { MAX_CONSECUTIVE_REFUSALS } from './worker.ts';
 
 export interface InlineSummary {
   cycle: string;
@@ -52,7 +52,8 @@ async function withRetries(
       if (d.kind === 'permanent') return { outcome: 'failed', detail: d.message };
       if (d.kind === 'rate_limited') {
         refusals.count++;
-        if (refusals.count >= MAX_CONSECUTIVE_REFUSALS) return { outcome: 'failed', detail: `upstream keeps refusing: ${d.message}` };
+        if (refusals.count >= MAX_CONSECUTIVE_REFUSALS)
+          return { outcome: 'failed', detail: `upstream keeps refusing: ${d.message}` };
         await deps.limiter.block(op, d.waitMs);
         deps.log.warn({ label, waitMs: d.waitMs }, 'rate limited by the upstream; waiting');
         continue;
@@ -76,7 +77,10 @@ export interface InlineOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-export async function runInline(deps: Omit<JobDeps, 'enqueue'>, options: InlineOptions): Promise<InlineSummary> {
+export async function runInline(
+  deps: Omit<JobDeps, 'enqueue'>,
+  options: InlineOptions,
+): Promise<InlineSummary> {
   const sleep = options.sleep ?? realSleep;
   const summary: InlineSummary = { cycle: options.cycle, productPulls: [], enterprises: {}, failures: [] };
   const planned: number[] = [];
@@ -92,7 +96,9 @@ export async function runInline(deps: Omit<JobDeps, 'enqueue'>, options: InlineO
   const refusals = { product: { count: 0 }, enterprise: { count: 0 } };
 
   if (options.only !== 'enterprises') {
-    const pulls = options.productDates ?? scheduledPulls(pacificDate(deps.now()), deps.config.DAYBOOK_PRODUCT_LOOKBACK_DAYS);
+    const pulls =
+      options.productDates ??
+      scheduledPulls(pacificDate(deps.now()), deps.config.DAYBOOK_PRODUCT_LOOKBACK_DAYS);
     for (const p of pulls) {
       const data = { ...p, limit: deps.config.DAYBOOK_PRODUCT_LIMIT };
       const r = await withRetries(
@@ -103,7 +109,11 @@ export async function runInline(deps: Omit<JobDeps, 'enqueue'>, options: InlineO
         sleep,
         refusals.product,
       );
-      summary.productPulls.push({ date: p.date, outcome: r.outcome, ...(r.detail ? { detail: r.detail } : {}) });
+      summary.productPulls.push({
+        date: p.date,
+        outcome: r.outcome,
+        ...(r.detail ? { detail: r.detail } : {}),
+      });
       deps.log.info({ kind: 'products', date: p.date, ...r }, `products ${r.outcome}`);
     }
   }
@@ -120,12 +130,18 @@ export async function runInline(deps: Omit<JobDeps, 'enqueue'>, options: InlineO
             full,
             'enterprise-search',
             `enterprise ${watchId}`,
-            () => processEnterprise(full, { cycle: options.cycle, watchId }, `inline-enterprise-${options.cycle}-${watchId}`),
+            () =>
+              processEnterprise(
+                full,
+                { cycle: options.cycle, watchId },
+                `inline-enterprise-${options.cycle}-${watchId}`,
+              ),
             sleep,
             refusals.enterprise,
           );
           summary.enterprises[r.outcome] = (summary.enterprises[r.outcome] ?? 0) + 1;
-          if (r.outcome === 'failed') summary.failures.push({ entity: String(watchId), error: r.detail ?? '' });
+          if (r.outcome === 'failed')
+            summary.failures.push({ entity: String(watchId), error: r.detail ?? '' });
           deps.log.info(
             {
               kind: 'enterprise',

@@ -3,7 +3,7 @@
  * twice: by path (any `apiKey`, `authorization` field) and by value (the key's text anywhere in a
  * line is replaced), so it cannot leak through an error message either.
  */
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 import pretty from 'pino-pretty';
 
 export type { Logger };

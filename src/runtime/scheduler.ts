@@ -29,7 +29,11 @@ export class RedisRunCoordinator implements RunCoordinator {
 }
 
 /** The latest minute ≤ `now` (within `maxMinutes`) that `matches`; null when none. Pure. */
-export function lastTickAtOrBefore(matches: (d: Date) => boolean, now: Date, maxMinutes = 2 * 24 * 60): Date | null {
+export function lastTickAtOrBefore(
+  matches: (d: Date) => boolean,
+  now: Date,
+  maxMinutes = 2 * 24 * 60,
+): Date | null {
   const start = Math.floor(now.getTime() / 60_000) * 60_000;
   for (let i = 0; i <= maxMinutes; i++) {
     const t = new Date(start - i * 60_000);
@@ -80,10 +84,16 @@ export async function startScheduler(deps: SchedulerDeps): Promise<RunningSchedu
   const fire = async (task: TickEvent['task'], scheduledAt: Date, reason: TickEvent['reason']) => {
     try {
       const jobIds = await enqueueForTick(deps, task, scheduledAt);
-      log.info({ task, scheduledAt: scheduledAt.toISOString(), reason, jobIds }, `scheduler enqueued ${task} work`);
+      log.info(
+        { task, scheduledAt: scheduledAt.toISOString(), reason, jobIds },
+        `scheduler enqueued ${task} work`,
+      );
       events.emit('tick', { task, scheduledAt, reason, jobIds });
     } catch (err) {
-      log.error({ task, err: err instanceof Error ? err.message : String(err) }, 'scheduler could not enqueue');
+      log.error(
+        { task, err: err instanceof Error ? err.message : String(err) },
+        'scheduler could not enqueue',
+      );
     }
   };
   const tasks: ScheduledTask[] = [];

@@ -17,7 +17,10 @@ export class Closer {
         await Promise.race([
           Promise.resolve().then(close),
           new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`${name} did not close within ${timeoutMs} ms`)), timeoutMs);
+            timer = setTimeout(
+              () => reject(new Error(`${name} did not close within ${timeoutMs} ms`)),
+              timeoutMs,
+            );
           }),
         ]);
       } catch (err) {

@@ -54,7 +54,11 @@ export function startWorkers(
   const refusalsKey = `${queues.prefix}:refusals`;
 
   const wrap =
-    (kind: string, op: LimitedOperation | null, run: (job: Job) => Promise<{ report: JobReport; cycle?: string; date?: string }>) =>
+    (
+      kind: string,
+      op: LimitedOperation | null,
+      run: (job: Job) => Promise<{ report: JobReport; cycle?: string; date?: string }>,
+    ) =>
     async (job: Job): Promise<JobReport> => {
       const started = performance.now();
       const base = { kind, jobId: job.id ?? '?' };
@@ -62,7 +66,11 @@ export function startWorkers(
       try {
         const { report, cycle, date } = await run(job);
         if (op) await connection.del(`${refusalsKey}:${op}`);
-        const event: JobEvent = { ...base, outcome: report.outcome, durationMs: Math.round(performance.now() - started) };
+        const event: JobEvent = {
+          ...base,
+          outcome: report.outcome,
+          durationMs: Math.round(performance.now() - started),
+        };
         if (cycle) event.cycle = cycle;
         if (date) event.date = date;
         if (report.entity) event.entity = report.entity;
@@ -81,7 +89,10 @@ export function startWorkers(
           await queue.rateLimit(decision.waitMs);
           const refusals = await connection.incr(`${refusalsKey}:${op}`);
           await connection.pexpire(`${refusalsKey}:${op}`, 6 * 3600_000);
-          deps.log.warn({ ...ctx, waitMs: decision.waitMs, refusals }, `${kind} rate limited by the upstream`);
+          deps.log.warn(
+            { ...ctx, waitMs: decision.waitMs, refusals },
+            `${kind} rate limited by the upstream`,
+          );
           events.emit('job', { ...ctx, outcome: 'rate_limited', detail: decision.message });
           if (refusals >= MAX_CONSECUTIVE_REFUSALS && dataOf.cycle) {
             await pauseCycle(
@@ -89,7 +100,10 @@ export function startWorkers(
               dataOf.cycle,
               `the upstream refused ${refusals} calls in a row (a daily call cap?): stopped for the cycle`,
             );
-            deps.log.error({ cycle: dataOf.cycle, refusals }, 'upstream keeps refusing: enterprise work paused for the cycle');
+            deps.log.error(
+              { cycle: dataOf.cycle, refusals },
+              'upstream keeps refusing: enterprise work paused for the cycle',
+            );
           }
           throw Worker.RateLimitError();
         }
@@ -99,13 +113,22 @@ export function startWorkers(
           throw new UnrecoverableError(decision.message);
         }
         const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-        deps.log.warn({ ...ctx, attempt: job.attemptsMade + 1, error: decision.message }, `${kind} ${last ? 'failed' : 'will retry'}`);
+        deps.log.warn(
+          { ...ctx, attempt: job.attemptsMade + 1, error: decision.message },
+          `${kind} ${last ? 'failed' : 'will retry'}`,
+        );
         events.emit('job', { ...ctx, outcome: last ? 'failed' : 'retrying', detail: decision.message });
         throw err;
       }
     };
 
-  const common = { connection, prefix: queues.prefix, lockDuration, stalledInterval: 30_000, maxStalledCount: 3 };
+  const common = {
+    connection,
+    prefix: queues.prefix,
+    lockDuration,
+    stalledInterval: 30_000,
+    maxStalledCount: 3,
+  };
   const workers = [
     new Worker(
       QUEUE_NAMES.enterprise,

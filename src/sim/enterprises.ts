@@ -89,7 +89,11 @@ function generate(seed: number, size: number): SimEnterprise[] {
     const rng = rngFor(seed, 'enterprise', i);
     let pid = '';
     do {
-      pid = Array.from({ length: 4 }, () => Math.floor(rng.next() * 0x1_0000_0000).toString(16).padStart(8, '0')).join('');
+      pid = Array.from({ length: 4 }, () =>
+        Math.floor(rng.next() * 0x1_0000_0000)
+          .toString(16)
+          .padStart(8, '0'),
+      ).join('');
     } while (pids.has(pid));
     pids.add(pid);
     const province = rng.weighted(provinceWeights);
@@ -99,7 +103,9 @@ function generate(seed: number, size: number): SimEnterprise[] {
     const form = formFor(typeCode);
     let name = '';
     for (let attempt = 0; ; attempt++) {
-      const trade = Array.from({ length: rng.int(2, attempt > 5 ? 4 : 3) }, () => rng.pick(TRADE_CHARS)).join('');
+      const trade = Array.from({ length: rng.int(2, attempt > 5 ? 4 : 3) }, () => rng.pick(TRADE_CHARS)).join(
+        '',
+      );
       const city = rng.chance(0.7) ? p.name + (rng.chance(0.5) ? '市' : '') : '';
       name = `${city}${trade}${industry.word}${form}`;
       if (!names.has(name)) break;
@@ -130,7 +136,9 @@ function generate(seed: number, size: number): SimEnterprise[] {
     const status = rng.chance(0.85) ? rng.weighted(GOOD_STATUSES) : rng.weighted(BAD_STATUSES);
     const revoked = status.includes('吊销') || status === '撤销';
     const legal = personName(rng);
-    const persons: SimPerson[] = [{ NAME: legal, POSITION: rng.pick(['执行董事', '执行董事兼总经理', '董事长']) }];
+    const persons: SimPerson[] = [
+      { NAME: legal, POSITION: rng.pick(['执行董事', '执行董事兼总经理', '董事长']) },
+    ];
     const nPersons = rng.int(1, 10);
     while (persons.length < nPersons) {
       const n = personName(rng);
@@ -144,7 +152,11 @@ function generate(seed: number, size: number): SimEnterprise[] {
         if (j === i) j = (j + 1) % size;
         const other = skeletons[j] as Skeleton;
         if (shareholders.some((x) => x.PID === other.pid)) continue;
-        shareholders.push({ PID: other.pid, INV: other.name, INVTYPE: rng.pick(ENTERPRISE_SHAREHOLDER_TYPES) });
+        shareholders.push({
+          PID: other.pid,
+          INV: other.name,
+          INVTYPE: rng.pick(ENTERPRISE_SHAREHOLDER_TYPES),
+        });
       } else {
         const n = k === 0 ? legal : personName(rng);
         if (shareholders.some((x) => x.INV === n)) continue;
@@ -159,7 +171,11 @@ function generate(seed: number, size: number): SimEnterprise[] {
       HISTORYNAME: '',
       IS_LISTED: listed as 0 | 1,
       LEGALPERSON: legal,
-      LEGALPERSONDESC: s.typeCode.startsWith('45') ? '执行事务合伙人' : s.typeCode.startsWith('2') ? '负责人' : '法定代表人',
+      LEGALPERSONDESC: s.typeCode.startsWith('45')
+        ? '执行事务合伙人'
+        : s.typeCode.startsWith('2')
+          ? '负责人'
+          : '法定代表人',
       ESDATE: iso(esDate),
       SCONFORM: rng.chance(0.7) ? '货币' : '',
       REGNO: makeRegno(rng, s.division),
@@ -198,7 +214,12 @@ function generate(seed: number, size: number): SimEnterprise[] {
   });
 }
 
-type Mutation = (e: SimEnterprise, rng: Rng, world: readonly SimEnterprise[], names: Set<string>) => string | null;
+type Mutation = (
+  e: SimEnterprise,
+  rng: Rng,
+  world: readonly SimEnterprise[],
+  names: Set<string>,
+) => string | null;
 
 const MUTATIONS: [string, number, Mutation][] = [
   [
@@ -241,7 +262,8 @@ const MUTATIONS: [string, number, Mutation][] = [
     (e, rng) => {
       const n = personName(rng);
       e.LEGALPERSON = n;
-      if (!e.PERSONS.some((p) => p.NAME === n)) e.PERSONS = [{ NAME: n, POSITION: '执行董事' }, ...e.PERSONS].slice(0, 10);
+      if (!e.PERSONS.some((p) => p.NAME === n))
+        e.PERSONS = [{ NAME: n, POSITION: '执行董事' }, ...e.PERSONS].slice(0, 10);
       return 'legal_representative';
     },
   ],
@@ -322,7 +344,10 @@ const MUTATIONS: [string, number, Mutation][] = [
         if (rng.chance(0.3) && world.length > 1) {
           const other = rng.pick(world);
           if (other.PID === e.PID || e.BE_INVEST.some((s) => s.PID === other.PID)) return null;
-          e.BE_INVEST = [...e.BE_INVEST, { PID: other.PID, INV: other.ENTNAME, INVTYPE: rng.pick(ENTERPRISE_SHAREHOLDER_TYPES) }];
+          e.BE_INVEST = [
+            ...e.BE_INVEST,
+            { PID: other.PID, INV: other.ENTNAME, INVTYPE: rng.pick(ENTERPRISE_SHAREHOLDER_TYPES) },
+          ];
         } else {
           const n = personName(rng);
           if (e.BE_INVEST.some((s) => s.INV === n)) return null;

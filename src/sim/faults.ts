@@ -5,7 +5,7 @@
  * from the seed, the operation, the request parameters and how many times those parameters were
  * asked before, so the same run of requests meets the same faults whatever their interleaving.
  */
-import { Rng } from './rng.ts';
+import type { Rng } from './rng.ts';
 
 export const FAULT_KINDS = [
   'latency',
@@ -42,7 +42,10 @@ export class FaultSpecError extends Error {
 export function parseFaultSpec(spec: string): FaultSpec {
   const rates: Partial<Record<FaultKind, number>> = {};
   let latencyMs: [number, number] = [100, 1000];
-  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([a-z0-9]+)(?:[=:]([0-9.]+))?(?:@(\d+)(?:-(\d+))?)?$/.exec(part);
     if (!m) throw new FaultSpecError(`fault "${part}" is not KIND[=PROBABILITY][@MIN-MAX]`);
     const kind = m[1] as FaultKind;
@@ -121,7 +124,10 @@ const DROPPABLE_ENTERPRISE_FIELDS = [
  */
 export function driftEnterprise(content: Record<string, unknown>, rng: Rng): Record<string, unknown> {
   const out: Record<string, unknown> = { ...content };
-  const variants = rng.sample(['extra', 'missing', 'regcapString', 'optoText', 'datesNoZ', 'datesNoMs'], rng.int(1, 3));
+  const variants = rng.sample(
+    ['extra', 'missing', 'regcapString', 'optoText', 'datesNoZ', 'datesNoMs'],
+    rng.int(1, 3),
+  );
   for (const v of variants) {
     switch (v) {
       case 'extra':
@@ -159,11 +165,16 @@ export function driftProduct(product: Record<string, unknown>, rng: Rng): Record
   for (const v of rng.sample(['extra', 'missing', 'countsAsText'], rng.int(1, 2))) {
     switch (v) {
       case 'extra':
-        out.slug = String(out.name ?? '').toLowerCase().replace(/[^a-z0-9]+/g, '-');
+        out.slug = String(out.name ?? '')
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-');
         out.reviews_rating = rng.int(30, 50) / 10;
         break;
       case 'missing':
-        for (const f of rng.sample(['description', 'thumbnail', 'product_links', 'featured_at'], rng.int(1, 2))) {
+        for (const f of rng.sample(
+          ['description', 'thumbnail', 'product_links', 'featured_at'],
+          rng.int(1, 2),
+        )) {
           delete out[f];
         }
         break;

@@ -24,7 +24,8 @@ export class SlidingWindowLimiter {
     let drop = 0;
     while (drop < times.length && (times[drop] as number) <= from) drop++;
     if (drop > 0) times.splice(0, drop);
-    if (times.length >= limit) return Math.max(1, (times[times.length - limit] as number) + this.windowMs - nowMs);
+    if (times.length >= limit)
+      return Math.max(1, (times[times.length - limit] as number) + this.windowMs - nowMs);
     times.push(nowMs);
     return 0;
   }

@@ -141,7 +141,11 @@ export class Simulator {
 
   constructor(options: SimOptions) {
     this.options = options;
-    this.enterprises = new EnterpriseWorld({ seed: options.seed, size: options.enterprises, epoch: options.epoch });
+    this.enterprises = new EnterpriseWorld({
+      seed: options.seed,
+      size: options.enterprises,
+      epoch: options.epoch,
+    });
     this.products = new ProductWorld({ seed: options.seed, epoch: options.epoch });
     let i = 0;
     for (const [key, credits] of options.keys) this.setCredits(key, credits, `key${++i}`);
@@ -236,12 +240,17 @@ export class Simulator {
   /** Authenticates, applies the rate limit and the daily cap. Returns the account. */
   admit(operation: SimOperation, authorization: string | undefined): KeyAccount {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-    if (!m) throw new SimError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API_KEY>');
+    if (!m)
+      throw new SimError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API_KEY>');
     const key = m[1] as string;
     const account = this.accounts.get(key);
     if (!account) throw new SimError('unauthorized', 'Invalid API key');
     account.requests++;
-    const waitMs = this.limiter.tryAcquire(`${account.id}|${operation}`, this.options.rateLimits[operation], Date.now());
+    const waitMs = this.limiter.tryAcquire(
+      `${account.id}|${operation}`,
+      this.options.rateLimits[operation],
+      Date.now(),
+    );
     if (waitMs > 0) {
       this.counters.rateLimited[operation]++;
       throw new SimError(
@@ -288,7 +297,10 @@ export class Simulator {
   searchEnterprise(account: KeyAccount, params: Record<string, string>, plan: FaultPlan): unknown {
     const name = (params.ent_name ?? '').trim();
     if (name.length === 0 || Array.from(name).length > 100) {
-      throw new SimError('invalid_parameter', 'Please provide a valid enterprise name keyword (1-100 characters)');
+      throw new SimError(
+        'invalid_parameter',
+        'Please provide a valid enterprise name keyword (1-100 characters)',
+      );
     }
     this.checkCredits('enterprise-search', account);
     const found = this.world().match(name);
@@ -343,7 +355,8 @@ export class Simulator {
     if (raw === undefined || raw.trim() === '') return this.options.defaultLimit;
     const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
     if (n >= 1 && n <= 20) return n;
-    if (this.options.badLimitCode === 'clamp') return Number.isNaN(n) ? this.options.defaultLimit : Math.min(Math.max(n, 1), 20);
+    if (this.options.badLimitCode === 'clamp')
+      return Number.isNaN(n) ? this.options.defaultLimit : Math.min(Math.max(n, 1), 20);
     throw new SimError(this.options.badLimitCode, `limit must be a whole number from 1 to 20, got "${raw}"`);
   }
 }
@@ -431,7 +444,8 @@ function buildApp(sim: Simulator): FastifyInstance {
         if (!(err instanceof SimError)) throw err;
         sim.count(operation, err.code);
         const status = sim.options.errorStatus === 'http' ? (HTTP_STATUS[err.code] ?? 400) : 200;
-        if (err.retryAfterS !== null && sim.options.retryAfter) reply.header('Retry-After', String(err.retryAfterS));
+        if (err.retryAfterS !== null && sim.options.retryAfter)
+          reply.header('Retry-After', String(err.retryAfterS));
         reply.code(status).send({ status: 'error', error: { code: err.code, message: err.message } });
         return;
       }
@@ -503,7 +517,9 @@ const HTML_PAGE = `<!DOCTYPE html>
 function sendGatewayFault(kind: string, reply: FastifyReply, held: Set<Socket>): void {
   switch (kind) {
     case '500':
-      reply.code(500).send({ status: 'error', error: { code: 'internal_error', message: 'Internal server error' } });
+      reply
+        .code(500)
+        .send({ status: 'error', error: { code: 'internal_error', message: 'Internal server error' } });
       return;
     case '502':
       reply.code(502).type('text/html').send(HTML_PAGE);
@@ -512,10 +528,16 @@ function sendGatewayFault(kind: string, reply: FastifyReply, held: Set<Socket>):
       reply.code(503).type('text/plain').send('Service Unavailable');
       return;
     case 'html':
-      reply.code(200).type('text/html').send('<html><body><h1>Please wait while we check your browser...</h1></body></html>');
+      reply
+        .code(200)
+        .type('text/html')
+        .send('<html><body><h1>Please wait while we check your browser...</h1></body></html>');
       return;
     case 'error200':
-      reply.code(200).send({ status: 'error', error: { code: 'internal_error', message: 'Temporary failure, try again' } });
+      reply.code(200).send({
+        status: 'error',
+        error: { code: 'internal_error', message: 'Temporary failure, try again' },
+      });
       return;
     case 'reset':
       reply.hijack();

@@ -7,14 +7,14 @@
  */
 import type { z } from 'zod';
 import {
+  AuthenticationError,
   errorForCode,
   MalformedBodyError,
   NetworkError,
   type Operation,
+  RateLimitedError,
   type RequestContext,
   type ResponseContext,
-  AuthenticationError,
-  RateLimitedError,
   ServerError,
   TimeoutError,
   UnexpectedResponseError,
@@ -22,12 +22,7 @@ import {
 } from './errors.ts';
 import { checkEntName, checkListDate, checkListLimit, checkProductName } from './params.ts';
 import { parseRetryAfter } from './retry-after.ts';
-import {
-  EnterpriseSuccess,
-  ErrorBody,
-  ProductDetailSuccess,
-  ProductListSuccess,
-} from './schemas.ts';
+import { EnterpriseSuccess, ErrorBody, ProductDetailSuccess, ProductListSuccess } from './schemas.ts';
 
 export interface ClientOptions {
   /** e.g. https://api.example.com (without /v1). */
@@ -118,11 +113,21 @@ export class UpstreamClient {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      throw this.#transportError(err, request, { httpStatus: null, bodyText: null, durationMs: elapsed(), fetchedAt });
+      throw this.#transportError(err, request, {
+        httpStatus: null,
+        bodyText: null,
+        durationMs: elapsed(),
+        fetchedAt,
+      });
     }
 
     const { text, error: readError } = await readBody(res);
-    const response: ResponseContext = { httpStatus: res.status, bodyText: text, durationMs: elapsed(), fetchedAt };
+    const response: ResponseContext = {
+      httpStatus: res.status,
+      bodyText: text,
+      durationMs: elapsed(),
+      fetchedAt,
+    };
     if (readError) throw this.#transportError(readError, request, response);
 
     const exchange: Exchange = { operation, params, ...response, bodyJson: parseJson(text) };
@@ -152,10 +157,17 @@ export class UpstreamClient {
     const retryAfterMs = parseRetryAfter(retryAfterHeader, this.#now());
     const where = `${request.operation} (HTTP ${status})`;
     if (exchange.bodyJson === undefined) {
-      if (status === 429) return new RateLimitedError(`${where}: rate limited`, request, response, retryAfterMs);
-      if (status >= 500) return new ServerError(`${where}: server error with a non-JSON body`, request, response);
+      if (status === 429)
+        return new RateLimitedError(`${where}: rate limited`, request, response, retryAfterMs);
+      if (status >= 500)
+        return new ServerError(`${where}: server error with a non-JSON body`, request, response);
       if (status === 401 || status === 403) {
-        return new AuthenticationError('unauthorized', `${where}: the API key was refused`, request, response);
+        return new AuthenticationError(
+          'unauthorized',
+          `${where}: the API key was refused`,
+          request,
+          response,
+        );
       }
       return new MalformedBodyError(
         `${where}: the body is not JSON (${describeText(response.bodyText)})`,
@@ -166,7 +178,13 @@ export class UpstreamClient {
     const errorBody = ErrorBody.safeParse(exchange.bodyJson);
     if (errorBody.success) {
       const { code, message } = errorBody.data.error;
-      const error = errorForCode(code, `${where}: ${code}: ${message ?? 'no message'}`, request, response, retryAfterMs);
+      const error = errorForCode(
+        code,
+        `${where}: ${code}: ${message ?? 'no message'}`,
+        request,
+        response,
+        retryAfterMs,
+      );
       // An undocumented code on a 5xx is a server fault; on a 401/403 it is the key.
       if (error.name === 'UnknownErrorCodeError' && status >= 500) {
         return new ServerError(error.message, request, response);
@@ -176,7 +194,8 @@ export class UpstreamClient {
       }
       return error;
     }
-    if (status === 429) return new RateLimitedError(`${where}: rate limited`, request, response, retryAfterMs);
+    if (status === 429)
+      return new RateLimitedError(`${where}: rate limited`, request, response, retryAfterMs);
     if (status >= 500) return new ServerError(`${where}: server error`, request, response);
     if (status === 401 || status === 403) {
       return new AuthenticationError('unauthorized', `${where}: the API key was refused`, request, response);
@@ -195,7 +214,8 @@ export class UpstreamClient {
       );
     }
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-    const detail = cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : String(cause);
+    const detail =
+      cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : String(cause);
     return new NetworkError(`${request.operation}: connection failed (${detail})`, request, response, err);
   }
 }

@@ -20,10 +20,14 @@ export function charLength(s: string): number {
 /** The enterprise keyword to send: trimmed, 1 to 100 characters, no control characters. */
 export function checkEntName(raw: string): string {
   const name = raw.trim();
-  if (name.length === 0) throw new InvalidRequestError('ent_name', 'ent_name is empty: give an enterprise name');
+  if (name.length === 0)
+    throw new InvalidRequestError('ent_name', 'ent_name is empty: give an enterprise name');
   const n = charLength(name);
   if (n > ENT_NAME_MAX) {
-    throw new InvalidRequestError('ent_name', `ent_name is ${n} characters long; the upstream allows at most ${ENT_NAME_MAX}`);
+    throw new InvalidRequestError(
+      'ent_name',
+      `ent_name is ${n} characters long; the upstream allows at most ${ENT_NAME_MAX}`,
+    );
   }
   if (CONTROL.test(name)) throw new InvalidRequestError('ent_name', 'ent_name contains a control character');
   return name;
@@ -43,11 +47,17 @@ export function checkListDate(raw: string): string {
 export function checkListLimit(raw: number | string): number {
   const text = String(raw).trim();
   if (!/^\d+$/.test(text)) {
-    throw new InvalidRequestError('limit', `limit "${raw}" is not a whole number from 1 to ${LIST_LIMIT_MAX}`);
+    throw new InvalidRequestError(
+      'limit',
+      `limit "${raw}" is not a whole number from 1 to ${LIST_LIMIT_MAX}`,
+    );
   }
   const limit = Number(text);
   if (limit < 1 || limit > LIST_LIMIT_MAX) {
-    throw new InvalidRequestError('limit', `limit ${limit} is out of range: it must be from 1 to ${LIST_LIMIT_MAX}`);
+    throw new InvalidRequestError(
+      'limit',
+      `limit ${limit} is out of range: it must be from 1 to ${LIST_LIMIT_MAX}`,
+    );
   }
   return limit;
 }
@@ -56,6 +66,7 @@ export function checkListLimit(raw: number | string): number {
 export function checkProductName(raw: string): string {
   const name = raw.trim();
   if (name.length === 0) throw new InvalidRequestError('product_name', 'product_name is empty');
-  if (CONTROL.test(name)) throw new InvalidRequestError('product_name', 'product_name contains a control character');
+  if (CONTROL.test(name))
+    throw new InvalidRequestError('product_name', 'product_name contains a control character');
   return name;
 }

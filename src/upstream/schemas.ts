@@ -19,7 +19,10 @@ export const Person = z.looseObject({
 });
 
 export const Shareholder = z.looseObject({
-  PID: z.union([z.string(), z.number()]).transform((v) => String(v)).nullish(),
+  PID: z
+    .union([z.string(), z.number()])
+    .transform((v) => String(v))
+    .nullish(),
   INV: text,
   INVTYPE: text,
 });

@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyEnterprises, type EnterpriseObservation, markDisappeared } from '../../src/history/enterprise-store.ts';
+import {
+  applyEnterprises,
+  type EnterpriseObservation,
+  markDisappeared,
+} from '../../src/history/enterprise-store.ts';
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { EnterpriseRecord } from '../../src/upstream/schemas.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
-export function record(overrides: Record<string, unknown> = {}): EnterpriseRecord {
+function record(overrides: Record<string, unknown> = {}): EnterpriseRecord {
   return EnterpriseRecord.parse({
     PID: 'p-0001',
     ENTNAME: '上海星辰信息科技有限公司',
@@ -48,7 +52,13 @@ export function record(overrides: Record<string, unknown> = {}): EnterpriseRecor
 }
 
 function obs(r: EnterpriseRecord, at: string, cycle = at.slice(0, 10)): EnterpriseObservation {
-  return { normalized: normalizeEnterprise(r), fetchedAt: new Date(at), rawResponseId: null, cycle, keyword: r.ENTNAME };
+  return {
+    normalized: normalizeEnterprise(r),
+    fetchedAt: new Date(at),
+    rawResponseId: null,
+    cycle,
+    keyword: r.ENTNAME,
+  };
 }
 
 describe('enterprise history (SCD type 2) in Postgres', () => {
@@ -63,7 +73,14 @@ describe('enterprise history (SCD type 2) in Postgres', () => {
       select version, is_current, valid_to, ent_status from enterprise_versions where pid = ${pid} order by version`;
   const changes = async (pid: string) =>
     t.sql<
-      { category: string; field: string; kind: string; before: string | null; after: string | null; severity: string }[]
+      {
+        category: string;
+        field: string;
+        kind: string;
+        before: string | null;
+        after: string | null;
+        severity: string;
+      }[]
     >`
       select category, field, kind, before, after, severity from enterprise_changes where pid = ${pid} order by id`;
 
@@ -80,7 +97,9 @@ describe('enterprise history (SCD type 2) in Postgres', () => {
     const s = await applyEnterprises(t.sql, [obs(record(), '2026-11-21T20:00:00Z')]);
     expect(s).toMatchObject({ unchanged: 1, initial: 0, changed: 0 });
     expect(await versions('p-0001')).toHaveLength(1);
-    const [e] = await t.sql<{ last_seen_at: Date }[]>`select last_seen_at from enterprises where pid = 'p-0001'`;
+    const [e] = await t.sql<
+      { last_seen_at: Date }[]
+    >`select last_seen_at from enterprises where pid = 'p-0001'`;
     expect(e?.last_seen_at.toISOString()).toBe('2026-11-21T20:00:00.000Z');
   });
 
@@ -102,7 +121,11 @@ describe('enterprise history (SCD type 2) in Postgres', () => {
     const rows = await changes('p-0001');
     const byCategory = Object.fromEntries(rows.map((r) => [r.category, r]));
     expect(byCategory.status).toMatchObject({ before: '存续', after: '注销', severity: 'high' });
-    expect(byCategory.legal_representative).toMatchObject({ before: '张伟', after: '王芳', severity: 'medium' });
+    expect(byCategory.legal_representative).toMatchObject({
+      before: '张伟',
+      after: '王芳',
+      severity: 'medium',
+    });
     expect(byCategory.registered_capital).toMatchObject({ kind: 'modified', severity: 'medium' });
     expect(byCategory.key_personnel).toMatchObject({ kind: 'removed', severity: 'low' });
   });
@@ -127,7 +150,8 @@ describe('enterprise history (SCD type 2) in Postgres', () => {
     const s = await applyEnterprises(t.sql, [obs(record({ ENTSTATUS: '吊销' }), '2026-11-21T21:00:00Z')]);
     expect(s.stale).toBe(1);
     expect(await versions('p-0001')).toEqual(before);
-    const [o] = await t.sql`select kind from enterprise_observations where pid = 'p-0001' order by id desc limit 1`;
+    const [o] =
+      await t.sql`select kind from enterprise_observations where pid = 'p-0001' order by id desc limit 1`;
     expect(o?.kind).toBe('stale_ignored');
   });
 
@@ -144,7 +168,9 @@ describe('enterprise history (SCD type 2) in Postgres', () => {
     expect(n).toBe(1);
     const s = await applyEnterprises(t.sql, [obs(record({ OPLOC: '上海市徐汇区' }), '2026-11-26T20:00:00Z')]);
     expect(s.reappeared).toBe(1);
-    const kinds = await t.sql<{ kind: string }[]>`select kind from enterprise_observations where pid = 'p-0001' order by id`;
+    const kinds = await t.sql<
+      { kind: string }[]
+    >`select kind from enterprise_observations where pid = 'p-0001' order by id`;
     expect(kinds.map((k) => k.kind)).toEqual(['initial', 'stale_ignored', 'disappeared', 'reappeared']);
     expect((await versions('p-0001')).length).toBe(5);
   });
@@ -182,7 +208,12 @@ describe('enterprise history (SCD type 2) in Postgres', () => {
 
   it('the analytics view shows the current record with its children', async () => {
     const [row] = await t.sql`select * from analytics.enterprise_current where pid = 'p-batch'`;
-    expect(row).toMatchObject({ ent_status: '在业', version: 2, capital_currency: 'CNY', capital_amount: '5000000' });
+    expect(row).toMatchObject({
+      ent_status: '在业',
+      version: 2,
+      capital_currency: 'CNY',
+      capital_amount: '5000000',
+    });
     expect(row?.shareholders).toEqual([
       { name: '张伟', type: '自然人股东', pid: null },
       { name: '北京华拓电子有限公司', type: '企业法人', pid: 'p-0002' },

@@ -53,7 +53,9 @@ describe('product history in Postgres', () => {
     for (const r of rows) {
       if (r.votes.length === 2) expect(r.votes[1]).toBeGreaterThanOrEqual(r.votes[0] as number);
     }
-    expect(rows.some((r) => r.votes.length === 2 && (r.votes[1] as number) > (r.votes[0] as number))).toBe(true);
+    expect(rows.some((r) => r.votes.length === 2 && (r.votes[1] as number) > (r.votes[0] as number))).toBe(
+      true,
+    );
   });
 
   it('comments are kept once across pulls', async () => {

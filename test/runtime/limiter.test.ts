@@ -32,13 +32,17 @@ describe('the global rate limiter in Redis', () => {
     await other.quit();
     // In any window of 1100 ms there are at most 5 admissions.
     for (let i = 0; i < admitted.length; i++) {
-      const within = admitted.filter((t) => t >= (admitted[i] as number) && t < (admitted[i] as number) + 1090);
+      const within = admitted.filter(
+        (t) => t >= (admitted[i] as number) && t < (admitted[i] as number) + 1090,
+      );
       expect(within.length).toBeLessThanOrEqual(5);
     }
     expect(admitted.length).toBeGreaterThanOrEqual(6);
     // Starts are spread, not bursted.
     for (let i = 1; i < admitted.length; i++) {
-      expect((admitted[i] as number) - (admitted[i - 1] as number)).toBeGreaterThanOrEqual(minGapMs(rule) - 5);
+      expect((admitted[i] as number) - (admitted[i - 1] as number)).toBeGreaterThanOrEqual(
+        minGapMs(rule) - 5,
+      );
     }
   });
 

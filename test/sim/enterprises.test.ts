@@ -6,7 +6,8 @@ import { addDays } from '../../src/time/cycles.ts';
 
 describe('registry codes', () => {
   it("accepts DOMAIN.md's valid examples", () => {
-    for (const c of ['91110000600037341L', '91310115342050446K', '9152000071430580XT']) expect(isValidUscc(c)).toBe(true);
+    for (const c of ['91110000600037341L', '91310115342050446K', '9152000071430580XT'])
+      expect(isValidUscc(c)).toBe(true);
     for (const c of ['310141000157096', '370902601053030']) expect(isValidRegno(c)).toBe(true);
   });
   it('rejects a code with a wrong check character or a letter outside the set', () => {
@@ -43,7 +44,9 @@ describe('the enterprise world', () => {
       expect(e.ESDATE).toMatch(/^\d{4}-\d{2}-\d{2}T00:00:00\.000Z$/);
       expect([0, 1]).toContain(e.IS_LISTED);
     }
-    const optos = new Set(all.map((e) => (/^\d{4}-/.test(e.OPTO) ? (e.OPTO === '9999-12-31' ? 'perpetual' : 'date') : e.OPTO)));
+    const optos = new Set(
+      all.map((e) => (/^\d{4}-/.test(e.OPTO) ? (e.OPTO === '9999-12-31' ? 'perpetual' : 'date') : e.OPTO)),
+    );
     expect([...optos]).toEqual(expect.arrayContaining(['perpetual', 'date', '长期']));
     const statuses = new Set(all.map((e) => e.ENTSTATUS));
     expect([...statuses]).toEqual(expect.arrayContaining(['存续', '在业', '注销']));

@@ -35,7 +35,8 @@ export default async function setup(project: TestProject): Promise<void> {
     const stale = await admin<{ datname: string }[]>`
       select datname from pg_database where datname like 'daybook_t\\_%'
         and (pg_stat_file('base/' || oid || '/PG_VERSION', true)).modification < now() - interval '1 hour'`;
-    for (const { datname } of stale) await admin.unsafe(`drop database if exists "${datname}" with (force)`).catch(() => {});
+    for (const { datname } of stale)
+      await admin.unsafe(`drop database if exists "${datname}" with (force)`).catch(() => {});
   } finally {
     await admin.end();
   }

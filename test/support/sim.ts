@@ -1,6 +1,12 @@
 /** Test harness: a simulator on a free loopback port, and a client for it. */
+
+import {
+  defaultSimOptions,
+  type RunningSimulator,
+  type SimOptions,
+  startSimulator,
+} from '../../src/sim/server.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
-import { defaultSimOptions, type RunningSimulator, type SimOptions, startSimulator } from '../../src/sim/server.ts';
 
 export const TEST_KEY = 'sk-test-4f9c2a';
 

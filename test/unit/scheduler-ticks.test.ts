@@ -12,8 +12,12 @@ function matcher(expression: string, timezone = 'Asia/Shanghai') {
 describe('scheduler tick maths', () => {
   it('finds the latest 03:30 Beijing tick before a moment, in the Shanghai zone', () => {
     const m = matcher('30 3 * * *');
-    expect(lastTickAtOrBefore(m, new Date('2026-11-22T00:00:00Z'))?.toISOString()).toBe('2026-11-21T19:30:00.000Z');
-    expect(lastTickAtOrBefore(m, new Date('2026-11-21T19:29:00Z'))?.toISOString()).toBe('2026-11-20T19:30:00.000Z');
+    expect(lastTickAtOrBefore(m, new Date('2026-11-22T00:00:00Z'))?.toISOString()).toBe(
+      '2026-11-21T19:30:00.000Z',
+    );
+    expect(lastTickAtOrBefore(m, new Date('2026-11-21T19:29:00Z'))?.toISOString()).toBe(
+      '2026-11-20T19:30:00.000Z',
+    );
   });
 
   it('names the cycle of a tick by its scheduled time, across a date change and a leap day', () => {

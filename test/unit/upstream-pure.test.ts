@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import { SlidingWindowLimiter } from '../../src/sim/ratelimit.ts';
-import { parseRetryAfter } from '../../src/upstream/retry-after.ts';
 import { charLength, checkEntName, checkListLimit } from '../../src/upstream/params.ts';
+import { parseRetryAfter } from '../../src/upstream/retry-after.ts';
 
 describe('Retry-After', () => {
   const now = new Date('2026-11-22T00:00:00Z');

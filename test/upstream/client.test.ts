@@ -55,7 +55,10 @@ describe('the client against the simulator', () => {
   });
 
   it('finds an enterprise by a partial name and by its former name', async () => {
-    const withFormer = sim.sim.world().all().find((e) => e.HISTORYNAME !== '');
+    const withFormer = sim.sim
+      .world()
+      .all()
+      .find((e) => e.HISTORYNAME !== '');
     expect(withFormer).toBeDefined();
     const byFormer = await clientFor(sim).searchEnterprise(withFormer?.HISTORYNAME ?? '');
     expect(byFormer.data.metadata.content.PID).toBe(withFormer?.PID);
@@ -105,7 +108,11 @@ describe('the client against the simulator', () => {
       ['an empty enterprise name', () => clientFor(sim).searchEnterprise(''), 'ent_name'],
       ['a blank enterprise name', () => clientFor(sim).searchEnterprise('   '), 'ent_name'],
       ['a name of 101 characters', () => clientFor(sim).searchEnterprise('公'.repeat(101)), 'ent_name'],
-      ['a name with a control character', () => clientFor(sim).searchEnterprise('上海\u0007公司'), 'ent_name'],
+      [
+        'a name with a control character',
+        () => clientFor(sim).searchEnterprise('上海\u0007公司'),
+        'ent_name',
+      ],
       ['2026-02-30', () => clientFor(sim).listProducts('2026-02-30'), 'date'],
       ['2026-1-1', () => clientFor(sim).listProducts('2026-1-1'), 'date'],
       ['an empty date', () => clientFor(sim).listProducts(''), 'date'],
@@ -151,7 +158,13 @@ describe('the client against the simulator', () => {
     const secret = 'sk-very-secret-9d1e77';
     const client = clientFor(sim, secret);
     const err = await failure(client.searchEnterprise(name));
-    const shown = [err.message, JSON.stringify(err), inspect(err, { depth: 10 }), inspect(client), JSON.stringify(client)];
+    const shown = [
+      err.message,
+      JSON.stringify(err),
+      inspect(err, { depth: 10 }),
+      inspect(client),
+      JSON.stringify(client),
+    ];
     for (const text of shown) expect(text).not.toContain(secret);
   });
 });
@@ -200,7 +213,9 @@ describe('the simulator HTTP surface', () => {
   });
 
   it('answers the product-listing codes: missing_parameters, invalid_date, both parameters, bad limit', async () => {
-    expect((await rawGet(sim, '/v1/product-listing')).json).toMatchObject({ error: { code: 'missing_parameters' } });
+    expect((await rawGet(sim, '/v1/product-listing')).json).toMatchObject({
+      error: { code: 'missing_parameters' },
+    });
     expect((await rawGet(sim, '/v1/product-listing?date=2026-1-1')).json).toMatchObject({
       error: { code: 'invalid_date' },
     });
@@ -243,7 +258,11 @@ describe('configurable gaps of the spec', () => {
   });
 
   it('can use another code for date with product_name and clamp a bad limit', async () => {
-    const sim = await startTestSim({ bothParamsCode: 'missing_parameters', badLimitCode: 'clamp', defaultLimit: 20 });
+    const sim = await startTestSim({
+      bothParamsCode: 'missing_parameters',
+      badLimitCode: 'clamp',
+      defaultLimit: 20,
+    });
     try {
       expect((await rawGet(sim, '/v1/product-listing?date=2026-11-18&product_name=x')).json).toMatchObject({
         error: { code: 'missing_parameters' },
@@ -313,7 +332,9 @@ describe('the rate limit', () => {
       await failure(clientFor(sim).searchEnterprise('Zzyzx 1'));
       await failure(clientFor(sim).searchEnterprise('Zzyzx 2'));
       expect(await failure(clientFor(sim).searchEnterprise('Zzyzx 3'))).toBeInstanceOf(RateLimitedError);
-      expect(await failure(clientFor(sim, 'sk-other').searchEnterprise('Zzyzx 3'))).toBeInstanceOf(NotFoundError);
+      expect(await failure(clientFor(sim, 'sk-other').searchEnterprise('Zzyzx 3'))).toBeInstanceOf(
+        NotFoundError,
+      );
     } finally {
       await sim.close();
     }
@@ -410,7 +431,9 @@ describe('errors from other mistakes', () => {
     const url = sim.url;
     await sim.close();
     const { UpstreamClient } = await import('../../src/upstream/client.ts');
-    const err = await failure(new UpstreamClient({ baseUrl: url, apiKey: TEST_KEY }).listProducts('2026-11-18'));
+    const err = await failure(
+      new UpstreamClient({ baseUrl: url, apiKey: TEST_KEY }).listProducts('2026-11-18'),
+    );
     expect(err).toBeInstanceOf(NetworkError);
     expect(err.errorClass).toBe('transient');
   });
