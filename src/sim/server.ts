@@ -32,8 +32,10 @@ export interface SimOptions {
   /** API keys and their starting credit balances. */
   keys: Map<string, number>;
   faults: FaultSpec;
-  /** Requests per minute per key and operation (sliding window). */
+  /** Requests per window per key and operation (sliding window). */
   rateLimits: Record<SimOperation, number>;
+  /** The rate window: 60 s ("per minute"); tests shorten it to stay fast. */
+  rateWindowMs: number;
   /** Calls per key per Beijing day, per operation; null for no cap. */
   dailyCap: number | null;
   /** Credits per successful call. The enterprise cost is documented (3); the product cost is not. */
@@ -64,6 +66,7 @@ export function defaultSimOptions(): SimOptions {
     keys: new Map([[SANDBOX_KEY, SANDBOX_CREDITS]]),
     faults: NO_FAULTS,
     rateLimits: { 'enterprise-search': 100, 'product-listing': 100 },
+    rateWindowMs: 60_000,
     dailyCap: null,
     costs: { 'enterprise-search': 3, 'product-listing': 0 },
     errorStatus: 'http',
@@ -134,13 +137,14 @@ export class Simulator {
   readonly enterprises: EnterpriseWorld;
   readonly products: ProductWorld;
   private readonly accounts = new Map<string, KeyAccount>();
-  private readonly limiter = new SlidingWindowLimiter();
+  private readonly limiter: SlidingWindowLimiter;
   private readonly attempts = new Map<string, number>();
   private clockOffsetMs = 0;
   counters: SimCounters = emptyCounters();
 
   constructor(options: SimOptions) {
     this.options = options;
+    this.limiter = new SlidingWindowLimiter(options.rateWindowMs);
     this.enterprises = new EnterpriseWorld({
       seed: options.seed,
       size: options.enterprises,
