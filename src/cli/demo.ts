@@ -13,6 +13,7 @@ import { runInline } from '../runtime/inline.ts';
 import { defaultSimOptions, SANDBOX_KEY, startSimulator } from '../sim/server.ts';
 import { addDays, cycleStart, pacificDate } from '../time/cycles.ts';
 import { UpstreamClient } from '../upstream/client.ts';
+import { keywordKey } from '../watch/keyword.ts';
 import { loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { formatTable } from './report.ts';
@@ -67,7 +68,7 @@ export function demoCommand(): Command {
         ].slice(0, opts.watch);
         const rows = picks.map((e, i) => ({
           keyword: e.ENTNAME,
-          keyword_key: e.ENTNAME.normalize('NFKC').toLowerCase(),
+          keyword_key: keywordKey(e.ENTNAME),
           priority: i < 5 ? 10 : 0,
         }));
         await store.sql`insert into watchlist ${store.sql(rows)} on conflict (keyword_key) do nothing`;

@@ -4,12 +4,20 @@
  */
 import { Command, CommanderError } from 'commander';
 import { demoCommand } from './demo.ts';
-import { productsCommand, resumeCommand, runCommand, schedulerCommand, workerCommand } from './pipeline.ts';
+import {
+  enqueueCommand,
+  productsCommand,
+  resumeCommand,
+  runCommand,
+  schedulerCommand,
+  workerCommand,
+} from './pipeline.ts';
 import { changesCommand, statusCommand } from './report.ts';
 import { simCommand } from './sim.ts';
 import { sqlCommand } from './sql.ts';
 import { migrateCommand, rebuildCommand } from './storage.ts';
 import { UsageError } from './usage.ts';
+import { watchCommand } from './watch.ts';
 
 export function buildProgram(): Command {
   const program = new Command('daybook')
@@ -22,10 +30,12 @@ export function buildProgram(): Command {
   program.addCommand(simCommand());
   program.addCommand(migrateCommand());
   program.addCommand(rebuildCommand());
+  program.addCommand(watchCommand());
   program.addCommand(runCommand());
   program.addCommand(workerCommand());
   program.addCommand(schedulerCommand());
   program.addCommand(resumeCommand());
+  program.addCommand(enqueueCommand());
   program.addCommand(productsCommand());
   program.addCommand(statusCommand());
   program.addCommand(changesCommand());

@@ -7,7 +7,9 @@ import { startTestSim, TEST_KEY } from '../support/sim.ts';
 const pending = async (p: TestPipeline, cycle: string) => {
   const [r] = await p.db.sql<{ n: number }[]>`
     select count(*)::int as n from cycle_fetches where cycle = ${cycle} and status in ('planned', 'fetching', 'retrying')`;
-  const [planned] = await p.db.sql<{ n: number }[]>`select count(*)::int as n from cycle_fetches where cycle = ${cycle}`;
+  const [planned] = await p.db.sql<
+    { n: number }[]
+  >`select count(*)::int as n from cycle_fetches where cycle = ${cycle}`;
   return (planned?.n ?? 0) > 0 && r?.n === 0;
 };
 

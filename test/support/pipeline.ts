@@ -10,6 +10,7 @@ import { Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { type RunningWorkers, startWorkers } from '../../src/runtime/worker.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
+import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from './db.ts';
 import { startTestSim, TEST_KEY } from './sim.ts';
 
@@ -35,7 +36,10 @@ export async function startPipeline(
   const db = await freshDatabase();
   const s =
     sim ??
-    (await startTestSim({ enterprises: 1000, rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 } }));
+    (await startTestSim({
+      enterprises: 1000,
+      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
+    }));
   const prefix = `dbt-${randomBytes(4).toString('hex')}`;
   const config = loadConfig(
     {
@@ -61,14 +65,32 @@ export async function startPipeline(
       cb();
     },
   });
-  const log = createLogger({ level: config.LOG_LEVEL, destination: sink, pretty: false, secrets: [TEST_KEY] });
+  const log = createLogger({
+    level: config.LOG_LEVEL,
+    destination: sink,
+    pretty: false,
+    secrets: [TEST_KEY],
+  });
   const limiter = new RedisRateLimiter(redis, prefix, {
     'enterprise-search': perMinute(config.DAYBOOK_ENTERPRISE_RATE, 0),
     'product-listing': perMinute(config.DAYBOOK_PRODUCT_RATE, 0),
   });
-  const client = new UpstreamClient({ baseUrl: s.url, apiKey: TEST_KEY, timeoutMs: 5000, now: () => s.sim.now() });
+  const client = new UpstreamClient({
+    baseUrl: s.url,
+    apiKey: TEST_KEY,
+    timeoutMs: 5000,
+    now: () => s.sim.now(),
+  });
   const workers: RunningWorkers[] = [];
-  const deps = (): JobDeps => ({ sql: db.sql, client, limiter, config, log, enqueue: queues, now: () => s.sim.now() });
+  const deps = (): JobDeps => ({
+    sql: db.sql,
+    client,
+    limiter,
+    config,
+    log,
+    enqueue: queues,
+    now: () => s.sim.now(),
+  });
   return {
     db,
     sim: s,
@@ -92,13 +114,16 @@ export async function startPipeline(
         .all()
         .slice(offset, offset + n)
         .map((e) => e.ENTNAME);
-      const rows = names.map((keyword) => ({ keyword, keyword_key: keyword.normalize('NFKC').toLowerCase() }));
+      const rows = names.map((keyword) => ({ keyword, keyword_key: keywordKey(keyword) }));
       const ids = await db.sql<{ id: string }[]>`insert into watchlist ${db.sql(rows)} returning id`;
       return ids.map((r) => Number(r.id));
     },
     async close() {
       for (const w of workers) await w.close();
-      await queues.all()[0]?.obliterate({ force: true }).catch(() => {});
+      await queues
+        .all()[0]
+        ?.obliterate({ force: true })
+        .catch(() => {});
       for (const q of queues.all()) await q.obliterate({ force: true }).catch(() => {});
       await queues.close();
       const keys = await redis.keys(`${prefix}:*`);
