@@ -77,11 +77,18 @@ export async function rebuild(
       enterpriseBatch = [];
       productBatch = [];
     };
-    const cursor = tx<RawRow[]>`
-      select id, operation, params, body_json, outcome, fetched_at, cycle::text as cycle
-      from raw_responses where outcome in ('success', 'not_found')
-      order by fetched_at, id`.cursor(batchSize);
-    for await (const rows of cursor) {
+    // Keyset pages rather than a cursor: the batch writes below run on this same transaction.
+    let after: { fetchedAt: Date; id: string } | null = null;
+    for (;;) {
+      const rows: RawRow[] = await tx<RawRow[]>`
+        select id, operation, params, body_json, outcome, fetched_at, cycle::text as cycle
+        from raw_responses
+        where outcome in ('success', 'not_found')
+          ${after ? tx`and (fetched_at, id) > (${after.fetchedAt}, ${after.id})` : tx``}
+        order by fetched_at, id limit ${batchSize}`;
+      if (rows.length === 0) break;
+      const last = rows[rows.length - 1] as RawRow;
+      after = { fetchedAt: last.fetched_at, id: last.id };
       for (const r of rows) {
         summary.rawRead++;
         const rawId = Number(r.id);
