@@ -60,8 +60,12 @@ function records(text: string): { line: number; fields: string[]; error?: string
         }
         continue;
       }
-      if (ch === '"') {
-        if (field.trim() !== '') error ??= 'a stray quote inside an unquoted field';
+      if (ch === '"' && field.trim() !== '') {
+        // A quote in the middle of an unquoted field: keep it as text, report the row.
+        error ??= 'a stray quote inside an unquoted field';
+        field += ch;
+        i++;
+      } else if (ch === '"') {
         quoted = true;
         field = '';
         i++;
