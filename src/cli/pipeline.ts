@@ -311,7 +311,13 @@ export function enqueueCommand(): Command {
         const ids: string[] = [];
         if (opts.plan) ids.push(await queues.addPlan({ cycle: opts.cycle ?? cycleOf(new Date()) }));
         if (opts.products) {
-          ids.push(await queues.addProducts({ date: opts.products, pull: 'd1', limit: config.DAYBOOK_PRODUCT_LIMIT }));
+          ids.push(
+            await queues.addProducts({
+              date: opts.products,
+              pull: 'd1',
+              limit: config.DAYBOOK_PRODUCT_LIMIT,
+            }),
+          );
         }
         process.stdout.write(`enqueued ${ids.join(', ') || 'nothing'}\n`);
       } finally {

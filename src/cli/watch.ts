@@ -3,48 +3,110 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { InvalidRequestError } from '../upstream/errors.ts';
 import { checkEntName } from '../upstream/params.ts';
-import { parseWatchlistCsv } from '../watch/csv.ts';
-import { addWatches, listWatches, removeWatch } from '../watch/store.ts';
+import { NAME_COLUMNS, PRIORITY_MAX, PRIORITY_MIN, parseWatchlistCsv } from '../watch/csv.ts';
+import { type AddedWatch, type AddResult, addWatches, listWatches, removeWatch } from '../watch/store.ts';
 import { configOrExit, withStore } from './context.ts';
 import { formatTable } from './report.ts';
 import { intArg, UsageError } from './usage.ts';
 
+const STATUS_TEXT: Record<AddedWatch['status'], string> = {
+  added: 'added',
+  reactivated: 'watched again',
+  existing: 'already watched',
+};
+
+/** Thrown inside a dry run's transaction to roll it back. */
+class DryRun extends Error {
+  override readonly name = 'DryRun';
+  constructor(readonly result: AddResult) {
+    super('dry run');
+  }
+}
+
+/** The file as UTF-8 text; a missing, unreadable or non-UTF-8 file is a usage error. */
+function readCsv(file: string): string {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (code ?? String(err));
+    throw new UsageError(`cannot read ${file}: ${why}${code && why !== code ? ` (${code})` : ''}`);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`${file} is not UTF-8 text: save it as "CSV UTF-8" (a GBK export reads as garbage)`);
+  }
+}
+
 export function watchCommand(): Command {
-  const watch = new Command('watch').description(
-    'Manage the watchlist of enterprises re-queried every cycle.',
-  );
+  const watch = new Command('watch')
+    .description('Manage the watchlist: the enterprises re-queried after each 03:00 Beijing refresh.')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  daybook watch add 上海星辰信息科技有限公司 --priority 10
+  daybook watch import companies.csv --dry-run
+  daybook watch list --json
+  daybook watch remove 上海星辰信息科技有限公司`,
+    );
 
   watch
     .command('add')
-    .description('Watch one or more enterprises by name (a complete name matches best).')
-    .argument('<name...>', 'enterprise names, 1-100 characters each')
+    .description(
+      'Watch one or more enterprises by name. Every name is checked first (1-100 characters, no control characters); one bad name writes nothing. Names differing only in full-/half-width, case or spacing are the same entry.',
+    )
+    .argument('<name...>', 'enterprise names; a complete registered name matches best')
     .option(
       '--priority <n>',
-      'higher is refreshed first when the budget is short',
-      intArg('--priority', -1000, 1000),
-      0,
+      `whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}; higher is refreshed first when the budget is short (also updates entries already watched)`,
+      intArg('--priority', PRIORITY_MIN, PRIORITY_MAX),
     )
+    .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
-      '\nExample:\n  daybook watch add 上海星辰信息科技有限公司 北京华拓电子有限公司 --priority 10',
+      `
+Examples:
+  daybook watch add 上海星辰信息科技有限公司
+  daybook watch add 上海星辰信息科技有限公司 北京华拓电子有限公司 --priority 10`,
     )
-    .action(async (names: string[], opts: { priority: number }) => {
+    .action(async (names: string[], opts: { priority?: number; json?: boolean }) => {
+      const problems: string[] = [];
       const keywords = names.map((n) => {
         try {
           return checkEntName(n);
         } catch (err) {
-          if (err instanceof InvalidRequestError)
-            throw new UsageError(`"${n}": ${err.message.replace(/^ent_name/, 'the name')}`);
-          throw err;
+          if (!(err instanceof InvalidRequestError)) throw err;
+          // JSON quoting shows a control character as an escape instead of printing it.
+          problems.push(`${JSON.stringify(n)}: ${err.message.replace(/^ent_name/, 'the name')}`);
+          return '';
         }
       });
+      if (problems.length > 0) throw new UsageError(`${problems.join('; ')}; nothing was added`);
       const config = configOrExit();
       await withStore(config, async ({ sql }) => {
         const r = await addWatches(
           sql,
-          keywords.map((keyword) => ({ keyword, priority: opts.priority })),
-          { updatePriority: true },
+          keywords.map((keyword) => ({ keyword, priority: opts.priority ?? 0 })),
+          { updatePriority: opts.priority !== undefined },
         );
+        if (opts.json) {
+          process.stdout.write(
+            `${JSON.stringify({ added: r.added, alreadyWatched: r.existing, watches: r.watches })}\n`,
+          );
+          return;
+        }
+        for (const w of r.watches)
+          process.stdout.write(`${STATUS_TEXT[w.status]}: ${w.keyword} (id ${w.id})\n`);
         process.stdout.write(`added ${r.added}, already watched ${r.existing}\n`);
       });
     });
@@ -52,62 +114,90 @@ export function watchCommand(): Command {
   watch
     .command('import')
     .description(
-      'Import a CSV with a name column (optional priority). Invalid rows are listed with their line numbers and nothing is imported, unless --skip-invalid.',
+      'Import a UTF-8 CSV with a header row: a name column and an optional priority column. Invalid rows are listed on stderr as "line N: problem" and nothing is imported (exit 2), unless --skip-invalid.',
     )
-    .argument('<file>', 'CSV file (UTF-8, with a header row)')
-    .option('--skip-invalid', 'import the valid rows and report the invalid ones')
-    .option('--dry-run', 'check the file and say what would be imported, writing nothing')
-    .option('--json', 'print the result as JSON')
+    .argument('<file.csv>', 'the CSV file')
+    .option('--skip-invalid', 'import the valid rows anyway; the invalid ones are still listed')
+    .option('--dry-run', 'check the file against the database and say what would happen, writing nothing')
+    .option('--json', 'print the summary as JSON')
     .addHelpText(
       'after',
-      '\nExample file:\n  name,priority\n  上海星辰信息科技有限公司,10\n  "北京华拓电子有限公司",0',
+      `
+The name column may be called ${NAME_COLUMNS.join(', ')} (any case). priority is a whole number
+from ${PRIORITY_MIN} to ${PRIORITY_MAX} (empty: 0). Quoted fields, a BOM, CRLF and blank lines are fine.
+A name already watched keeps its priority.
+
+Example file:
+  name,priority
+  上海星辰信息科技有限公司,10
+  "北京华拓电子有限公司",
+
+Examples:
+  daybook watch import companies.csv --dry-run
+  daybook watch import companies.csv --skip-invalid --json`,
     )
     .action(async (file: string, opts: { skipInvalid?: boolean; dryRun?: boolean; json?: boolean }) => {
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch (err) {
-        throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-      }
-      const { entries, errors } = parseWatchlistCsv(text);
-      for (const e of errors) process.stderr.write(`${file}: line ${e.line}: ${e.message}\n`);
+      const { entries, errors } = parseWatchlistCsv(readCsv(file));
+      for (const e of errors) process.stderr.write(`line ${e.line}: ${e.message}\n`);
       if (errors.length > 0 && !opts.skipInvalid) {
         throw new UsageError(
-          `${errors.length} invalid row(s) in ${file}; nothing imported (use --skip-invalid to import the rest)`,
+          `${errors.length} invalid row(s) in ${file}; nothing imported (--skip-invalid imports the valid rows)`,
         );
       }
-      if (opts.dryRun) {
-        const summary = { wouldImport: entries.length, invalid: errors.length };
-        process.stdout.write(
-          opts.json
-            ? `${JSON.stringify(summary)}\n`
-            : `would import ${entries.length}, invalid ${errors.length}\n`,
-        );
-        return;
+      if (errors.length > 0 && entries.length === 0) {
+        throw new UsageError(`no valid row in ${file}; nothing imported`);
       }
       const config = configOrExit();
       await withStore(config, async ({ sql }) => {
-        const r = await sql.begin((tx) => addWatches(tx, entries));
-        const summary = { imported: r.added, alreadyWatched: r.existing, invalid: errors.length };
-        process.stdout.write(
-          opts.json
-            ? `${JSON.stringify(summary)}\n`
-            : `imported ${r.added}, already watched ${r.existing}, invalid ${errors.length}\n`,
-        );
+        let r: AddResult;
+        if (opts.dryRun) {
+          // The real statement in a transaction rolled back: the counts are exact.
+          try {
+            await sql.begin(async (tx) => {
+              throw new DryRun(await addWatches(tx, entries));
+            });
+            throw new Error('unreachable: the dry run transaction committed');
+          } catch (err) {
+            if (!(err instanceof DryRun)) throw err;
+            r = err.result;
+          }
+        } else {
+          r = await addWatches(sql, entries);
+        }
+        const verb = opts.dryRun ? 'would import' : 'imported';
+        if (opts.json) {
+          const summary = {
+            dryRun: opts.dryRun === true,
+            imported: r.added,
+            alreadyWatched: r.existing,
+            invalid: errors.length,
+            errors,
+          };
+          process.stdout.write(`${JSON.stringify(summary)}\n`);
+        } else {
+          process.stdout.write(
+            `${verb} ${r.added}, already watched ${r.existing}, invalid ${errors.length}\n`,
+          );
+        }
       });
     });
 
   watch
     .command('list')
-    .description('List watched enterprises, highest priority first.')
-    .option('--all', 'include removed entries')
-    .option('--json', 'print as JSON')
+    .description('List the watched enterprises, highest priority first, with their last refresh and outcome.')
+    .option('--all', 'include removed entries (with an active column)')
+    .option('--json', 'print a JSON array of the rows')
+    .addHelpText('after', '\nExamples:\n  daybook watch list\n  daybook watch list --all --json')
     .action(async (opts: { all?: boolean; json?: boolean }) => {
       const config = configOrExit();
       await withStore(config, async ({ sql }) => {
         const rows = await listWatches(sql, opts.all ? { all: true } : {});
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(rows)}\n`);
+          return;
+        }
+        if (rows.length === 0) {
+          process.stdout.write('nothing is watched (daybook watch add NAME, or daybook watch import FILE)\n');
           return;
         }
         process.stdout.write(
@@ -129,15 +219,22 @@ export function watchCommand(): Command {
   watch
     .command('remove')
     .description(
-      'Stop watching an enterprise, by the name it was added with or by its PID. Its history stays.',
+      'Stop watching an enterprise, by the name it was added with (any width or case) or by the PID it resolved to. The entry is kept inactive, so its history stays.',
     )
-    .argument('<name-or-pid>')
+    .argument('<name|pid>', 'the keyword as added, or a resolved PID (removes every entry resolved to it)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  daybook watch remove 上海星辰信息科技有限公司\n  daybook watch remove 6e1f0b1a2c3d4e5f',
+    )
     .action(async (nameOrPid: string) => {
+      if (nameOrPid.trim() === '') throw new UsageError('give a name or a PID to remove');
       const config = configOrExit();
       await withStore(config, async ({ sql }) => {
         const n = await removeWatch(sql, nameOrPid);
-        if (n === 0) throw new UsageError(`nothing watched matches "${nameOrPid}" (see daybook watch list)`);
-        process.stdout.write(`removed ${n}\n`);
+        if (n === 0) {
+          throw new UsageError(`nothing watched matches "${nameOrPid}" (see daybook watch list)`);
+        }
+        process.stdout.write(`removed ${n} watch entr${n === 1 ? 'y' : 'ies'} matching "${nameOrPid}"\n`);
       });
     });
   return watch;

@@ -1,8 +1,9 @@
 /**
- * Reads a watchlist CSV: a header with a `name` column (also `keyword`, `ent_name`, 企业名称,
- * 名称) and an optional `priority` column. Handles a UTF-8 BOM, CRLF or LF, RFC 4180 quoting
- * (quotes, doubled quotes, commas and line breaks inside quotes), blank lines and trailing
- * commas. Every problem is reported with its physical line number; pure.
+ * Reads a watchlist CSV: a header with a name column (`name`, `keyword`, `ent_name`, 企业名称 or
+ * 名称, any case) and an optional `priority` column. Handles a UTF-8 BOM, CRLF or LF, RFC 4180
+ * quoting (quotes, doubled quotes, commas and line breaks inside quotes), blank lines and
+ * trailing commas. Every problem is reported with the physical line (1-based, the header is
+ * line 1) its row starts on. Pure.
  */
 import { InvalidRequestError } from '../upstream/errors.ts';
 import { checkEntName } from '../upstream/params.ts';
@@ -19,101 +20,126 @@ export interface CsvProblem {
   message: string;
 }
 
-const NAME_COLUMNS = ['name', 'keyword', 'ent_name', '企业名称', '名称'];
-export const PRIORITY_RANGE = [-1000, 1000] as const;
+export const NAME_COLUMNS: readonly string[] = ['name', 'keyword', 'ent_name', '企业名称', '名称'];
+export const PRIORITY_COLUMNS: readonly string[] = ['priority', '优先级'];
+export const PRIORITY_MIN = -1000;
+export const PRIORITY_MAX = 1000;
 
-/** Splits CSV text into records, each with the physical line it starts on. */
-function records(text: string): { line: number; fields: string[]; error?: string }[] {
-  const out: { line: number; fields: string[]; error?: string }[] = [];
+interface CsvRecord {
+  line: number;
+  fields: string[];
+  error?: string;
+}
+
+/**
+ * Splits CSV text into records, each with the physical line it starts on. A record with a
+ * quoting problem keeps its fields (so reading goes on) and carries an error.
+ */
+function readRecords(text: string): CsvRecord[] {
+  const out: CsvRecord[] = [];
   let line = 1;
   let i = 0;
   while (i < text.length) {
-    const start = line;
-    const fields: string[] = [];
+    const record: CsvRecord = { line, fields: [] };
+    const fail = (message: string) => {
+      record.error ??= message;
+    };
     let field = '';
-    let quoted = false;
-    let error: string | undefined;
     for (;;) {
-      if (i >= text.length) {
-        if (quoted) error = 'a quoted field is never closed';
-        fields.push(field);
+      const ch = text[i];
+      if (ch === undefined) {
+        record.fields.push(field);
         break;
       }
-      const ch = text[i] as string;
-      if (quoted) {
-        if (ch === '"') {
-          if (text[i + 1] === '"') {
-            field += '"';
-            i += 2;
-          } else {
-            quoted = false;
-            i++;
-            const next = text[i];
-            if (next !== undefined && next !== ',' && next !== '\r' && next !== '\n') {
-              error ??= 'a stray character after a closing quote';
-            }
-          }
-        } else {
-          if (ch === '\n') line++;
-          field += ch;
-          i++;
-        }
-        continue;
-      }
-      if (ch === '"' && field.trim() !== '') {
-        // A quote in the middle of an unquoted field: keep it as text, report the row.
-        error ??= 'a stray quote inside an unquoted field';
-        field += ch;
-        i++;
-      } else if (ch === '"') {
-        quoted = true;
-        field = '';
-        i++;
-      } else if (ch === ',') {
-        fields.push(field);
+      if (ch === ',') {
+        record.fields.push(field);
         field = '';
         i++;
       } else if (ch === '\r' || ch === '\n') {
-        fields.push(field);
+        record.fields.push(field);
         i += ch === '\r' && text[i + 1] === '\n' ? 2 : 1;
         line++;
         break;
+      } else if (ch === '"' && field.trim() === '') {
+        // A quoted field: runs to the next lone quote, across commas and line breaks.
+        const opened = line;
+        field = '';
+        i++;
+        for (;;) {
+          const q = text[i];
+          if (q === undefined) {
+            fail(`a quoted field opened on line ${opened} is never closed`);
+            break;
+          }
+          if (q === '"' && text[i + 1] === '"') {
+            field += '"';
+            i += 2;
+          } else if (q === '"') {
+            i++;
+            break;
+          } else {
+            if (q === '\n' || (q === '\r' && text[i + 1] !== '\n')) line++;
+            field += q;
+            i++;
+          }
+        }
+        // Only spaces may sit between a closing quote and the next comma or line end.
+        while (text[i] === ' ' || text[i] === '\t') i++;
+        const next = text[i];
+        if (next !== undefined && next !== ',' && next !== '\r' && next !== '\n') {
+          fail('a stray character after a closing quote (write a quote inside a quoted field as "")');
+          while (text[i] !== undefined && text[i] !== ',' && text[i] !== '\r' && text[i] !== '\n') {
+            field += text[i];
+            i++;
+          }
+        }
       } else {
+        if (ch === '"')
+          fail('a stray quote inside an unquoted field (quote the whole field and double the quote)');
         field += ch;
         i++;
       }
     }
-    out.push(error ? { line: start, fields, error } : { line: start, fields });
+    out.push(record);
   }
   return out;
 }
 
+const isBlank = (r: CsvRecord) => r.error === undefined && r.fields.every((f) => f.trim() === '');
+
+/** Parses a watchlist CSV into valid entries and per-line problems; see the module comment. */
 export function parseWatchlistCsv(input: string): { entries: CsvEntry[]; errors: CsvProblem[] } {
   const text = input.startsWith('\uFEFF') ? input.slice(1) : input;
-  const rows = records(text).filter((r) => r.error !== undefined || r.fields.some((f) => f.trim() !== ''));
-  const errors: CsvProblem[] = [];
+  const rows = readRecords(text).filter((r) => !isBlank(r));
   const entries: CsvEntry[] = [];
+  const errors: CsvProblem[] = [];
   const header = rows.shift();
-  if (!header)
-    return {
-      entries,
-      errors: [{ line: 1, message: 'the file is empty: it needs a header row with a name column' }],
-    };
-  if (header.error) errors.push({ line: header.line, message: header.error });
-  const names = header.fields.map((f) => f.trim().toLowerCase());
-  const nameCol = names.findIndex((n) => NAME_COLUMNS.includes(n));
-  const priorityCol = names.indexOf('priority');
-  if (nameCol < 0) {
-    return {
-      entries,
-      errors: [
-        {
-          line: header.line,
-          message: `no name column in the header (expected one of: ${NAME_COLUMNS.join(', ')})`,
-        },
-      ],
-    };
+  if (!header) {
+    errors.push({ line: 1, message: 'the file is empty: it needs a header row with a name column' });
+    return { entries, errors };
   }
+  if (header.error) {
+    errors.push({ line: header.line, message: `header: ${header.error}` });
+    return { entries, errors };
+  }
+  const names = header.fields.map((f) => f.trim().toLowerCase());
+  const nameCols = names.flatMap((n, i) => (NAME_COLUMNS.includes(n) ? [i] : []));
+  const priorityCols = names.flatMap((n, i) => (PRIORITY_COLUMNS.includes(n) ? [i] : []));
+  const problem =
+    nameCols.length === 0
+      ? `no name column in the header (expected one of: ${NAME_COLUMNS.join(', ')})`
+      : nameCols.length > 1
+        ? `the header has ${nameCols.length} name columns (${nameCols.map((i) => names[i]).join(', ')}): keep one`
+        : priorityCols.length > 1
+          ? 'the header has more than one priority column: keep one'
+          : undefined;
+  if (problem) {
+    errors.push({ line: header.line, message: problem });
+    return { entries, errors };
+  }
+  const nameCol = nameCols[0] as number;
+  const priorityCol = priorityCols[0];
+
   const seen = new Map<string, number>();
   for (const r of rows) {
     if (r.error) {
@@ -124,27 +150,14 @@ export function parseWatchlistCsv(input: string): { entries: CsvEntry[]; errors:
     try {
       keyword = checkEntName(r.fields[nameCol] ?? '');
     } catch (err) {
-      errors.push({
-        line: r.line,
-        message: err instanceof InvalidRequestError ? err.message.replace(/^ent_name/, 'name') : String(err),
-      });
+      if (!(err instanceof InvalidRequestError)) throw err;
+      errors.push({ line: r.line, message: err.message.replace(/^ent_name/, 'name') });
       continue;
     }
-    let priority = 0;
-    const rawPriority = priorityCol >= 0 ? (r.fields[priorityCol] ?? '').trim() : '';
-    if (rawPriority !== '') {
-      if (
-        !/^-?\d+$/.test(rawPriority) ||
-        Number(rawPriority) < PRIORITY_RANGE[0] ||
-        Number(rawPriority) > PRIORITY_RANGE[1]
-      ) {
-        errors.push({
-          line: r.line,
-          message: `priority "${rawPriority}" is not a whole number from ${PRIORITY_RANGE[0]} to ${PRIORITY_RANGE[1]}`,
-        });
-        continue;
-      }
-      priority = Number(rawPriority);
+    const priority = parsePriority(priorityCol === undefined ? '' : (r.fields[priorityCol] ?? ''));
+    if (typeof priority === 'string') {
+      errors.push({ line: r.line, message: priority });
+      continue;
     }
     const key = keywordKey(keyword);
     const first = seen.get(key);
@@ -156,4 +169,15 @@ export function parseWatchlistCsv(input: string): { entries: CsvEntry[]; errors:
     entries.push({ line: r.line, keyword, priority });
   }
   return { entries, errors };
+}
+
+/** An empty cell is the default 0; otherwise a whole number in range, or the problem. */
+function parsePriority(raw: string): number | string {
+  const text = raw.trim();
+  if (text === '') return 0;
+  const n = Number(text);
+  if (!/^[-+]?\d+$/.test(text) || n < PRIORITY_MIN || n > PRIORITY_MAX) {
+    return `priority "${text}" is not a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`;
+  }
+  return n + 0; // no -0
 }

@@ -49,7 +49,14 @@ describe('rebuild from the raw landing', { timeout: 120_000 }, () => {
     for (const cycle of ['2026-11-10', '2026-11-11', '2026-11-12']) {
       sim.sim.setClock(new Date(cycleStart(cycle).getTime() + 3600_000));
       await runInline(
-        { sql: t.sql, client, limiter, config, log: createLogger({ level: 'silent' }), now: () => sim.sim.now() },
+        {
+          sql: t.sql,
+          client,
+          limiter,
+          config,
+          log: createLogger({ level: 'silent' }),
+          now: () => sim.sim.now(),
+        },
         { cycle, concurrency: 4, productDates: scheduledPulls(pacificDate(sim.sim.now()), 2) },
       );
     }

@@ -39,9 +39,12 @@ describe('watchlist CSV', () => {
   it('reports a missing name column', () => expect(errors('company\nA\n')[0]).toMatch(/^1: no name column/));
   it('reports an empty file', () => expect(errors('')[0]).toMatch(/empty/));
   it('a header alone imports nothing', () => expect(ok('name\n')).toEqual([]));
-  it('reports an empty name', () => expect(errors('name,priority\n,1\n')).toEqual(['2: name is empty: give an enterprise name']));
-  it('reports a name over 100 characters', () => expect(errors(`name\n${'a'.repeat(101)}\n`)[0]).toMatch(/^2: name is 101 characters/));
-  it('reports control characters', () => expect(errors('name\nA\u0001B\n')[0]).toMatch(/^2: .*control character/));
+  it('reports an empty name', () =>
+    expect(errors('name,priority\n,1\n')).toEqual(['2: name is empty: give an enterprise name']));
+  it('reports a name over 100 characters', () =>
+    expect(errors(`name\n${'a'.repeat(101)}\n`)[0]).toMatch(/^2: name is 101 characters/));
+  it('reports control characters', () =>
+    expect(errors('name\nA\u0001B\n')[0]).toMatch(/^2: .*control character/));
   it('reports a bad priority', () => {
     expect(errors('name,priority\nA,abc\n')[0]).toMatch(/^2: priority "abc"/);
     expect(errors('name,priority\nA,1.5\n')[0]).toMatch(/^2: priority "1.5"/);
