@@ -15,7 +15,7 @@ import {
 import { changesCommand, statusCommand } from './report.ts';
 import { simCommand } from './sim.ts';
 import { sqlCommand } from './sql.ts';
-import { migrateCommand, rebuildCommand } from './storage.ts';
+import { analyticsRoleCommand, migrateCommand, rebuildCommand } from './storage.ts';
 import { UsageError } from './usage.ts';
 import { watchCommand } from './watch.ts';
 
@@ -30,6 +30,7 @@ export function buildProgram(): Command {
   program.addCommand(simCommand());
   program.addCommand(migrateCommand());
   program.addCommand(rebuildCommand());
+  program.addCommand(analyticsRoleCommand());
   program.addCommand(watchCommand());
   program.addCommand(runCommand());
   program.addCommand(workerCommand());

@@ -1,8 +1,10 @@
 /** `daybook migrate` and `daybook rebuild`. */
 import { Command } from 'commander';
 import { migrateDatabase } from '../db/migrate.ts';
+import { grantAnalyticsRole, RoleNameError } from '../db/roles.ts';
 import { rebuild } from '../history/rebuild.ts';
 import { configOrExit, withStore } from './context.ts';
+import { UsageError } from './usage.ts';
 
 export function migrateCommand(): Command {
   return new Command('migrate')
@@ -46,6 +48,36 @@ export function rebuildCommand(): Command {
             `rebuilt from ${summary.rawRead} raw answers: ${summary.enterprises} enterprise answers, ${summary.productPulls} product lists, ${summary.productDetails} product details, ${summary.disappeared} disappearances; ${summary.unreadable} unreadable\n`,
           );
         }
+      });
+    });
+}
+
+export function analyticsRoleCommand(): Command {
+  return new Command('analytics-role')
+    .description(
+      'Create (or update) a login role that can SELECT the analytics views and nothing else: no writes, no raw landing, no internal tables.',
+    )
+    .argument('<role>', 'role name, e.g. daybook_reader')
+    .option('--password-env <var>', 'read the role password from this environment variable')
+    .addHelpText(
+      'after',
+      '\nExample:\n  READER_PASSWORD=… daybook analytics-role daybook_reader --password-env READER_PASSWORD',
+    )
+    .action(async (role: string, opts: { passwordEnv?: string }) => {
+      let password: string | null = null;
+      if (opts.passwordEnv) {
+        password = process.env[opts.passwordEnv] ?? null;
+        if (!password) throw new UsageError(`--password-env ${opts.passwordEnv}: that variable is not set`);
+      }
+      const config = configOrExit();
+      await withStore(config, async ({ sql }) => {
+        try {
+          await grantAnalyticsRole(sql, role, password);
+        } catch (err) {
+          if (err instanceof RoleNameError) throw new UsageError(err.message);
+          throw err;
+        }
+        process.stdout.write(`role ${role} can read the analytics schema, and nothing else\n`);
       });
     });
 }

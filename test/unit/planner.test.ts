@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { type PlanInput, planCycle, summarizePlan, type WatchCandidate } from '../../src/plan/planner.ts';
+import { Rng } from '../../src/sim/rng.ts';
+
+const day = (d: string) => new Date(`${d}T00:00:00Z`);
+
+function entry(id: number, over: Partial<WatchCandidate> = {}): WatchCandidate {
+  return {
+    id,
+    keyword: `企业${id}`,
+    priority: 0,
+    pid: null,
+    lastRefreshedAt: null,
+    lastOutcome: null,
+    lastCycle: null,
+    addedAt: day('2026-01-01'),
+    ...over,
+  };
+}
+
+function input(candidates: WatchCandidate[], over: Partial<PlanInput> = {}): PlanInput {
+  return {
+    cycle: '2026-11-22',
+    candidates,
+    doneWatchIds: new Set(),
+    donePids: new Set(),
+    creditsPerQuery: 3,
+    creditBudget: 3000,
+    rateLimitPerMinute: 100,
+    windowMinutes: 60,
+    ...over,
+  };
+}
+
+const ids = (xs: { id: number }[]) => xs.map((x) => x.id);
+
+describe('the planner', () => {
+  it('orders by priority, then never refreshed, then the oldest refresh, then id', () => {
+    const plan = planCycle(
+      input([
+        entry(1, { lastRefreshedAt: day('2026-11-20') }),
+        entry(2, { lastRefreshedAt: day('2026-11-10') }),
+        entry(3),
+        entry(4, { priority: 5, lastRefreshedAt: day('2026-11-21') }),
+        entry(5),
+      ]),
+    );
+    expect(ids(plan.selected)).toEqual([4, 3, 5, 2, 1]);
+  });
+
+  it('defers what the credit budget cannot pay for, saying so', () => {
+    const plan = planCycle(
+      input(
+        [1, 2, 3, 4, 5].map((i) => entry(i)),
+        { creditBudget: 10 },
+      ),
+    );
+    expect(ids(plan.selected)).toEqual([1, 2, 3]);
+    expect(plan.deferred.map((d) => [d.entry.id, d.reason])).toEqual([
+      [4, 'credit_budget'],
+      [5, 'credit_budget'],
+    ]);
+    expect(plan.creditsNeeded).toBe(9);
+    expect(summarizePlan(plan)).toBe(
+      'cycle 2026-11-22: 3 selected (9 credits), 2 deferred (2 credit budget)',
+    );
+  });
+
+  it('defers what the rate window cannot fit', () => {
+    const plan = planCycle(
+      input(
+        [1, 2, 3].map((i) => entry(i)),
+        { rateLimitPerMinute: 1, windowMinutes: 2 },
+      ),
+    );
+    expect(ids(plan.selected)).toEqual([1, 2]);
+    expect(plan.deferred[0]).toMatchObject({ reason: 'rate_window' });
+  });
+
+  it('queries two keywords that resolve to the same PID once', () => {
+    const plan = planCycle(
+      input([entry(1, { pid: 'P' }), entry(2, { pid: 'P', priority: 9 }), entry(3, { pid: 'Q' })]),
+    );
+    expect(ids(plan.selected)).toEqual([2, 3]);
+    expect(plan.skipped).toEqual([
+      {
+        entry: expect.objectContaining({ id: 1 }),
+        reason: 'duplicate_pid',
+        detail: 'same PID as watch entry 2',
+      },
+    ]);
+  });
+
+  it('skips entries already fetched this cycle and PIDs already bought', () => {
+    const plan = planCycle(
+      input([entry(1), entry(2, { pid: 'P' }), entry(3)], {
+        doneWatchIds: new Set([1]),
+        donePids: new Set(['P']),
+      }),
+    );
+    expect(ids(plan.selected)).toEqual([3]);
+    expect(plan.skipped.map((s) => s.reason).sort()).toEqual(['already_fetched_this_cycle', 'duplicate_pid']);
+  });
+
+  it('rests entries whose last answer was not_found for a week, then tries them again', () => {
+    const recent = entry(1, { lastOutcome: 'not_found', lastCycle: '2026-11-20' });
+    const old = entry(2, { lastOutcome: 'not_found', lastCycle: '2026-11-15' });
+    const transient = entry(3, { lastOutcome: 'server_error', lastCycle: '2026-11-21' });
+    const plan = planCycle(input([recent, old, transient]));
+    expect(ids(plan.selected)).toEqual([2, 3]);
+    expect(plan.skipped[0]).toMatchObject({
+      reason: 'permanent_error_recent',
+      detail: 'not_found in cycle 2026-11-20',
+    });
+  });
+
+  it('a zero budget defers everything', () => {
+    const plan = planCycle(input([entry(1), entry(2)], { creditBudget: 0 }));
+    expect(plan.selected).toEqual([]);
+    expect(plan.deferred).toHaveLength(2);
+  });
+
+  it('accounts for every candidate exactly once, whatever the input', () => {
+    const rng = new Rng(42);
+    for (let round = 0; round < 50; round++) {
+      const n = rng.int(0, 200);
+      const candidates = Array.from({ length: n }, (_, i) =>
+        entry(i + 1, {
+          priority: rng.int(-2, 2),
+          pid: rng.chance(0.5) ? `P${rng.int(1, 40)}` : null,
+          lastRefreshedAt: rng.chance(0.5) ? new Date(Date.UTC(2026, 10, rng.int(1, 21))) : null,
+          lastOutcome: rng.chance(0.1) ? 'not_found' : null,
+          lastCycle: rng.chance(0.5) ? '2026-11-19' : null,
+        }),
+      );
+      const plan = planCycle(
+        input(candidates, {
+          creditBudget: rng.int(0, 600),
+          doneWatchIds: new Set(Array.from({ length: 10 }, () => rng.int(1, 200))),
+          donePids: new Set([`P${rng.int(1, 40)}`]),
+        }),
+      );
+      const seen = [
+        ...ids(plan.selected),
+        ...plan.deferred.map((d) => d.entry.id),
+        ...plan.skipped.map((s) => s.entry.id),
+      ];
+      expect(seen.sort((a, b) => a - b)).toEqual(candidates.map((c) => c.id));
+      const pids = plan.selected.flatMap((e) => (e.pid ? [e.pid] : []));
+      expect(new Set(pids).size).toBe(pids.length);
+      expect(plan.creditsNeeded).toBeLessThanOrEqual(Math.max(0, plan.capacity.byCredits * 3));
+    }
+  });
+
+  it('plans 1,000,000 entries', () => {
+    const candidates = Array.from({ length: 1_000_000 }, (_, i) =>
+      entry(i + 1, {
+        priority: i % 7,
+        lastRefreshedAt: i % 3 === 0 ? null : new Date(1_790_000_000_000 + (i % 1000) * 1000),
+      }),
+    );
+    const started = performance.now();
+    const plan = planCycle(input(candidates, { creditBudget: 30_000, windowMinutes: 1440 }));
+    console.log(`planned 1,000,000 candidates in ${Math.round(performance.now() - started)} ms`);
+    expect(plan.selected).toHaveLength(10_000);
+    expect(plan.selected.length + plan.deferred.length + plan.skipped.length).toBe(1_000_000);
+    expect(plan.selected[0]?.priority).toBe(6);
+  });
+});
