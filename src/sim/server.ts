@@ -8,6 +8,7 @@
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { cycleOf, isCalendarDate, pacificDate } from '../time/cycles.ts';
+import { buildOpenApi } from '../upstream/openapi.ts';
 import { EnterpriseWorld } from './enterprises.ts';
 import {
   driftEnterprise,
@@ -466,6 +467,7 @@ function buildApp(sim: Simulator): FastifyInstance {
   app.get('/v1/enterprise-search', handle('enterprise-search'));
   app.get('/v1/product-listing', handle('product-listing'));
 
+  app.get('/openapi.json', async () => buildOpenApi());
   app.get('/_sim/state', async () => sim.state());
   app.post('/_sim/clock', async (request, reply) => {
     const body = (request.body ?? {}) as { now?: string; advanceMs?: number };
