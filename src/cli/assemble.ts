@@ -9,7 +9,7 @@ import { UsageError } from './usage.ts';
 export function loggerFor(config: Config, pretty?: boolean): Logger {
   return createLogger({
     level: config.LOG_LEVEL,
-    secrets: config.DAYBOOK_API_KEY ? [config.DAYBOOK_API_KEY] : [],
+    secrets: [config.DAYBOOK_API_KEY, config.DAYBOOK_ADMIN_TOKEN].filter((s): s is string => Boolean(s)),
     ...(pretty === undefined ? {} : { pretty }),
   });
 }

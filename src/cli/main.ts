@@ -10,6 +10,7 @@ import {
   resumeCommand,
   runCommand,
   schedulerCommand,
+  serveCommand,
   workerCommand,
 } from './pipeline.ts';
 import { changesCommand, statusCommand } from './report.ts';
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   program.addCommand(schedulerCommand());
   program.addCommand(resumeCommand());
   program.addCommand(enqueueCommand());
+  program.addCommand(serveCommand());
   program.addCommand(productsCommand());
   program.addCommand(statusCommand());
   program.addCommand(changesCommand());

@@ -6,6 +6,7 @@ import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { budgetOf, resumeCycle } from '../budget/credits.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateDatabase } from '../db/migrate.ts';
+import { AdminConfigError, startAdminServer } from '../runtime/admin.ts';
 import { runInline } from '../runtime/inline.ts';
 import { Queues } from '../runtime/queues.ts';
 import { startScheduler } from '../runtime/scheduler.ts';
@@ -324,5 +325,45 @@ export function enqueueCommand(): Command {
         await queues.close();
         await redis.quit();
       }
+    });
+}
+
+export function serveCommand(): Command {
+  return new Command('serve')
+    .description(
+      'The admin server: Bull Board at /queues, Prometheus metrics at /metrics, /healthz (Postgres and Redis). Bound to 127.0.0.1 unless --host; elsewhere a token (DAYBOOK_ADMIN_TOKEN) is required.',
+    )
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('-p, --port <port>', 'port', intArg('port', 0, 65535), 9464)
+    .action(async (opts: { host: string; port: number }) => {
+      const config = configOrExit();
+      const url = sharedDatabaseUrl(config, 'daybook serve');
+      const log = loggerFor(config);
+      const closer = new Closer();
+      await migrateDatabase(url);
+      const db = openDatabase(url, { max: 3 });
+      closer.add('database', db.close);
+      const redis = redisFor(config);
+      closer.add('redis', async () => void (await redis.quit()));
+      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+      closer.add('queues', () => queues.close());
+      try {
+        const admin = await startAdminServer({
+          sql: db.sql,
+          redis,
+          queues,
+          host: opts.host,
+          port: opts.port,
+          token: config.DAYBOOK_ADMIN_TOKEN ?? null,
+        });
+        closer.add('admin server', admin.close);
+        log.info({ url: admin.url }, `admin server on ${admin.url} (/queues, /metrics, /healthz)`);
+      } catch (err) {
+        await closer.closeAll();
+        if (err instanceof AdminConfigError) throw new UsageError(err.message);
+        throw err;
+      }
+      await untilSignal();
+      await closer.closeAll(10_000);
     });
 }

@@ -1,0 +1,221 @@
+/**
+ * `daybook serve`: the admin server. Bull Board at /queues, Prometheus metrics at /metrics,
+ * /healthz checking Postgres and Redis. Metrics are computed at scrape time from the shared
+ * state (Postgres and Redis), so one admin server reports for every worker on every machine.
+ * Bound to 127.0.0.1 by default; bound anywhere else it requires a token (header
+ * `Authorization: Bearer <token>`, or `?token=` once, which sets a cookie for the browser).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type postgres from 'postgres';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { Queues } from './queues.ts';
+
+export const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export class AdminConfigError extends Error {
+  override readonly name = 'AdminConfigError';
+}
+
+export interface AdminOptions {
+  sql: postgres.Sql;
+  redis: Redis;
+  queues: Queues;
+  host: string;
+  port: number;
+  token: string | null;
+}
+
+export interface RunningAdmin {
+  url: string;
+  close(): Promise<void>;
+}
+
+function sameToken(given: string | undefined, token: string): boolean {
+  if (!given) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The metrics registry; every gauge reads the shared state when scraped. */
+export function metricsRegistry(sql: postgres.Sql, queues: Queues): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'daybook_admin_' });
+  new Gauge({
+    name: 'daybook_upstream_requests',
+    help: 'Upstream answers landed, by operation and outcome (success or error code); from raw_responses.',
+    labelNames: ['operation', 'outcome'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await sql<{ operation: string; outcome: string; n: number }[]>`
+        select operation, outcome, count(*)::int as n from raw_responses group by 1, 2`;
+      for (const r of rows) this.set({ operation: r.operation, outcome: r.outcome }, r.n);
+    },
+  });
+  new Gauge({
+    name: 'daybook_rate_limited_answers',
+    help: 'rate_limit_exceeded answers from the upstream, by operation.',
+    labelNames: ['operation'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await sql<{ operation: string; n: number }[]>`
+        select operation, count(*)::int as n from raw_responses where outcome = 'rate_limit_exceeded' group by 1`;
+      for (const r of rows) this.set({ operation: r.operation }, r.n);
+    },
+  });
+  new Gauge({
+    name: 'daybook_credits_billed',
+    help: 'Credits billed by the upstream (credit_ledger), in total and in the latest cycle.',
+    labelNames: ['scope'],
+    registers: [registry],
+    async collect() {
+      const [r] = await sql<{ total: number; latest: number }[]>`
+        select coalesce(sum(credits), 0)::int as total,
+          coalesce(sum(credits) filter (where cycle = (select max(cycle) from credit_ledger)), 0)::int as latest
+        from credit_ledger`;
+      this.set({ scope: 'total' }, r?.total ?? 0);
+      this.set({ scope: 'latest_cycle' }, r?.latest ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'daybook_job_duration_seconds',
+    help: 'Durations of job runs finished in the last 24 hours, by kind (avg, p95, max).',
+    labelNames: ['kind', 'stat'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await sql<{ kind: string; avg: number; p95: number; max: number }[]>`
+        select kind,
+          avg(extract(epoch from finished_at - started_at))::float8 as avg,
+          percentile_cont(0.95) within group (order by extract(epoch from finished_at - started_at))::float8 as p95,
+          max(extract(epoch from finished_at - started_at))::float8 as max
+        from runs where finished_at > now() - interval '24 hours' group by kind`;
+      for (const r of rows) {
+        this.set({ kind: r.kind, stat: 'avg' }, r.avg);
+        this.set({ kind: r.kind, stat: 'p95' }, r.p95);
+        this.set({ kind: r.kind, stat: 'max' }, r.max);
+      }
+    },
+  });
+  new Gauge({
+    name: 'daybook_queue_jobs',
+    help: 'Jobs in each BullMQ queue, by state.',
+    labelNames: ['queue', 'state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const counts = await queues.counts();
+      for (const [queue, states] of Object.entries(counts)) {
+        for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
+      }
+    },
+  });
+  new Gauge({
+    name: 'daybook_versions_written',
+    help: 'SCD2 versions written, by entity.',
+    labelNames: ['entity'],
+    registers: [registry],
+    async collect() {
+      const [r] = await sql<{ e: number; p: number }[]>`
+        select (select count(*) from enterprise_versions)::int as e, (select count(*) from product_versions)::int as p`;
+      this.set({ entity: 'enterprise' }, r?.e ?? 0);
+      this.set({ entity: 'product' }, r?.p ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'daybook_changes_detected',
+    help: 'Field-level enterprise changes detected, by severity.',
+    labelNames: ['severity'],
+    registers: [registry],
+    async collect() {
+      for (const s of ['high', 'medium', 'low']) this.set({ severity: s }, 0);
+      const rows = await sql<{ severity: string; n: number }[]>`
+        select severity, count(*)::int as n from enterprise_changes group by 1`;
+      for (const r of rows) this.set({ severity: r.severity }, r.n);
+    },
+  });
+  return registry;
+}
+
+export async function buildAdminApp(options: AdminOptions): Promise<FastifyInstance> {
+  if (!LOOPBACK_HOSTS.has(options.host) && !options.token) {
+    throw new AdminConfigError(
+      `binding the admin server to ${options.host} exposes it beyond this machine: set a token (--token-env or DAYBOOK_ADMIN_TOKEN)`,
+    );
+  }
+  const app = Fastify({ logger: false });
+  const token = options.token;
+  if (token) {
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.url === '/healthz') return;
+      const header = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+      const query = new URL(request.url, 'http://admin').searchParams.get('token') ?? undefined;
+      const cookie = /(?:^|;\s*)daybook_token=([^;]+)/.exec(request.headers.cookie ?? '')?.[1];
+      if (sameToken(query, token)) {
+        reply.header(
+          'Set-Cookie',
+          `daybook_token=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+        );
+        return;
+      }
+      if (sameToken(header, token) || sameToken(cookie ? decodeURIComponent(cookie) : undefined, token))
+        return;
+      reply
+        .code(401)
+        .send({ error: 'a token is required: Authorization: Bearer <token>, or ?token=<token>' });
+    });
+  }
+
+  const serverAdapter = new FastifyAdapter();
+  createBullBoard({ queues: options.queues.all().map((q) => new BullMQAdapter(q)), serverAdapter });
+  serverAdapter.setBasePath('/queues');
+  await app.register(serverAdapter.registerPlugin(), { prefix: '/queues' });
+
+  const registry = metricsRegistry(options.sql, options.queues);
+  app.get('/metrics', async (_request, reply) => {
+    reply.type(registry.contentType);
+    return registry.metrics();
+  });
+
+  app.get('/healthz', async (_request, reply) => {
+    const checks: Record<string, string> = {};
+    const withTimeout = <T>(p: Promise<T>) =>
+      Promise.race([
+        p,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), 2000)),
+      ]);
+    try {
+      await withTimeout(options.sql`select 1`);
+      checks.postgres = 'ok';
+    } catch (err) {
+      checks.postgres = `error: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    try {
+      await withTimeout(options.redis.ping());
+      checks.redis = 'ok';
+    } catch (err) {
+      checks.redis = `error: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    const ok = Object.values(checks).every((v) => v === 'ok');
+    reply.code(ok ? 200 : 503);
+    return { status: ok ? 'ok' : 'unhealthy', ...checks };
+  });
+  app.get('/', async (_request, reply) => reply.redirect('/queues'));
+  return app;
+}
+
+export async function startAdminServer(options: AdminOptions): Promise<RunningAdmin> {
+  const app = await buildAdminApp(options);
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { url: `http://${host}:${address.port}`, close: () => app.close() };
+}
