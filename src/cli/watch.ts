@@ -166,12 +166,12 @@ Examples:
         }
         const verb = opts.dryRun ? 'would import' : 'imported';
         if (opts.json) {
+          // The invalid rows themselves are on stderr, one per line, like without --json.
           const summary = {
-            dryRun: opts.dryRun === true,
+            ...(opts.dryRun ? { dryRun: true } : {}),
             imported: r.added,
             alreadyWatched: r.existing,
             invalid: errors.length,
-            errors,
           };
           process.stdout.write(`${JSON.stringify(summary)}\n`);
         } else {

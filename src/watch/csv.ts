@@ -28,6 +28,8 @@ export const PRIORITY_MAX = 1000;
 interface CsvRecord {
   line: number;
   fields: string[];
+  /** Whether any field was quoted: `""` is an empty name written on purpose, not a blank line. */
+  quoted: boolean;
   error?: string;
 }
 
@@ -40,7 +42,7 @@ function readRecords(text: string): CsvRecord[] {
   let line = 1;
   let i = 0;
   while (i < text.length) {
-    const record: CsvRecord = { line, fields: [] };
+    const record: CsvRecord = { line, fields: [], quoted: false };
     const fail = (message: string) => {
       record.error ??= message;
     };
@@ -63,6 +65,7 @@ function readRecords(text: string): CsvRecord[] {
       } else if (ch === '"' && field.trim() === '') {
         // A quoted field: runs to the next lone quote, across commas and line breaks.
         const opened = line;
+        record.quoted = true;
         field = '';
         i++;
         for (;;) {
@@ -105,7 +108,8 @@ function readRecords(text: string): CsvRecord[] {
   return out;
 }
 
-const isBlank = (r: CsvRecord) => r.error === undefined && r.fields.every((f) => f.trim() === '');
+const isBlank = (r: CsvRecord) =>
+  r.error === undefined && !r.quoted && r.fields.every((f) => f.trim() === '');
 
 /** Parses a watchlist CSV into valid entries and per-line problems; see the module comment. */
 export function parseWatchlistCsv(input: string): { entries: CsvEntry[]; errors: CsvProblem[] } {

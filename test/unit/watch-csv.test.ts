@@ -2,69 +2,193 @@ import { describe, expect, it } from 'vitest';
 import { parseWatchlistCsv } from '../../src/watch/csv.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 
+/** The entries as [line, keyword, priority], asserting the file had no problem. */
 const ok = (text: string) => {
   const r = parseWatchlistCsv(text);
   expect(r.errors).toEqual([]);
   return r.entries.map((e) => [e.line, e.keyword, e.priority]);
 };
-const errors = (text: string) => parseWatchlistCsv(text).errors.map((e) => `${e.line}: ${e.message}`);
+/** The problems as "line: message". */
+const problems = (text: string) => parseWatchlistCsv(text).errors.map((e) => `${e.line}: ${e.message}`);
 
-describe('watchlist CSV', () => {
-  it('reads names and priorities', () => {
-    expect(ok('name,priority\nA公司,3\nB公司,\n')).toEqual([
+describe('reading a watchlist CSV', () => {
+  it('reads names and priorities, the header being line 1', () => {
+    expect(ok('name,priority\nA公司,3\nB公司,-2\n')).toEqual([
       [2, 'A公司', 3],
+      [3, 'B公司', -2],
+    ]);
+  });
+
+  it('gives an empty or missing priority the default 0', () => {
+    expect(ok('name,priority\nA公司,\nB公司\n')).toEqual([
+      [2, 'A公司', 0],
       [3, 'B公司', 0],
     ]);
   });
-  it('strips a BOM and reads CRLF', () => expect(ok('\uFEFFname\r\nA公司\r\n')).toEqual([[2, 'A公司', 0]]));
-  it('skips blank lines and keeps physical line numbers', () =>
-    expect(ok('name\n\nA公司\n  \nB公司')).toEqual([
-      [3, 'A公司', 0],
-      [5, 'B公司', 0],
+
+  it('needs no priority column', () => expect(ok('name\nA公司\n')).toEqual([[2, 'A公司', 0]]));
+
+  it('strips a UTF-8 BOM before the header', () =>
+    expect(ok('\uFEFFname\nA公司\n')).toEqual([[2, 'A公司', 0]]));
+
+  it('reads CRLF line ends', () =>
+    expect(ok('name,priority\r\nA公司,1\r\nB公司,2\r\n')).toEqual([
+      [2, 'A公司', 1],
+      [3, 'B公司', 2],
     ]));
-  it('reads quotes, doubled quotes and commas inside quotes', () =>
-    expect(ok('name\n"A, ""B"" 公司"\n')).toEqual([[2, 'A, "B" 公司', 0]]));
-  it('a line break inside a quoted name is refused, and the lines after it keep their numbers', () => {
+
+  it('reads a last line without a line end', () => expect(ok('name\nA公司')).toEqual([[2, 'A公司', 0]]));
+
+  it('skips blank and whitespace-only lines and keeps physical line numbers', () =>
+    expect(ok('\nname\n\nA公司\n  \n\r\nB公司\n\n')).toEqual([
+      [4, 'A公司', 0],
+      [7, 'B公司', 0],
+    ]));
+
+  it('skips a line of bare commas', () =>
+    expect(ok('name,priority\n,\nA公司,1\n')).toEqual([[3, 'A公司', 1]]));
+
+  it('reads a quoted name with a comma inside', () =>
+    expect(ok('name,priority\n"A, B 公司",2\n')).toEqual([[2, 'A, B 公司', 2]]));
+
+  it('reads doubled quotes inside a quoted name as one quote', () =>
+    expect(ok('name\n"A ""B"" 公司"\n')).toEqual([[2, 'A "B" 公司', 0]]));
+
+  it('reads a quoted priority and a quoted header', () =>
+    expect(ok('"name","priority"\n"A公司","7"\n')).toEqual([[2, 'A公司', 7]]));
+
+  it('allows spaces around a quoted field', () =>
+    expect(ok('name,priority\n  "A公司"  ,1\n')).toEqual([[2, 'A公司', 1]]));
+
+  it('trims spaces around an unquoted name', () =>
+    expect(ok('name\n   A公司  \n')).toEqual([[2, 'A公司', 0]]));
+
+  it('tolerates trailing commas on the header and the rows', () =>
+    expect(ok('name,priority,\nA公司,1,\nB公司,,,\n')).toEqual([
+      [2, 'A公司', 1],
+      [3, 'B公司', 0],
+    ]));
+
+  it('finds the name column in any position and ignores other columns', () =>
+    expect(ok('city,priority,NAME,note\n上海,4,A公司,x\n')).toEqual([[2, 'A公司', 4]]));
+
+  it.each(['Name', 'KEYWORD', 'ent_name', '企业名称', '名称'])('accepts %s as the name column', (col) =>
+    expect(ok(`${col}\nA公司\n`)).toEqual([[2, 'A公司', 0]]),
+  );
+
+  it('accepts a priority of +5, -1000 and 1000', () =>
+    expect(ok('name,priority\nA,+5\nB,-1000\nC,1000\n').map((e) => e[2])).toEqual([5, -1000, 1000]));
+
+  it('a header alone is a valid file with nothing in it', () => expect(ok('name,priority\r\n')).toEqual([]));
+});
+
+describe('line numbers across quoted line breaks', () => {
+  it('a line break inside a quoted name is read, then refused as a control character', () => {
     const r = parseWatchlistCsv('name\n"A\nB"\nC公司\n');
-    expect(r.errors.map((e) => e.line)).toEqual([2]);
-    expect(r.errors[0]?.message).toMatch(/control character/);
+    expect(r.errors).toEqual([{ line: 2, message: 'name contains a control character' }]);
     expect(r.entries.map((e) => [e.line, e.keyword])).toEqual([[4, 'C公司']]);
   });
-  it('accepts other name columns and any column order', () => {
-    expect(ok('priority,ent_name\n2,A公司\n')).toEqual([[2, 'A公司', 2]]);
-    expect(ok('企业名称\nA公司\n')).toEqual([[2, 'A公司', 0]]);
-    expect(ok('NAME,extra\nA公司,x\n')).toEqual([[2, 'A公司', 0]]);
+
+  it('a CRLF inside a quoted field counts as one line', () => {
+    const r = parseWatchlistCsv('name,priority\r\n"A\r\nB",1\r\nC公司,2\r\n');
+    expect(r.errors.map((e) => e.line)).toEqual([2]);
+    expect(r.entries.map((e) => e.line)).toEqual([4]);
   });
-  it('tolerates trailing commas', () => expect(ok('name,priority,\nA公司,1,\n')).toEqual([[2, 'A公司', 1]]));
-  it('reports a missing name column', () => expect(errors('company\nA\n')[0]).toMatch(/^1: no name column/));
-  it('reports an empty file', () => expect(errors('')[0]).toMatch(/empty/));
-  it('a header alone imports nothing', () => expect(ok('name\n')).toEqual([]));
-  it('reports an empty name', () =>
-    expect(errors('name,priority\n,1\n')).toEqual(['2: name is empty: give an enterprise name']));
-  it('reports a name over 100 characters', () =>
-    expect(errors(`name\n${'a'.repeat(101)}\n`)[0]).toMatch(/^2: name is 101 characters/));
-  it('reports control characters', () =>
-    expect(errors('name\nA\u0001B\n')[0]).toMatch(/^2: .*control character/));
-  it('reports a bad priority', () => {
-    expect(errors('name,priority\nA,abc\n')[0]).toMatch(/^2: priority "abc"/);
-    expect(errors('name,priority\nA,1.5\n')[0]).toMatch(/^2: priority "1.5"/);
-    expect(errors('name,priority\nA,5000\n')[0]).toMatch(/^2: priority "5000"/);
+
+  it('a quoted line break in another column keeps the name and the numbering', () =>
+    expect(ok('name,note\nA公司,"two\nlines"\nB公司,x\n')).toEqual([
+      [2, 'A公司', 0],
+      [4, 'B公司', 0],
+    ]));
+});
+
+describe('problems, each with its line', () => {
+  it('an empty file', () =>
+    expect(problems('')).toEqual(['1: the file is empty: it needs a header row with a name column']));
+
+  it('a file of a BOM and blank lines only', () =>
+    expect(problems('\uFEFF\r\n\r\n')[0]).toMatch(/^1: the file is empty/));
+
+  it('a header without a name column', () =>
+    expect(problems('company,priority\nA,1\n')[0]).toMatch(/^1: no name column in the header/));
+
+  it('a header with two name columns', () =>
+    expect(problems('name,keyword\nA,B\n')).toEqual([
+      '1: the header has 2 name columns (name, keyword): keep one',
+    ]));
+
+  it('a header with a stray quote', () =>
+    expect(problems('na"me\nA\n')[0]).toMatch(/^1: header: a stray quote/));
+
+  it('an empty name, with checkEntName’s message', () =>
+    expect(problems('name,priority\n,1\n  ,2\n""\n')).toEqual([
+      '2: name is empty: give an enterprise name',
+      '3: name is empty: give an enterprise name',
+      '4: name is empty: give an enterprise name',
+    ]));
+
+  it('a name over 100 characters; exactly 100 is fine', () => {
+    expect(problems(`name\n${'名'.repeat(101)}\n`)).toEqual([
+      '2: name is 101 characters long; the upstream allows at most 100',
+    ]);
+    expect(ok(`name\n${'名'.repeat(100)}\n`)).toHaveLength(1);
   });
-  it('reports duplicates, full-width and half-width forms alike', () => {
-    expect(errors('name\nABC公司\nＡＢＣ公司\n')).toEqual(['3: "ＡＢＣ公司" is a duplicate of line 2']);
-    expect(errors('name\nabc 公司\nABC  公司\n')[0]).toMatch(/duplicate of line 2/);
+
+  it('a name with a control character', () => {
+    expect(problems('name\nA\u0001B\n')).toEqual(['2: name contains a control character']);
+    expect(problems('name\nA\tB\n')).toEqual(['2: name contains a control character']);
+    expect(problems('name\nA\u007fB\n')).toEqual(['2: name contains a control character']);
   });
-  it('reports a stray quote and an unclosed quote', () => {
-    expect(errors('name\nA"B\n')[0]).toMatch(/^2: a stray quote/);
-    expect(errors('name\n"AB\n')[0]).toMatch(/^2: a quoted field is never closed/);
-    expect(errors('name\n"A"B\n')[0]).toMatch(/^2: a stray character after a closing quote/);
+
+  it.each([
+    ['abc', 'abc'],
+    ['1.5', '1.5'],
+    ['1e3', '1e3'],
+    ['5000', '5000'],
+    ['-1001', '-1001'],
+    [' 0x10 ', '0x10'],
+  ])('a bad priority %j', (raw, shown) =>
+    expect(problems(`name,priority\nA,${raw}\n`)).toEqual([
+      `2: priority "${shown}" is not a whole number from -1000 to 1000`,
+    ]),
+  );
+
+  it('a duplicate name', () =>
+    expect(problems('name\nA公司\nB公司\nA公司\n')).toEqual(['4: "A公司" is a duplicate of line 2']));
+
+  it('a full-width duplicate of a half-width name', () =>
+    expect(problems('name\nABC公司\nＡＢＣ公司\n')).toEqual(['3: "ＡＢＣ公司" is a duplicate of line 2']));
+
+  it('a duplicate differing only in case and spacing', () =>
+    expect(problems('name\nabc  公司\n ABC 公司\n')).toEqual(['3: "ABC 公司" is a duplicate of line 2']));
+
+  it('a duplicate of a row that was itself invalid is not reported as a duplicate', () =>
+    expect(problems('name,priority\nA,x\nA,1\n')).toEqual([
+      '2: priority "x" is not a whole number from -1000 to 1000',
+    ]));
+
+  it('a stray quote inside an unquoted field', () =>
+    expect(problems('name\nA"B\n')[0]).toMatch(/^2: a stray quote inside an unquoted field/));
+
+  it('a stray character after a closing quote', () =>
+    expect(problems('name\n"A"B\n')[0]).toMatch(/^2: a stray character after a closing quote/));
+
+  it('a quote never closed names the line it opened on', () =>
+    expect(problems('name\nA公司\n"B公司\nC公司\n')).toEqual([
+      '3: a quoted field opened on line 3 is never closed',
+    ]));
+
+  it('keeps reading after a bad row and reports every problem in line order', () => {
+    const r = parseWatchlistCsv('name,priority\nA,x\nB,1\nC"D,2\n,3\nE,4\n');
+    expect(r.entries.map((e) => e.keyword)).toEqual(['B', 'E']);
+    expect(r.errors.map((e) => e.line)).toEqual([2, 4, 5]);
   });
-  it('keeps reading after a bad row', () => {
-    const r = parseWatchlistCsv('name,priority\nA,x\nB,1\n');
-    expect(r.entries.map((e) => e.keyword)).toEqual(['B']);
-    expect(r.errors).toHaveLength(1);
-  });
-  it('keyword keys fold width, case and spacing', () => {
-    expect(keywordKey(' Ａbc  公司 ')).toBe('abc 公司');
-  });
+});
+
+describe('the keyword key', () => {
+  it('folds full-width forms, case and spacing', () => expect(keywordKey(' Ａbc  公司 ')).toBe('abc 公司'));
+  it('folds an ideographic space to a plain one', () => expect(keywordKey('A\u3000公司')).toBe('a 公司'));
+  it('folds full-width brackets, as registered names often use them', () =>
+    expect(keywordKey('星辰（上海）有限公司')).toBe(keywordKey('星辰(上海)有限公司')));
+  it('keeps different names apart', () => expect(keywordKey('A公司')).not.toBe(keywordKey('B公司')));
 });

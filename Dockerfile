@@ -1,0 +1,14 @@
+# daybook: one image for every role (scheduler, worker, admin server, one-shot commands).
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
+COPY src ./src
+COPY jobs ./jobs
+COPY migrations ./migrations
+COPY tsconfig.json ./
+USER node
+ENTRYPOINT ["node", "bin/daybook.js"]
+CMD ["--help"]

@@ -1,0 +1,290 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { addWatches, countWatches, listWatches, removeWatch } from '../../src/watch/store.ts';
+import { freshDatabase, type TestDatabase } from '../support/db.ts';
+
+const run = promisify(execFile);
+const BIN = join(import.meta.dirname, '../../bin/daybook.js');
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let t: TestDatabase;
+let dir: string;
+
+beforeAll(async () => {
+  t = await freshDatabase();
+  dir = mkdtempSync(join(tmpdir(), 'daybook-watch-'));
+});
+afterAll(async () => {
+  await t.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(async () => {
+  await t.sql`truncate watchlist restart identity cascade`;
+});
+
+/** Runs the real `daybook` command against this file's database. */
+async function daybook(...args: string[]): Promise<Result> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        CI: 'true',
+        DATABASE_URL: t.url,
+      },
+      cwd: dir,
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: unknown; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+function csvFile(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const rowCount = async () => (await countWatches(t.sql)).total;
+
+describe('daybook watch', { timeout: 120_000 }, () => {
+  it('adds, lists and removes entries in a round trip', async () => {
+    const add = await daybook(
+      'watch',
+      'add',
+      '上海星辰信息科技有限公司',
+      '北京华拓电子有限公司',
+      '--priority',
+      '5',
+    );
+    expect(add.code).toBe(0);
+    expect(add.stdout).toContain('added: 上海星辰信息科技有限公司');
+    expect(add.stdout).toContain('added 2, already watched 0');
+
+    const again = await daybook('watch', 'add', '上海星辰信息科技有限公司');
+    expect(again.stdout).toContain('already watched: 上海星辰信息科技有限公司');
+    expect(again.stdout).toContain('added 0, already watched 1');
+
+    const table = await daybook('watch', 'list');
+    expect(table.code).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(
+      /^id\s+keyword\s+priority\s+pid\s+last refreshed\s+last outcome/,
+    );
+    expect(table.stdout).toContain('北京华拓电子有限公司');
+
+    const removed = await daybook('watch', 'remove', '北京华拓电子有限公司');
+    expect(removed).toMatchObject({ code: 0 });
+    const rows = JSON.parse((await daybook('watch', 'list', '--json')).stdout) as { keyword: string }[];
+    expect(rows.map((r) => r.keyword)).toEqual(['上海星辰信息科技有限公司']);
+    const all = JSON.parse((await daybook('watch', 'list', '--all', '--json')).stdout) as {
+      active: boolean;
+    }[];
+    expect(all.map((r) => r.active)).toEqual([true, false]);
+  });
+
+  it('list --json prints an array of rows, highest priority first', async () => {
+    await daybook('watch', 'add', '低优先公司', '--priority', '1');
+    await daybook('watch', 'add', '高优先公司', '--priority', '9');
+    const r = await daybook('watch', 'list', '--json');
+    expect(r.code).toBe(0);
+    const rows = JSON.parse(r.stdout) as {
+      id: number;
+      keyword: string;
+      priority: number;
+      pid: string | null;
+    }[];
+    expect(rows.map((x) => [x.keyword, x.priority, x.pid])).toEqual([
+      ['高优先公司', 9, null],
+      ['低优先公司', 1, null],
+    ]);
+    expect(typeof rows[0]?.id).toBe('number');
+  });
+
+  it('a full-width spelling of a watched name is the same entry', async () => {
+    await daybook('watch', 'add', 'ABC科技有限公司');
+    const r = await daybook('watch', 'add', 'ＡＢＣ科技有限公司');
+    expect(r.stdout).toContain('already watched 1');
+    expect(await rowCount()).toBe(1);
+  });
+
+  it('one bad name among good ones is named, exits 2 and adds nothing', async () => {
+    const r = await daybook('watch', 'add', '好公司', '名'.repeat(101), '  ');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/101 characters/);
+    expect(r.stderr).toMatch(/empty/);
+    expect(r.stderr).toMatch(/nothing was added/);
+    expect(await rowCount()).toBe(0);
+  });
+
+  it('a priority that is not a number exits 2 with a message and no stack trace', async () => {
+    const r = await daybook('watch', 'add', '某公司', '--priority', 'abc');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--priority must be a whole number, got "abc"/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(await rowCount()).toBe(0);
+  });
+
+  it('an unknown subcommand exits 2', async () => {
+    const r = await daybook('watch', 'frobnicate');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown command 'frobnicate'/);
+  });
+
+  it('removing what is not watched exits 2 with a clear message', async () => {
+    const r = await daybook('watch', 'remove', '不存在的公司');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/nothing watched matches "不存在的公司"/);
+  });
+
+  it('imports a CSV with a BOM, CRLF, quotes and blank lines', async () => {
+    await daybook('watch', 'add', '已有公司');
+    const file = csvFile(
+      'good.csv',
+      '\uFEFF企业名称,Priority\r\n"星辰, ""北京"" 有限公司",3\r\n\r\n已有公司,\r\n华拓电子有限公司,-1\r\n',
+    );
+    const r = await daybook('watch', 'import', file);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout.trim()).toBe('imported 2, already watched 1, invalid 0');
+    const rows = await listWatches(t.sql);
+    expect(rows.map((x) => [x.keyword, x.priority])).toEqual([
+      ['星辰, "北京" 有限公司', 3],
+      ['已有公司', 0],
+      ['华拓电子有限公司', -1],
+    ]);
+  });
+
+  it('an invalid CSV exits 2, names each bad line on stderr and imports nothing', async () => {
+    await daybook('watch', 'add', '已有公司');
+    const before = await rowCount();
+    const file = csvFile(
+      'bad.csv',
+      `name,priority\n好公司,1\n${'名'.repeat(101)},2\n坏优先级公司,abc\n好公司,3\n坏"引号公司\n`,
+    );
+    const r = await daybook('watch', 'import', file);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^line 3: name is 101 characters/m);
+    expect(r.stderr).toMatch(/^line 4: priority "abc"/m);
+    expect(r.stderr).toMatch(/^line 5: "好公司" is a duplicate of line 2$/m);
+    expect(r.stderr).toMatch(/^line 6: a stray quote/m);
+    expect(r.stderr).toMatch(/nothing imported/);
+    expect(r.stdout).toBe('');
+    expect(await rowCount()).toBe(before);
+  });
+
+  it('--skip-invalid imports the valid rows and still reports the invalid ones', async () => {
+    const file = csvFile('mixed.csv', 'name,priority\n好公司,1\n坏公司,1.5\n另一家公司,\n');
+    const r = await daybook('watch', 'import', file, '--skip-invalid');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^line 3: priority "1.5"/m);
+    expect(r.stdout.trim()).toBe('imported 2, already watched 0, invalid 1');
+    expect((await listWatches(t.sql)).map((x) => x.keyword)).toEqual(['好公司', '另一家公司']);
+  });
+
+  it('import --json prints a summary that parses', async () => {
+    const file = csvFile('json.csv', 'name\nA公司\nB公司\n,\n坏"公司\n');
+    const r = await daybook('watch', 'import', file, '--json', '--skip-invalid');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ imported: 2, alreadyWatched: 0, invalid: 1 });
+    expect(r.stderr).toMatch(/^line 5: /m);
+    const dry = await daybook('watch', 'import', file, '--json', '--skip-invalid', '--dry-run');
+    expect(JSON.parse(dry.stdout)).toEqual({ dryRun: true, imported: 0, alreadyWatched: 2, invalid: 1 });
+  });
+
+  it('--dry-run says what would be imported and writes nothing', async () => {
+    await daybook('watch', 'add', 'A公司');
+    const file = csvFile('dry.csv', 'name\nA公司\nB公司\n');
+    const r = await daybook('watch', 'import', file, '--dry-run');
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe('would import 1, already watched 1, invalid 0');
+    expect(await rowCount()).toBe(1);
+  });
+
+  it('a missing file exits 2 with a message', async () => {
+    const r = await daybook('watch', 'import', join(dir, 'nope.csv'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cannot read .*nope\.csv: no such file/);
+  });
+
+  it('a file that is not UTF-8 exits 2 and imports nothing', async () => {
+    const path = join(dir, 'gbk.csv');
+    writeFileSync(path, Buffer.from([0x6e, 0x61, 0x6d, 0x65, 0x0a, 0xc9, 0xcf, 0xba, 0xa3, 0x0a]));
+    const r = await daybook('watch', 'import', path);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/not UTF-8/);
+    expect(await rowCount()).toBe(0);
+  });
+
+  it('--help shows examples', async () => {
+    const r = await daybook('watch', 'import', '--help');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('--skip-invalid');
+    expect(r.stdout).toContain('Example');
+  });
+});
+
+describe('the watchlist store', () => {
+  it('returns one id per input entry, the same id for the same keyword key', async () => {
+    const r = await addWatches(t.sql, [
+      { keyword: 'A公司', priority: 1 },
+      { keyword: 'B公司', priority: 2 },
+      { keyword: 'Ａ公司', priority: 3 },
+    ]);
+    expect(r).toMatchObject({ added: 2, existing: 0 });
+    expect(r.ids).toHaveLength(3);
+    expect(r.ids[2]).toBe(r.ids[0]);
+    expect(r.ids[1]).not.toBe(r.ids[0]);
+  });
+
+  it('keeps the priority of an entry already watched unless told to update it', async () => {
+    await addWatches(t.sql, [{ keyword: 'A公司', priority: 1 }]);
+    expect(await addWatches(t.sql, [{ keyword: 'a公司', priority: 9 }])).toMatchObject({
+      added: 0,
+      existing: 1,
+    });
+    expect((await listWatches(t.sql))[0]?.priority).toBe(1);
+    await addWatches(t.sql, [{ keyword: 'A公司', priority: 9 }], { updatePriority: true });
+    expect((await listWatches(t.sql))[0]?.priority).toBe(9);
+  });
+
+  it('watches a removed entry again, keeping its id', async () => {
+    const { ids } = await addWatches(t.sql, [{ keyword: 'A公司', priority: 0 }]);
+    expect(await removeWatch(t.sql, 'A公司')).toBe(1);
+    expect(await countWatches(t.sql)).toEqual({ active: 0, total: 1 });
+    const again = await addWatches(t.sql, [{ keyword: 'A公司', priority: 4 }]);
+    expect(again.watches).toEqual([{ id: ids[0], keyword: 'A公司', status: 'reactivated' }]);
+    expect(again.added).toBe(1);
+    expect(await countWatches(t.sql)).toEqual({ active: 1, total: 1 });
+  });
+
+  it('removes by resolved PID every entry that resolved to it', async () => {
+    await addWatches(t.sql, [
+      { keyword: '星辰公司', priority: 0 },
+      { keyword: '星辰信息科技有限公司', priority: 0 },
+      { keyword: '别的公司', priority: 0 },
+    ]);
+    await t.sql`update watchlist set pid = 'pid-1' where keyword like '星辰%'`;
+    expect(await removeWatch(t.sql, 'pid-1')).toBe(2);
+    expect((await listWatches(t.sql)).map((r) => r.keyword)).toEqual(['别的公司']);
+    expect(await removeWatch(t.sql, 'pid-1')).toBe(0);
+  });
+
+  it('adds thousands of entries in one statement', async () => {
+    const entries = Array.from({ length: 30_000 }, (_, i) => ({ keyword: `公司${i}`, priority: i % 7 }));
+    const r = await addWatches(t.sql, entries);
+    expect(r.added).toBe(30_000);
+    expect(new Set(r.ids).size).toBe(30_000);
+    expect((await countWatches(t.sql)).active).toBe(30_000);
+  });
+});
