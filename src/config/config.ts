@@ -80,7 +80,11 @@ export const ENV_SCHEMA = z.object({
   DAYBOOK_WORKER_CONCURRENCY: int('DAYBOOK_WORKER_CONCURRENCY', 1, 256).default(4),
   DAYBOOK_PRODUCT_LOOKBACK_DAYS: int('DAYBOOK_PRODUCT_LOOKBACK_DAYS', 1, 30).default(2),
   DAYBOOK_PRODUCT_LIMIT: int('DAYBOOK_PRODUCT_LIMIT', 1, 20).default(20),
-  DAYBOOK_ADMIN_TOKEN: z.string().trim().min(16, 'DAYBOOK_ADMIN_TOKEN must be at least 16 characters').optional(),
+  DAYBOOK_ADMIN_TOKEN: z
+    .string()
+    .trim()
+    .min(16, 'DAYBOOK_ADMIN_TOKEN must be at least 16 characters')
+    .optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
