@@ -22,7 +22,7 @@
  *   shareholder is dropped only when both its name and its PID are empty.
  */
 import { shanghaiDate } from '../time/cycles.ts';
-import type { EnterpriseRecord } from '../upstream/schemas.ts';
+import { EnterpriseRecord } from '../upstream/schemas.ts';
 import { canonicalJson, cleanText, extraOf, instantOf, parseTimestampParts } from './text.ts';
 import type {
   CapitalUnit,
@@ -33,40 +33,8 @@ import type {
   NormalizedShareholder,
 } from './types.ts';
 
-/** The documented top-level fields of an enterprise record; everything else goes to `extra`. */
-export const DOCUMENTED_ENTERPRISE_FIELDS: ReadonlySet<string> = new Set([
-  'PID',
-  'ENTNAME',
-  'HISTORYNAME',
-  'IS_LISTED',
-  'LEGALPERSON',
-  'LEGALPERSONDESC',
-  'ESDATE',
-  'SCONFORM',
-  'REGNO',
-  'UNCID',
-  'ENTTYPECODE',
-  'ENTTYPE',
-  'REGCAP',
-  'REGCAPCUR',
-  'PROVINCE',
-  'OPFROM',
-  'OPTO',
-  'REGORG',
-  'APPRDATE',
-  'REVOKEDATE',
-  'REVOKEREASON',
-  'ENTSTATUS',
-  'OPLOC',
-  'OPSCOPE',
-  'PERSONS',
-  'BE_INVEST',
-  'participants',
-  'INDUSTRYPHY',
-  'INDUSTRYBIG',
-  'industry_middle',
-  'CLEARINGINFO',
-]);
+/** The documented top-level fields of an enterprise record (the schema's keys); everything else goes to `extra`. */
+export const DOCUMENTED_ENTERPRISE_FIELDS: ReadonlySet<string> = new Set(Object.keys(EnterpriseRecord.shape));
 
 const PERSON_FIELDS: ReadonlySet<string> = new Set(['NAME', 'POSITION']);
 const SHAREHOLDER_FIELDS: ReadonlySet<string> = new Set(['PID', 'INV', 'INVTYPE']);

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isCalendarDate } from '../time/cycles.ts';
-import type { Product } from '../upstream/schemas.ts';
+import { Product } from '../upstream/schemas.ts';
 import { cleanText, extraOf, instantOf, parseTimestampParts } from './text.ts';
 import type {
   NormalizedComment,
@@ -28,24 +28,7 @@ import type {
 } from './types.ts';
 
 /** The documented fields of a product object; everything else goes to `extra`. */
-export const DOCUMENTED_PRODUCT_FIELDS: ReadonlySet<string> = new Set([
-  'id',
-  'product_id',
-  'name',
-  'tagline',
-  'description',
-  'url',
-  'votes_count',
-  'comments_count',
-  'created_at',
-  'featured_at',
-  'topics',
-  'media',
-  'thumbnail',
-  'product_links',
-  'comments',
-  'updated_at',
-]);
+export const DOCUMENTED_PRODUCT_FIELDS: ReadonlySet<string> = new Set(Object.keys(Product.shape));
 
 const MEDIA_FIELDS: ReadonlySet<string> = new Set(['url', 'type', 'videoUrl']);
 const LINK_FIELDS: ReadonlySet<string> = new Set(['url', 'type']);

@@ -1,33 +1,12 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
-const run = promisify(execFile);
-const BIN = join(import.meta.dirname, '../../bin/daybook.js');
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function daybook(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CI: 'true', ...env },
-      cwd: mkdtempSync(join(tmpdir(), 'daybook-cli-')),
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+const daybook = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
+  runDaybook(args, env);
 
 describe('the daybook command', { timeout: 120_000 }, () => {
   let t: TestDatabase;

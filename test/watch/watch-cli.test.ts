@@ -1,20 +1,10 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addWatches, countWatches, listWatches, removeWatch } from '../../src/watch/store.ts';
+import { type CliResult, runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-
-const run = promisify(execFile);
-const BIN = join(import.meta.dirname, '../../bin/daybook.js');
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let t: TestDatabase;
 let dir: string;
@@ -32,23 +22,8 @@ beforeEach(async () => {
 });
 
 /** Runs the real `daybook` command against this file's database. */
-async function daybook(...args: string[]): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        CI: 'true',
-        DATABASE_URL: t.url,
-      },
-      cwd: dir,
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: unknown; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
+function daybook(...args: string[]): Promise<CliResult> {
+  return runDaybook(args, { DATABASE_URL: t.url }, dir);
 }
 
 function csvFile(name: string, text: string): string {
