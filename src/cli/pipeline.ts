@@ -7,7 +7,7 @@ import { budgetOf, resumeCycle } from '../budget/credits.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import { AdminConfigError, startAdminServer } from '../runtime/admin.ts';
-import { runInline } from '../runtime/inline.ts';
+import { realSleep, runInline, withRetries } from '../runtime/inline.ts';
 import { Queues } from '../runtime/queues.ts';
 import { startScheduler } from '../runtime/scheduler.ts';
 import { Closer, untilSignal } from '../runtime/shutdown.ts';
@@ -258,6 +258,7 @@ export function productsCommand(): Command {
         ? new SingleBar({ format: 'backfill [{bar}] {value}/{total} {date}', hideCursor: true })
         : null;
       bar?.start(todo.length, 0, { date: '' });
+      const refusals = { count: 0 };
       const result = {
         requested: dates.length,
         skipped: dates.length - todo.length,
@@ -271,12 +272,16 @@ export function productsCommand(): Command {
             pull: 'backfill',
             limit: opts.limit ?? config.DAYBOOK_PRODUCT_LIMIT,
           });
-          try {
-            await processProducts(deps, data, `backfill-${date}`);
-            result.pulled++;
-          } catch (err) {
-            result.failed.push(`${date}: ${err instanceof Error ? err.message : String(err)}`);
-          }
+          const r = await withRetries(
+            deps,
+            'product-listing',
+            `backfill ${date}`,
+            () => processProducts(deps, data, `backfill-${date}`),
+            realSleep,
+            refusals,
+          );
+          if (r.outcome === 'failed') result.failed.push(`${date}: ${r.detail ?? 'failed'}`);
+          else result.pulled++;
           if (bar) bar.update(i + 1, { date });
           else process.stderr.write(`backfill: ${i + 1}/${todo.length} ${date}\n`);
         }

@@ -29,11 +29,11 @@ export function backoffMs(attempt: number): number {
   return Math.round(base * (1 - jitter * Math.random()));
 }
 
-type Sleep = (ms: number) => Promise<void>;
-const realSleep: Sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export type Sleep = (ms: number) => Promise<void>;
+export const realSleep: Sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs one job body with the queue's retry semantics. */
-async function withRetries(
+export async function withRetries(
   deps: JobDeps,
   op: LimitedOperation,
   label: string,
