@@ -8,7 +8,7 @@ import { openDatabase } from '../db/connect.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import { AdminConfigError, startAdminServer } from '../runtime/admin.ts';
 import { realSleep, runInline, withRetries } from '../runtime/inline.ts';
-import { Queues } from '../runtime/queues.ts';
+import { Queues, retryPolicy } from '../runtime/queues.ts';
 import { startScheduler } from '../runtime/scheduler.ts';
 import { Closer, untilSignal } from '../runtime/shutdown.ts';
 import { startWorkers } from '../runtime/worker.ts';
@@ -46,7 +46,7 @@ export function workerCommand(): Command {
       closer.add('database', db.close);
       const redis = redisFor(config);
       closer.add('redis', async () => void (await redis.quit()));
-      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
       closer.add('queues', () => queues.close());
       const running = startWorkers(
         {
@@ -85,7 +85,7 @@ export function schedulerCommand(): Command {
       const closer = new Closer();
       const redis = redisFor(config);
       closer.add('redis', async () => void (await redis.quit()));
-      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
       closer.add('queues', () => queues.close());
       const scheduler = await startScheduler({ config, queues, redis, log, now: () => new Date() });
       closer.add('scheduler', scheduler.stop);
@@ -199,7 +199,7 @@ export function resumeCommand(): Command {
           process.stdout.write(`cycle ${cycle} resumed inline: ${JSON.stringify(summary.enterprises)}\n`);
         } else {
           const redis = redisFor(config);
-          const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+          const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
           try {
             const round = Number(await redis.incr(`${config.DAYBOOK_REDIS_PREFIX}:resume:${cycle}`));
             await queues.enterprises(cycle, ids, round);
@@ -312,7 +312,7 @@ export function enqueueCommand(): Command {
     .action(async (opts: { cycle?: string; products?: string; plan: boolean }) => {
       const config = configOrExit();
       const redis = redisFor(config);
-      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
       try {
         const ids: string[] = [];
         if (opts.plan) ids.push(await queues.addPlan({ cycle: opts.cycle ?? cycleOf(new Date()) }));
@@ -350,7 +350,7 @@ export function serveCommand(): Command {
       closer.add('database', db.close);
       const redis = redisFor(config);
       closer.add('redis', async () => void (await redis.quit()));
-      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+      const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
       closer.add('queues', () => queues.close());
       try {
         const admin = await startAdminServer({

@@ -12,7 +12,7 @@ import type { LimitedOperation } from '../budget/limiter.ts';
 import { pacificDate } from '../time/cycles.ts';
 import { decide } from './boundary.ts';
 import type { JobDeps, JobReport } from './deps.ts';
-import { RETRY_POLICY } from './queues.ts';
+import { type RetryPolicy, retryPolicy } from './queues.ts';
 import { MAX_CONSECUTIVE_REFUSALS } from './worker.ts';
 
 export interface InlineSummary {
@@ -23,8 +23,8 @@ export interface InlineSummary {
 }
 
 /** Exponential backoff with jitter, as the queue does it. */
-export function backoffMs(attempt: number): number {
-  const { delay, jitter } = RETRY_POLICY.backoff;
+export function backoffMs(attempt: number, policy: RetryPolicy): number {
+  const { delay, jitter } = policy.backoff;
   const base = delay * 2 ** (attempt - 1);
   return Math.round(base * (1 - jitter * Math.random()));
 }
@@ -41,6 +41,7 @@ export async function withRetries(
   sleep: Sleep,
   refusals: { count: number },
 ): Promise<JobReport | { outcome: 'failed'; detail: string }> {
+  const policy = retryPolicy(deps.config);
   let attempt = 1;
   for (;;) {
     try {
@@ -58,8 +59,8 @@ export async function withRetries(
         deps.log.warn({ label, waitMs: d.waitMs }, 'rate limited by the upstream; waiting');
         continue;
       }
-      if (attempt >= RETRY_POLICY.attempts) return { outcome: 'failed', detail: d.message };
-      const wait = backoffMs(attempt);
+      if (attempt >= policy.attempts) return { outcome: 'failed', detail: d.message };
+      const wait = backoffMs(attempt, policy);
       deps.log.warn({ label, attempt, waitMs: wait, error: d.message }, 'transient failure; retrying');
       attempt++;
       await sleep(wait);

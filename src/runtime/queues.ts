@@ -8,16 +8,34 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { ENTERPRISE_JOB, type EnterpriseJobData, enterpriseJobId } from '../../jobs/enterprise.ts';
 import { PLAN_JOB, type PlanJobData, planJobId } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, type ProductsJobData, productsJobId } from '../../jobs/products.ts';
+import type { Config } from '../config/config.ts';
 import type { Enqueuer } from './deps.ts';
 
 export const QUEUE_NAMES = { plan: PLAN_JOB, enterprise: ENTERPRISE_JOB, products: PRODUCTS_JOB } as const;
 export type QueueKind = keyof typeof QUEUE_NAMES;
 
 /** How failed jobs are retried: exponential backoff with jitter, then kept as failed. */
-export const RETRY_POLICY = {
+export interface RetryPolicy {
+  /** Tries in all, the first included. */
+  attempts: number;
+  backoff: { type: 'exponential'; delay: number; jitter: number };
+}
+
+/** The default policy: 8 tries, 2 s doubling, up to half of each wait taken off at random. */
+export const RETRY_POLICY: RetryPolicy = {
   attempts: 8,
   backoff: { type: 'exponential', delay: 2_000, jitter: 0.5 },
-} as const satisfies Pick<JobsOptions, 'attempts' | 'backoff'>;
+};
+
+/** The policy the configuration asks for (DAYBOOK_RETRY_ATTEMPTS, DAYBOOK_RETRY_BASE_MS). */
+export function retryPolicy(
+  config: Pick<Config, 'DAYBOOK_RETRY_ATTEMPTS' | 'DAYBOOK_RETRY_BASE_MS'>,
+): RetryPolicy {
+  return {
+    attempts: config.DAYBOOK_RETRY_ATTEMPTS,
+    backoff: { ...RETRY_POLICY.backoff, delay: config.DAYBOOK_RETRY_BASE_MS },
+  };
+}
 
 /** Longer than a cycle, so a job of a cycle is never added twice while that cycle lasts. */
 export const DEDUP_TTL_MS = 3 * 24 * 3600_000;
@@ -28,8 +46,14 @@ export const KEEP = {
   removeOnFail: { age: 30 * 24 * 3600 },
 } as const;
 
-function jobOptions(jobId: string): JobsOptions {
-  return { jobId, deduplication: { id: jobId, ttl: DEDUP_TTL_MS }, ...RETRY_POLICY, ...KEEP };
+function jobOptions(jobId: string, retry: RetryPolicy): JobsOptions {
+  return {
+    jobId,
+    deduplication: { id: jobId, ttl: DEDUP_TTL_MS },
+    attempts: retry.attempts,
+    backoff: { ...retry.backoff },
+    ...KEEP,
+  };
 }
 
 /** A Redis connection as BullMQ wants it for blocking commands. */
@@ -42,9 +66,12 @@ export class Queues implements Enqueuer {
   readonly enterprise: Queue;
   readonly products: Queue;
   readonly prefix: string;
+  readonly retry: RetryPolicy;
 
-  constructor(connection: Redis, prefix: string) {
+  /** `retry` applies to the jobs these queues add (the workers read it from each job). */
+  constructor(connection: Redis, prefix: string, retry: RetryPolicy = RETRY_POLICY) {
     this.prefix = prefix;
+    this.retry = retry;
     const opts = { connection, prefix };
     this.plan = new Queue(QUEUE_NAMES.plan, opts);
     this.enterprise = new Queue(QUEUE_NAMES.enterprise, opts);
@@ -57,13 +84,13 @@ export class Queues implements Enqueuer {
 
   async addPlan(data: PlanJobData): Promise<string> {
     const id = planJobId(data.cycle);
-    await this.plan.add(PLAN_JOB, data, jobOptions(id));
+    await this.plan.add(PLAN_JOB, data, jobOptions(id, this.retry));
     return id;
   }
 
   async addProducts(data: ProductsJobData): Promise<string> {
     const id = productsJobId(data.date, data.pull);
-    await this.products.add(PRODUCTS_JOB, data, jobOptions(id));
+    await this.products.add(PRODUCTS_JOB, data, jobOptions(id, this.retry));
     return id;
   }
 
@@ -74,7 +101,11 @@ export class Queues implements Enqueuer {
       await this.enterprise.addBulk(
         part.map((watchId) => {
           const data: EnterpriseJobData = { cycle, watchId };
-          return { name: ENTERPRISE_JOB, data, opts: jobOptions(enterpriseJobId(cycle, watchId, round)) };
+          return {
+            name: ENTERPRISE_JOB,
+            data,
+            opts: jobOptions(enterpriseJobId(cycle, watchId, round), this.retry),
+          };
         }),
       );
     }

@@ -6,7 +6,7 @@ import { perMinute, RedisRateLimiter } from '../../src/budget/limiter.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import type { JobDeps } from '../../src/runtime/deps.ts';
 import { createLogger } from '../../src/runtime/log.ts';
-import { Queues, redisConnection } from '../../src/runtime/queues.ts';
+import { Queues, redisConnection, retryPolicy } from '../../src/runtime/queues.ts';
 import { type RunningWorkers, startWorkers } from '../../src/runtime/worker.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
@@ -57,7 +57,7 @@ export async function startPipeline(
     '/nonexistent/.env',
   );
   const redis = redisConnection(config.REDIS_URL);
-  const queues = new Queues(redis, prefix);
+  const queues = new Queues(redis, prefix, retryPolicy(config));
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
