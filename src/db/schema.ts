@@ -473,3 +473,57 @@ export const cycleBudgets = pgTable('cycle_budgets', {
   pausedAt: tstz('paused_at'),
   pausedReason: text('paused_reason'),
 });
+
+/**
+ * Format drift found in one landed answer: a field the spec does not document (`unknown_field`),
+ * a documented field that was absent (`missing_field`), or a documented field in another type or
+ * format (`type_variant`). Keyed by the answer, so recording it twice counts it once.
+ */
+export const rawResponseDrift = pgTable(
+  'raw_response_drift',
+  {
+    rawResponseId: id('raw_response_id')
+      .notNull()
+      .references(() => rawResponses.id),
+    operation: text('operation').notNull(),
+    /** The field's path: `REGCAP`, `PERSONS[].NAME`, `$.metadata.usage.credits` for the envelope. */
+    field: text('field').notNull(),
+    kind: text('kind').notNull(),
+    /** The JSON type or format seen (`string`, `YYYY-MM-DDTHH:MM:SS`); `absent` when missing. */
+    seen: text('seen').notNull(),
+    /** The documented type or format; `undocumented` for an unknown field. */
+    expected: text('expected').notNull(),
+    /** How many records of the answer showed it (a list answer holds several products). */
+    records: integer('records').notNull(),
+    /** One value as received, cut to 200 characters; null when missing. */
+    example: text('example'),
+    fetchedAt: tstz('fetched_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.rawResponseId, t.field, t.kind, t.seen] }),
+    index('raw_response_drift_field_idx').on(t.operation, t.field),
+  ],
+);
+
+/** The drift daybook has seen, per operation, field, kind and shape: counts, first and last seen. */
+export const formatDrift = pgTable(
+  'format_drift',
+  {
+    operation: text('operation').notNull(),
+    field: text('field').notNull(),
+    kind: text('kind').notNull(),
+    seen: text('seen').notNull(),
+    expected: text('expected').notNull(),
+    /** Answers that showed it. */
+    responses: integer('responses').notNull(),
+    /** Records that showed it, over all those answers. */
+    records: integer('records').notNull(),
+    firstSeenAt: tstz('first_seen_at').notNull(),
+    lastSeenAt: tstz('last_seen_at').notNull(),
+    firstRawResponseId: id('first_raw_response_id').references(() => rawResponses.id),
+    lastRawResponseId: id('last_raw_response_id').references(() => rawResponses.id),
+    /** A value from the latest answer that showed it. */
+    example: text('example'),
+  },
+  (t) => [primaryKey({ columns: [t.operation, t.field, t.kind, t.seen] })],
+);
