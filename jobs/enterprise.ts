@@ -192,8 +192,10 @@ async function complete(deps: JobDeps, c: Completion): Promise<void> {
     }
     await tx`update watchlist set pid = ${c.pid}, last_refreshed_at = ${c.billedAt}, last_cycle = ${c.cycle},
                last_outcome = 'success', last_error = null where id = ${c.watchId}`;
+    // In the same transaction: a worker dying after this commit must not leave the run "running"
+    // (the next attempt sees the entry succeeded and skips it without a run of its own).
+    await finishRun(tx, c.runId, { outcome: 'succeeded', credits: c.billed, counts: c.counts });
   });
-  await finishRun(deps.sql, c.runId, { outcome: 'succeeded', credits: c.billed, counts: c.counts });
 }
 
 async function markFetch(

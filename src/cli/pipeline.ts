@@ -63,6 +63,7 @@ export function workerCommand(): Command {
         {
           concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY,
           upstreamTimeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS,
+          lockMs: config.DAYBOOK_JOB_LOCK_MS,
         },
       );
       closer.add('workers', running.close);

@@ -1,7 +1,15 @@
 /** The `runs` table: one row per job run, opened when it starts and closed with its outcome. */
 import type { Sql } from './connect.ts';
 
-export type RunOutcome = 'running' | 'succeeded' | 'failed' | 'skipped' | 'deferred' | 'paused' | 'retrying';
+export type RunOutcome =
+  | 'running'
+  | 'succeeded'
+  | 'failed'
+  | 'skipped'
+  | 'deferred'
+  | 'paused'
+  | 'retrying'
+  | 'abandoned';
 
 export interface RunStart {
   kind: string;
@@ -11,7 +19,18 @@ export interface RunStart {
   jobId?: string | null;
 }
 
+/**
+ * Opens a run. Earlier runs of the same job still marked running were cut short (their worker
+ * died, or lost its database): they are closed as `abandoned`, so no run stays "running" forever.
+ */
 export async function startRun(sql: Sql, run: RunStart): Promise<number> {
+  if (run.jobId) {
+    await sql`
+      update runs set outcome = 'abandoned', finished_at = now(),
+        error_message = 'cut short (the worker stopped or lost its connection); the job ran again'
+      where kind = ${run.kind} and started_at > now() - interval '31 days'
+        and job_id = ${run.jobId} and outcome = 'running'`;
+  }
   const [row] = await sql<{ id: string }[]>`
     insert into runs (kind, cycle, list_date, entity, job_id)
     values (${run.kind}, ${run.cycle ?? null}, ${run.listDate ?? null}, ${run.entity ?? null}, ${run.jobId ?? null})

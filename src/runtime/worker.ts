@@ -18,6 +18,9 @@ import { QUEUE_NAMES, type Queues } from './queues.ts';
 /** After this many rate-limit refusals in a row, the upstream is taken to be refusing for the day. */
 export const MAX_CONSECUTIVE_REFUSALS = 30;
 
+/** The default job lock: BullMQ's own, renewed every 15 s by a live worker. */
+export const DEFAULT_LOCK_MS = 30_000;
+
 export interface JobEvent {
   kind: string;
   jobId: string;
@@ -32,8 +35,14 @@ export interface JobEvent {
 
 export interface WorkerOptions {
   concurrency: number;
-  /** Upstream timeout; the job lock comfortably exceeds it. */
+  /** The upstream timeout. A job may take longer than its lock: a live worker renews the lock. */
   upstreamTimeoutMs: number;
+  /**
+   * How long a job's lock lives without renewal (DAYBOOK_JOB_LOCK_MS, default 30 s). A live
+   * worker renews it every half of this, however long the job takes; it lapses only when the
+   * worker died, and that worker's jobs are taken over within about twice this time.
+   */
+  lockMs?: number;
 }
 
 export interface RunningWorkers {
@@ -50,7 +59,7 @@ export function startWorkers(
   options: WorkerOptions,
 ): RunningWorkers {
   const events = new EventEmitter<{ job: [JobEvent] }>();
-  const lockDuration = Math.max(120_000, options.upstreamTimeoutMs * 4);
+  const lockDuration = options.lockMs ?? DEFAULT_LOCK_MS;
   const refusalsKey = `${queues.prefix}:refusals`;
 
   const wrap =
@@ -126,7 +135,8 @@ export function startWorkers(
     connection,
     prefix: queues.prefix,
     lockDuration,
-    stalledInterval: 30_000,
+    // Stalled jobs (their worker died) are looked for as often as a lock can lapse.
+    stalledInterval: lockDuration,
     maxStalledCount: 3,
   };
   const workers = [

@@ -1,0 +1,172 @@
+/**
+ * One cycle as the fault tests run it: a database of its own, a simulator with a fixed world and
+ * clock, a Redis prefix, the watch entries, and the read-backs the tests compare (the analytics
+ * views without the columns that legitimately differ between two runs, the fetch statuses, the
+ * ledger and the simulator's billing).
+ */
+import { randomBytes } from 'node:crypto';
+import type postgres from 'postgres';
+import { Queues, redisConnection } from '../../../src/runtime/queues.ts';
+import type { RunningSimulator } from '../../../src/sim/server.ts';
+import { cycleOf } from '../../../src/time/cycles.ts';
+import { keywordKey } from '../../../src/watch/keyword.ts';
+import { freshDatabase, type TestDatabase } from '../../support/db.ts';
+import { startTestSim, TEST_KEY } from '../../support/sim.ts';
+
+/** Every simulator of these tests: the same seed, world and clock, so two runs see the same answers. */
+export const SIM_START = new Date('2026-11-20T04:00:00Z');
+
+export interface FaultCycle {
+  db: TestDatabase;
+  sim: RunningSimulator;
+  prefix: string;
+  cycle: string;
+  watchIds: number[];
+  redisUrl: string;
+  queues: Queues;
+  /** The environment of a `daybook worker` child for this cycle. */
+  env(extra?: Record<string, string>): Record<string, string>;
+  /** Puts the cycle's plan on the queue, as the scheduler would. */
+  enqueuePlan(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startFaultCycle(options: {
+  entries: number;
+  redisUrl?: string;
+  env?: Record<string, string>;
+}): Promise<FaultCycle> {
+  const db = await freshDatabase();
+  const sim = await startTestSim({
+    enterprises: 1000,
+    startAt: SIM_START,
+    rateLimits: { 'enterprise-search': 100_000, 'product-listing': 100_000 },
+  });
+  const prefix = `dbf-${randomBytes(4).toString('hex')}`;
+  const names = sim.sim
+    .world()
+    .all()
+    .slice(0, options.entries)
+    .map((e) => e.ENTNAME);
+  const rows = names.map((keyword) => ({ keyword, keyword_key: keywordKey(keyword) }));
+  const ids = await db.sql<{ id: string }[]>`insert into watchlist ${db.sql(rows)} returning id`;
+  const redisUrl = options.redisUrl ?? 'redis://127.0.0.1:6379';
+  const redis = redisConnection(redisUrl);
+  const queues = new Queues(redis, prefix);
+  const cycle = cycleOf(sim.sim.now());
+  return {
+    db,
+    sim,
+    prefix,
+    cycle,
+    redisUrl,
+    queues,
+    watchIds: ids.map((r) => Number(r.id)),
+    env(extra = {}) {
+      return {
+        DATABASE_URL: db.url,
+        REDIS_URL: redisUrl,
+        DAYBOOK_REDIS_PREFIX: prefix,
+        DAYBOOK_API_BASE_URL: sim.url,
+        DAYBOOK_API_KEY: TEST_KEY,
+        DAYBOOK_ENTERPRISE_RATE: '6000',
+        DAYBOOK_CREDIT_BUDGET: '100000',
+        DAYBOOK_HTTP_TIMEOUT_MS: '5000',
+        DAYBOOK_WORKER_CONCURRENCY: '4',
+        LOG_LEVEL: 'info',
+        ...options.env,
+        ...extra,
+      };
+    },
+    async enqueuePlan() {
+      await queues.addPlan({ cycle });
+    },
+    async close() {
+      for (const q of queues.all()) await q.obliterate({ force: true }).catch(() => {});
+      await queues.close();
+      const keys = await redis.keys(`${prefix}:*`).catch(() => [] as string[]);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+      await sim.close();
+      await db.drop();
+    },
+  };
+}
+
+/** Watch entries of the cycle by fetch status. */
+export async function statuses(sql: postgres.Sql, cycle: string): Promise<Record<string, number>> {
+  const rows = await sql<{ status: string; n: number }[]>`
+    select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status`;
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+/** True when every watch entry has a row for the cycle and none is still pending. */
+export async function settled(sql: postgres.Sql, cycle: string, entries: number): Promise<boolean> {
+  const [r] = await sql<{ all: number; pending: number }[]>`
+    select count(*)::int as all,
+           count(*) filter (where status in ('planned', 'fetching', 'retrying'))::int as pending
+    from cycle_fetches where cycle = ${cycle}`;
+  return r !== undefined && r.all === entries && r.pending === 0;
+}
+
+/** The ledger of the cycle: billed queries and credits. */
+export async function ledgerOf(sql: postgres.Sql, cycle: string): Promise<{ n: number; credits: number }> {
+  const [r] = await sql<{ n: number; credits: number }[]>`
+    select count(*)::int as n, coalesce(sum(credits), 0)::int as credits from credit_ledger where cycle = ${cycle}`;
+  return r ?? { n: 0, credits: 0 };
+}
+
+/**
+ * The analytics views, each with the columns that legitimately differ between two runs of the
+ * same cycle left out: surrogate ids, raw response ids, and wall-clock times.
+ */
+const VIEWS: { view: string; omit: string[]; order: string }[] = [
+  {
+    view: 'enterprise_current',
+    omit: ['version_valid_from', 'first_seen_at', 'last_seen_at', 'raw_response_id'],
+    order: 'pid',
+  },
+  {
+    view: 'enterprise_history',
+    omit: ['valid_from', 'valid_to', 'raw_response_id'],
+    order: 'pid, version',
+  },
+  {
+    view: 'enterprise_changes',
+    omit: ['change_id', 'detected_at', 'raw_response_id'],
+    order: 'pid, cycle, category, field, kind, before, after',
+  },
+  {
+    view: 'enterprise_events',
+    omit: ['event_id', 'observed_at', 'raw_response_id'],
+    order: 'pid, kind, cycle, keyword',
+  },
+  { view: 'credit_usage', omit: ['first_billed_at', 'last_billed_at'], order: 'cycle, operation' },
+];
+
+export type Snapshot = Record<string, Record<string, unknown>[]>;
+
+export async function analyticsSnapshot(sql: postgres.Sql): Promise<Snapshot> {
+  const out: Snapshot = {};
+  for (const { view, omit, order } of VIEWS) {
+    const rows = await sql.unsafe(`select * from analytics.${view} order by ${order}`);
+    out[view] = rows.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !omit.includes(k))));
+  }
+  // Runs are a log of executions: a crash adds runs that never finished. What each job finally
+  // did must be the same.
+  out.runs = [
+    ...(await sql`
+      select kind, cycle, list_date, entity, outcome, credits from analytics.runs
+      where outcome = 'succeeded' order by kind, entity`),
+  ];
+  return out;
+}
+
+/** One line a README can quote, printed by each test. */
+export function figures(test: string, values: Record<string, string | number>): void {
+  console.log(
+    `[faults] ${test}: ${Object.entries(values)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
+}

@@ -1,0 +1,162 @@
+/**
+ * Real processes for the crash and restart tests: `daybook worker` children started and killed
+ * by pid, and a private redis-server on a port of its own. Nothing here touches the shared
+ * Postgres server or the shared Redis beyond the test's own database and prefix.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BIN } from '../../support/cli.ts';
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface WorkerProcess {
+  readonly pid: number;
+  /** Every stderr line (JSON log lines) so far. */
+  readonly lines: string[];
+  /** Resolves when the worker logged "worker started"; rejects if it exits first. */
+  readonly started: Promise<void>;
+  readonly exited: Promise<Exit>;
+  /** Sends `signal` to this process only, and waits for it to exit. */
+  stop(signal: NodeJS.Signals): Promise<Exit>;
+}
+
+/** A `daybook worker` child with only PATH, HOME, CI and `env` in its environment. */
+export function spawnWorker(env: Record<string, string>, args: string[] = []): WorkerProcess {
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'worker', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CI: 'true', ...env },
+    cwd: mkdtempSync(join(tmpdir(), 'daybook-worker-')),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const lines: string[] = [];
+  let partial = '';
+  let onStarted: () => void = () => {};
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) {
+      lines.push(line);
+      if (line.includes('"msg":"worker started"')) onStarted();
+    }
+  });
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const started = new Promise<void>((resolve, reject) => {
+    onStarted = resolve;
+    void exited.then((e) =>
+      reject(
+        new Error(`worker exited (${e.signal ?? e.code}) before it started:\n${lines.slice(-5).join('\n')}`),
+      ),
+    );
+  });
+  started.catch(() => {});
+  return {
+    pid: child.pid ?? -1,
+    lines,
+    started,
+    exited,
+    async stop(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** A loopback port that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RedisServer {
+  readonly port: number;
+  readonly url: string;
+  readonly dir: string;
+  /** SIGTERM: Redis shuts down cleanly (with appendonly, the AOF is fsynced first). */
+  stop(): Promise<Exit>;
+}
+
+/** Starts redis-server on `port` (a free one by default), persisting in `dir` when `appendonly`. */
+export async function startRedis(options: {
+  appendonly: boolean;
+  dir?: string;
+  port?: number;
+}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'daybook-redis-'));
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      options.appendonly ? 'yes' : 'no',
+      '--dir',
+      dir,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<Exit>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 15_000);
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      output += chunk;
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then((e) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited (${e.signal ?? e.code}):\n${output}`));
+    });
+  });
+  child.stdout.resume();
+  child.stderr.resume();
+  return {
+    port,
+    dir,
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** Resolves when `done()` is true, checking every `intervalMs`; rejects after `timeoutMs`. */
+export async function waitFor(
+  what: string,
+  done: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 200,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await done()) return;
+    if (Date.now() > deadline) throw new Error(`${what}: not done within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

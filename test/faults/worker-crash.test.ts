@@ -1,0 +1,120 @@
+/**
+ * Issue 7, item 1: a worker process killed with SIGKILL at random points of a 300-entry cycle,
+ * and restarted each time, ends with the same analytics as a clean run of the same cycle.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  analyticsSnapshot,
+  type FaultCycle,
+  figures,
+  ledgerOf,
+  settled,
+  startFaultCycle,
+  statuses,
+} from './support/cycle.ts';
+import { spawnWorker, type WorkerProcess, waitFor } from './support/processes.ts';
+
+const ENTRIES = 300;
+const KILLS = 12;
+/** Enterprise calls per minute: slow enough that the cycle outlasts the kills. */
+const RATE = '600';
+/** How long a dead worker's jobs stay locked before another worker takes them over. */
+const LOCK_MS = '5000';
+
+/** A small seeded generator, so a failing run can be replayed with its seed. */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+describe('a worker killed with SIGKILL during a cycle', { timeout: 240_000 }, () => {
+  const cycles: FaultCycle[] = [];
+  const workers: WorkerProcess[] = [];
+  afterAll(async () => {
+    for (const w of workers) await w.stop('SIGKILL');
+    for (const c of cycles) await c.close();
+  });
+
+  it('ends with the analytics of a clean run, no entry missing, at most one extra billed query per kill', async () => {
+    const env = { DAYBOOK_ENTERPRISE_RATE: RATE, DAYBOOK_JOB_LOCK_MS: LOCK_MS };
+    const clean = await startFaultCycle({ entries: ENTRIES, env });
+    cycles.push(clean);
+    const crashed = await startFaultCycle({ entries: ENTRIES, env });
+    cycles.push(crashed);
+    expect(crashed.cycle).toBe(clean.cycle);
+
+    const cleanRun = async () => {
+      const w = spawnWorker(clean.env());
+      workers.push(w);
+      await w.started;
+      await clean.enqueuePlan();
+      await waitFor('clean cycle', () => settled(clean.db.sql, clean.cycle, ENTRIES), 180_000);
+      await w.stop('SIGTERM');
+    };
+
+    const seed = Number(process.env.DAYBOOK_FAULT_SEED ?? Date.now() % 100_000);
+    const random = lcg(seed);
+    let kills = 0;
+    const crashRun = async () => {
+      let w = spawnWorker(crashed.env());
+      workers.push(w);
+      await w.started;
+      await crashed.enqueuePlan();
+      while (kills < KILLS) {
+        // A random point of the worker's life: between 0.2 s and 2.5 s after it started.
+        await new Promise((r) => setTimeout(r, 200 + random() * 2300));
+        if (await settled(crashed.db.sql, crashed.cycle, ENTRIES)) break;
+        const exit = await w.stop('SIGKILL');
+        expect(exit.signal).toBe('SIGKILL');
+        kills++;
+        w = spawnWorker(crashed.env());
+        workers.push(w);
+        await w.started;
+      }
+      await waitFor('crashed cycle', () => settled(crashed.db.sql, crashed.cycle, ENTRIES), 180_000);
+      await w.stop('SIGTERM');
+    };
+
+    await Promise.all([cleanRun(), crashRun()]);
+    expect(kills, `the cycle ended before ${KILLS} kills (seed ${seed})`).toBe(KILLS);
+
+    // No entry missing: every watch entry refreshed in both runs.
+    expect(await statuses(clean.db.sql, clean.cycle)).toEqual({ succeeded: ENTRIES });
+    expect(await statuses(crashed.db.sql, crashed.cycle)).toEqual({ succeeded: ENTRIES });
+
+    // The analytics views, row by row.
+    const expected = await analyticsSnapshot(clean.db.sql);
+    const actual = await analyticsSnapshot(crashed.db.sql);
+    for (const view of Object.keys(expected)) {
+      expect(actual[view]?.length, view).toBe(expected[view]?.length);
+      expect(actual[view], view).toEqual(expected[view]);
+    }
+    expect(expected.enterprise_current).toHaveLength(ENTRIES);
+
+    // Billing: the clean run bought each entry once; the crashed run at most one more per kill.
+    const cleanBilled = clean.sim.sim.counters.billedQueries;
+    const crashBilled = crashed.sim.sim.counters.billedQueries;
+    expect(cleanBilled).toBe(ENTRIES);
+    expect(await ledgerOf(clean.db.sql, clean.cycle)).toEqual({ n: ENTRIES, credits: 3 * ENTRIES });
+    expect(await ledgerOf(crashed.db.sql, crashed.cycle)).toEqual({ n: ENTRIES, credits: 3 * ENTRIES });
+    const extra = crashBilled - cleanBilled;
+    expect(extra).toBeGreaterThanOrEqual(0);
+    expect(extra).toBeLessThanOrEqual(kills);
+    const [budget] = await crashed.db.sql<{ spent: number; reserved: number }[]>`
+      select spent, reserved from cycle_budgets where cycle = ${crashed.cycle}`;
+    expect(budget).toEqual({ spent: 3 * ENTRIES, reserved: 0 });
+    const [abandoned] = await crashed.db.sql<{ n: number }[]>`
+      select count(*)::int as n from runs where outcome = 'abandoned'`;
+    figures('worker crash', {
+      seed,
+      entries: ENTRIES,
+      'kills survived': kills,
+      'items lost': ENTRIES - ((await statuses(crashed.db.sql, crashed.cycle)).succeeded ?? 0),
+      'extra billed queries': extra,
+      'runs cut short (abandoned)': abandoned?.n ?? 0,
+    });
+  });
+});
