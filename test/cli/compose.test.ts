@@ -1,12 +1,25 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.ts';
 import { ENV_SCHEMA } from '../../src/config/config.ts';
+import { ensureDockerCompose } from '../support/debian.ts';
 
-const compose = readFileSync(join(import.meta.dirname, '../../docker-compose.yml'), 'utf8');
+const composeFile = join(import.meta.dirname, '../../docker-compose.yml');
+const compose = readFileSync(composeFile, 'utf8');
 
-describe('docker-compose.yml keeps in step with the CLI', () => {
+describe('docker-compose.yml keeps in step with the CLI', { timeout: 360_000 }, () => {
+  it('is a valid compose file (docker-compose config, without a Docker engine)', () => {
+    const dc = ensureDockerCompose();
+    const env = { ...process.env, DAYBOOK_API_KEY: 'sk-compose-check' };
+    const resolved = execFileSync(dc, ['-f', composeFile, 'config'], { env, encoding: 'utf8' });
+    for (const service of ['postgres', 'redis', 'migrate', 'scheduler', 'worker', 'admin'])
+      expect(resolved, service).toMatch(new RegExp(`^  ${service}:`, 'm'));
+    expect(resolved).toMatch(/appendonly/);
+    expect(resolved).toMatch(/healthcheck/);
+  });
+
   it('every service command is a daybook command with options it knows', () => {
     const program = buildProgram();
     const commands = [...compose.matchAll(/command: \[(.+)\]/g)].map(

@@ -11,7 +11,7 @@ import {
   startAdminServer,
 } from '../../src/runtime/admin.ts';
 import { cycleOf } from '../../src/time/cycles.ts';
-import { ensureChromium, HEADLESS_FLAGS } from '../support/chromium.ts';
+import { ensureChromium, HEADLESS_FLAGS } from '../support/debian.ts';
 import { startPipeline, type TestPipeline, until } from '../support/pipeline.ts';
 
 const run = promisify(execFile);
