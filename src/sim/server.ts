@@ -471,6 +471,9 @@ function buildApp(sim: Simulator): FastifyInstance {
   app.get('/_sim/state', async () => sim.state());
   app.post('/_sim/clock', async (request, reply) => {
     const body = (request.body ?? {}) as { now?: string; advanceMs?: number };
+    if (typeof body.now !== 'string' && typeof body.advanceMs !== 'number') {
+      return reply.code(400).send({ error: 'send {"now": "<ISO time>"} or {"advanceMs": N}' });
+    }
     if (typeof body.now === 'string') {
       const at = new Date(body.now);
       if (Number.isNaN(at.getTime())) return reply.code(400).send({ error: `bad time: ${body.now}` });
@@ -502,8 +505,18 @@ function buildApp(sim: Simulator): FastifyInstance {
     }
     return { faults: formatFaultSpec(sim.options.faults) };
   });
-  app.post('/_sim/limits', async (request) => {
+  app.post('/_sim/limits', async (request, reply) => {
     const body = (request.body ?? {}) as Partial<Record<'enterprise' | 'product', number>>;
+    const ok = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isInteger(v) && v > 0);
+    if (
+      (body.enterprise === undefined && body.product === undefined) ||
+      !ok(body.enterprise) ||
+      !ok(body.product)
+    ) {
+      return reply
+        .code(400)
+        .send({ error: 'send {"enterprise": N, "product": N} (positive integers, either or both)' });
+    }
     if (typeof body.enterprise === 'number') sim.options.rateLimits['enterprise-search'] = body.enterprise;
     if (typeof body.product === 'number') sim.options.rateLimits['product-listing'] = body.product;
     return { rateLimits: sim.options.rateLimits };
