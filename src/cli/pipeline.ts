@@ -71,6 +71,7 @@ export function workerCommand(): Command {
       const signal = await untilSignal();
       log.info({ signal }, 'worker stopping: finishing jobs in flight');
       await closer.closeAll(60_000, (name, err) => log.error({ name, err: String(err) }, 'close failed'));
+      log.info('worker stopped');
       log.flush?.();
     });
 }
@@ -98,8 +99,11 @@ export function schedulerCommand(): Command {
         },
         'scheduler started',
       );
-      await untilSignal();
-      await closer.closeAll(10_000);
+      const signal = await untilSignal();
+      log.info({ signal }, 'scheduler stopping');
+      await closer.closeAll(10_000, (name, err) => log.error({ name, err: String(err) }, 'close failed'));
+      log.info('scheduler stopped');
+      log.flush?.();
     });
 }
 
