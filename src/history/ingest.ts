@@ -9,9 +9,10 @@ import type { Sql } from '../db/connect.ts';
 import { landingOfError, landingOfExchange, landRaw } from '../db/landing.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
-import type { UpstreamResult } from '../upstream/client.ts';
-import { NotFoundError, type UpstreamError } from '../upstream/errors.ts';
+import type { Exchange, UpstreamResult } from '../upstream/client.ts';
+import { NotFoundError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
 import type { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from '../upstream/schemas.ts';
+import { recordDrift } from './drift-store.ts';
 import { applyEnterprises, type EnterpriseApplySummary, markDisappeared } from './enterprise-store.ts';
 import { applyProductPulls, type ProductApplySummary } from './product-store.ts';
 
@@ -35,6 +36,7 @@ export async function ingestEnterpriseSuccess(
   ctx: IngestContext,
 ): Promise<EnterpriseIngestResult> {
   const [rawId] = await landRaw(sql, [landingOfExchange(result.exchange, ctx.runId, ctx.cycle)]);
+  await recordDriftOf(sql, rawId as number, result.exchange);
   const normalized = normalizeEnterprise(result.data.metadata.content);
   const summary = await sql.begin((tx) =>
     applyEnterprises(tx, [
@@ -66,6 +68,15 @@ export async function ingestFailure(
   knownPid: string | null = null,
 ): Promise<number> {
   const [rawId] = await landRaw(sql, [landingOfError(error, ctx.runId, ctx.cycle)]);
+  // A JSON success the schema refused (a required field gone) is drift too.
+  if (error instanceof UnexpectedResponseError && error.response?.bodyText) {
+    await recordDriftOf(sql, rawId as number, {
+      operation: error.request.operation,
+      params: error.request.params,
+      bodyJson: parseJsonOrUndefined(error.response.bodyText),
+      fetchedAt: error.response.fetchedAt,
+    });
+  }
   if (error instanceof NotFoundError && knownPid !== null) {
     await markDisappeared(sql, [
       {
@@ -88,6 +99,7 @@ export async function ingestProductList(
   ctx: IngestContext,
 ): Promise<{ rawResponseId: number; summary: ProductApplySummary }> {
   const [rawId] = await landRaw(sql, [landingOfExchange(result.exchange, ctx.runId, ctx.cycle)]);
+  await recordDriftOf(sql, rawId as number, result.exchange);
   const list = normalizeProductList(result.data.metadata, listDate, result.exchange.fetchedAt);
   const summary = await sql.begin((tx) =>
     applyProductPulls(tx, [
@@ -104,6 +116,7 @@ export async function ingestProductDetail(
   ctx: IngestContext,
 ): Promise<{ rawResponseId: number; summary: ProductApplySummary }> {
   const [rawId] = await landRaw(sql, [landingOfExchange(result.exchange, ctx.runId, ctx.cycle)]);
+  await recordDriftOf(sql, rawId as number, result.exchange);
   const product = normalizeProduct(result.data.metadata);
   const summary = await sql.begin((tx) =>
     applyProductPulls(tx, [
@@ -116,6 +129,31 @@ export async function ingestProductDetail(
     ]),
   );
   return { rawResponseId: rawId as number, summary };
+}
+
+/** Records the format drift of a landed answer (nothing is written when it has none). */
+async function recordDriftOf(
+  sql: postgres.Sql,
+  rawResponseId: number,
+  exchange: Pick<Exchange, 'operation' | 'params' | 'bodyJson' | 'fetchedAt'>,
+): Promise<void> {
+  await recordDrift(sql, [
+    {
+      rawResponseId,
+      operation: exchange.operation,
+      params: exchange.params,
+      body: exchange.bodyJson,
+      fetchedAt: exchange.fetchedAt,
+    },
+  ]);
+}
+
+function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 export type { Sql };

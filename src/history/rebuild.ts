@@ -2,13 +2,15 @@
  * Rebuilds every normalized table from the raw landing: empties them and replays
  * raw_responses in fetch order through the same normalizers and stores as live ingestion, in
  * batches, inside one transaction (a failed rebuild leaves the previous state in place).
- * Replay applies answers in fetch order, so it records no `stale_ignored` events.
+ * Replay applies answers in fetch order, so it records no `stale_ignored` events. The format drift
+ * report is derived from the landing too, and is re-derived the same way.
  */
 import type postgres from 'postgres';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from '../upstream/schemas.ts';
+import { type LandedAnswer, recordDrift } from './drift-store.ts';
 import { applyEnterprises, type EnterpriseObservation, markDisappeared } from './enterprise-store.ts';
 import { applyProductPulls, type ProductPull } from './product-store.ts';
 
@@ -28,6 +30,8 @@ export const DERIVED_TABLES = [
   'product_links',
   'product_versions',
   'products',
+  'raw_response_drift',
+  'format_drift',
 ] as const;
 
 export interface RebuildSummary {
@@ -38,7 +42,12 @@ export interface RebuildSummary {
   disappeared: number;
   /** Landed successes whose body no longer parses (kept in the landing, not applied). */
   unreadable: number;
+  /** Answers that showed format drift. */
+  drifted: number;
 }
+
+/** The landed outcomes a rebuild reads: answers with content, and not_found (disappearances). */
+const REPLAYED = ['success', 'not_found', 'unexpected_response'];
 
 interface RawRow {
   id: string;
@@ -62,20 +71,24 @@ export async function rebuild(
     productDetails: 0,
     disappeared: 0,
     unreadable: 0,
+    drifted: 0,
   };
   await sql.begin(async (tx) => {
     await tx.unsafe(`truncate ${DERIVED_TABLES.join(', ')} restart identity`);
     const [count] = await tx<{ n: number }[]>`
-      select count(*)::int as n from raw_responses where outcome in ('success', 'not_found')`;
+      select count(*)::int as n from raw_responses where outcome in ${tx(REPLAYED)}`;
     const total = count?.n ?? 0;
     const pidOfKeyword = new Map<string, string>();
     let enterpriseBatch: EnterpriseObservation[] = [];
     let productBatch: ProductPull[] = [];
+    let driftBatch: LandedAnswer[] = [];
     const flush = async () => {
       if (enterpriseBatch.length > 0) await applyEnterprises(tx, enterpriseBatch);
       if (productBatch.length > 0) await applyProductPulls(tx, productBatch);
+      if (driftBatch.length > 0) summary.drifted += await recordDrift(tx, driftBatch);
       enterpriseBatch = [];
       productBatch = [];
+      driftBatch = [];
     };
     // Keyset pages rather than a cursor: the batch writes below run on this same transaction.
     let after: { fetchedAt: Date; id: string } | null = null;
@@ -83,7 +96,7 @@ export async function rebuild(
       const rows: RawRow[] = await tx<RawRow[]>`
         select id, operation, params, body_json, outcome, fetched_at, cycle::text as cycle
         from raw_responses
-        where outcome in ('success', 'not_found')
+        where outcome in ${tx(REPLAYED)}
           ${after ? tx`and (fetched_at, id) > (${after.fetchedAt}, ${after.id})` : tx``}
         order by fetched_at, id limit ${batchSize}`;
       if (rows.length === 0) break;
@@ -93,6 +106,17 @@ export async function rebuild(
         summary.rawRead++;
         const rawId = Number(r.id);
         const cycle = r.cycle ?? cycleOf(r.fetched_at);
+        if (r.outcome !== 'not_found' && r.body_json !== null) {
+          const answer: LandedAnswer = {
+            rawResponseId: rawId,
+            operation: r.operation as LandedAnswer['operation'],
+            params: r.params,
+            body: r.body_json,
+            fetchedAt: r.fetched_at,
+          };
+          driftBatch.push(answer);
+        }
+        if (r.outcome === 'unexpected_response') continue;
         if (r.operation === 'enterprise-search') {
           const keyword = r.params.ent_name ?? null;
           if (r.outcome === 'not_found') {
