@@ -52,6 +52,8 @@ export async function startFaultCycle(options: {
   const ids = await db.sql<{ id: string }[]>`insert into watchlist ${db.sql(rows)} returning id`;
   const redisUrl = options.redisUrl ?? 'redis://127.0.0.1:6379';
   const redis = redisConnection(redisUrl);
+  // The test's own connection reconnects by itself when a test stops Redis: no noise meanwhile.
+  redis.on('error', () => {});
   const queues = new Queues(redis, prefix);
   const cycle = cycleOf(sim.sim.now());
   return {
