@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { budgetOf, ensureCycleBudget } from '../src/budget/credits.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
-import { planCycle, summarizePlan, type WatchCandidate } from '../src/plan/planner.ts';
+import { type PlanInput, planCycle, summarizePlan, type WatchCandidate } from '../src/plan/planner.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
 import { cycleStart, isCalendarDate, nextRefresh } from '../src/time/cycles.ts';
 
@@ -23,51 +23,10 @@ export function planJobId(cycle: string): string {
 }
 
 export async function processPlan(deps: JobDeps, data: PlanJobData, jobId: string): Promise<JobReport> {
-  const { sql, config } = deps;
+  const { sql } = deps;
   const { cycle } = data;
   const runId = await startRun(sql, { kind: PLAN_JOB, cycle, jobId });
-  await ensureCycleBudget(sql, cycle, config.DAYBOOK_CREDIT_BUDGET);
-  const budget = await budgetOf(sql, cycle);
-  const candidates = await sql<
-    {
-      id: string;
-      keyword: string;
-      priority: number;
-      pid: string | null;
-      last_refreshed_at: Date | null;
-      last_outcome: string | null;
-      last_cycle: string | null;
-      added_at: Date;
-    }[]
-  >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
-    from watchlist where active`;
-  const done = await sql<{ watch_id: string; pid: string | null }[]>`
-    select watch_id, pid from cycle_fetches
-    where cycle = ${cycle} and status in ('succeeded', 'duplicate', 'failed', 'fetching', 'retrying')`;
-  const now = deps.now();
-  const cycleEnd = nextRefresh(cycleStart(cycle)).getTime();
-  const plan = planCycle({
-    cycle,
-    candidates: candidates.map(
-      (c): WatchCandidate => ({
-        id: Number(c.id),
-        keyword: c.keyword,
-        priority: c.priority,
-        pid: c.pid,
-        lastRefreshedAt: c.last_refreshed_at,
-        lastOutcome: c.last_outcome,
-        lastCycle: c.last_cycle,
-        addedAt: c.added_at,
-      }),
-    ),
-    doneWatchIds: new Set(done.map((d) => Number(d.watch_id))),
-    donePids: new Set(done.flatMap((d) => (d.pid ? [d.pid] : []))),
-    creditsPerQuery: config.DAYBOOK_CREDITS_PER_QUERY,
-    creditBudget: budget ? Math.max(0, budget.budget - budget.spent - budget.reserved) : 0,
-    rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
-    // A late plan (or a past cycle run by hand) still gets at least an hour of window.
-    windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
-  });
+  const plan = planCycle(await readPlanInput(deps, cycle));
 
   const rows = [
     ...plan.selected.map((e) => ({
@@ -107,4 +66,54 @@ export async function processPlan(deps: JobDeps, data: PlanJobData, jobId: strin
   await finishRun(sql, runId, { outcome: 'succeeded', counts });
   deps.log.info({ cycle, ...counts }, summarizePlan(plan));
   return { outcome: 'succeeded', entity: cycle, counts };
+}
+
+/** Reads what the planner decides from: the active watch entries, this cycle's settled work, credits left. */
+export async function readPlanInput(
+  deps: Pick<JobDeps, 'sql' | 'config' | 'now'>,
+  cycle: string,
+): Promise<PlanInput> {
+  const { sql, config } = deps;
+  await ensureCycleBudget(sql, cycle, config.DAYBOOK_CREDIT_BUDGET);
+  const budget = await budgetOf(sql, cycle);
+  const candidates = await sql<
+    {
+      id: string;
+      keyword: string;
+      priority: number;
+      pid: string | null;
+      last_refreshed_at: Date | null;
+      last_outcome: string | null;
+      last_cycle: string | null;
+      added_at: Date;
+    }[]
+  >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
+    from watchlist where active`;
+  const done = await sql<{ watch_id: string; pid: string | null }[]>`
+    select watch_id, pid from cycle_fetches
+    where cycle = ${cycle} and status in ('succeeded', 'duplicate', 'failed', 'fetching', 'retrying')`;
+  const now = deps.now();
+  const cycleEnd = nextRefresh(cycleStart(cycle)).getTime();
+  return {
+    cycle,
+    candidates: candidates.map(
+      (c): WatchCandidate => ({
+        id: Number(c.id),
+        keyword: c.keyword,
+        priority: c.priority,
+        pid: c.pid,
+        lastRefreshedAt: c.last_refreshed_at,
+        lastOutcome: c.last_outcome,
+        lastCycle: c.last_cycle,
+        addedAt: c.added_at,
+      }),
+    ),
+    doneWatchIds: new Set(done.map((d) => Number(d.watch_id))),
+    donePids: new Set(done.flatMap((d) => (d.pid ? [d.pid] : []))),
+    creditsPerQuery: config.DAYBOOK_CREDITS_PER_QUERY,
+    creditBudget: budget ? Math.max(0, budget.budget - budget.spent - budget.reserved) : 0,
+    rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
+    // A late plan (or a past cycle run by hand) still gets at least an hour of window.
+    windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
+  };
 }

@@ -1,0 +1,136 @@
+/** The printed table of bench/results.json: one line per figure, with its target and verdict. */
+import type { CreditResult } from './credit.ts';
+import type { LoadResult } from './load.ts';
+import type { MemoryResult } from './memory.ts';
+import type { PlannerResult } from './planner.ts';
+import type { RateResult } from './rate.ts';
+import type { Machine } from './support.ts';
+
+interface Document {
+  command: string;
+  machine: Machine;
+  parts: Record<string, unknown>;
+}
+
+type Line = [figure: string, value: string, target: string, verdict: string];
+
+const n = (x: number) => x.toLocaleString('en-US');
+const yes = (ok: boolean) => (ok ? 'met' : 'MISSED');
+
+function rateLines(r: RateResult): Line[] {
+  const lines: Line[] = [];
+  for (const run of r.runs) {
+    lines.push([
+      `rate, ${run.workers} workers, ${n(run.entries)} entries`,
+      `${run.utilization.toFixed(3)} of L (${run.steadyPerMinute}/min of ${run.limitPerMinute}); ${run.rateLimitExceeded} rate_limit_exceeded; wall ${run.wallSeconds} s`,
+      '>= 0.97, 0 refusals',
+      yes(run.utilization >= 0.97 && run.rateLimitExceeded === 0),
+    ]);
+  }
+  for (const run of r.runs) {
+    lines.push([
+      `credit, clean, ${run.workers} workers`,
+      `${run.creditEfficiency.toFixed(2)} (${n(run.billedQueries)} billed / ${n(run.distinctEnterprises)} enterprises)`,
+      '1.00',
+      yes(run.billedQueries === run.distinctEnterprises),
+    ]);
+  }
+  return lines;
+}
+
+function creditLines(c: CreditResult): Line[] {
+  return [
+    [
+      `credit, ${c.kills} x SIGKILL, ${n(c.entries)} entries`,
+      `${c.efficiency.toFixed(3)} (${n(c.billedQueries)} billed / ${n(c.distinctEnterprises)}); ${c.extraBilled} extra = ${c.extraPerKill} per kill; wall ${c.wallSeconds} s`,
+      '<= 1 extra per kill',
+      yes(c.met),
+    ],
+  ];
+}
+
+function loadLines(l: LoadResult): Line[] {
+  const rec = (x: number) => `${n(x)} rec/s`;
+  return [
+    [
+      `load, daybook (${n(l.enterprises)} ent + ${n(l.productRecords)} products)`,
+      `${rec(l.daybook.recordsPerSecond)} (ent ${n(l.daybook.enterprisesPerSecond)}/s, products ${n(l.daybook.productsPerSecond)}/s; ${n(l.rowsWritten)} rows)`,
+      '',
+      '',
+    ],
+    [`load, COPY of the same rows`, `${rec(l.copy.recordsPerSecond)} (${l.copy.seconds} s)`, '', ''],
+    [
+      `load, naive drizzle insert per row`,
+      `${rec(l.naive.recordsPerSecond)} (sample of ${n(l.naive.sampleRecords)} records, ${n(l.naive.sampleRows)} rows)`,
+      '',
+      '',
+    ],
+    ['load, daybook / COPY', l.ratios.daybookVsCopy.toFixed(2), '>= 0.5', yes(l.ratios.daybookVsCopy >= 0.5)],
+    [
+      'load, daybook / naive',
+      l.ratios.daybookVsNaive.toFixed(1),
+      '>= 10',
+      yes(l.ratios.daybookVsNaive >= 10),
+    ],
+    ['load, second pass (no change)', rec(l.noChange.recordsPerSecond), '', ''],
+    [
+      `load, third pass (${n(l.twoPercentChanged.enterprisesChanged)} enterprises changed)`,
+      `${rec(l.twoPercentChanged.recordsPerSecond)} (${n(l.twoPercentChanged.changesWritten)} changes)`,
+      '',
+      '',
+    ],
+  ];
+}
+
+function memoryLines(m: MemoryResult): Line[] {
+  return [
+    [
+      `memory, 1 worker, ${n(m.entries)} entries`,
+      `peak RSS ${m.peakRssMiB} MiB (${m.jobsPerSecond} jobs/s)`,
+      '< 200 MiB',
+      yes(m.met),
+    ],
+  ];
+}
+
+function plannerLines(p: PlannerResult): Line[] {
+  return [
+    [
+      `planner, ${n(p.entries)} watch entries`,
+      `${p.planMs} ms (read ${p.readMs} + plan ${p.decideMs}); whole plan job ${n(Math.round(p.planJobMs))} ms`,
+      '< 1000 ms',
+      yes(p.met),
+    ],
+  ];
+}
+
+export function renderTable(doc: Document): string {
+  const lines: Line[] = [];
+  const render: Record<string, (x: never) => Line[]> = {
+    rate: rateLines,
+    credit: creditLines,
+    load: loadLines,
+    memory: memoryLines,
+    planner: plannerLines,
+  };
+  for (const [part, fn] of Object.entries(render)) {
+    const result = doc.parts[part] as { error?: string } | undefined;
+    if (!result) continue;
+    if (result.error) lines.push([part, `failed: ${result.error.split('\n')[0]}`, '', 'ERROR']);
+    else lines.push(...fn(result as never));
+  }
+  const header: Line = ['figure', 'value', 'target', ''];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...[header, ...lines].map((l) => l[i as 0].length)));
+  const fmt = (l: Line) =>
+    l
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  const m = doc.machine;
+  return [
+    fmt(header),
+    ...lines.map(fmt),
+    '',
+    `machine: ${m.cpus} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}; Node ${m.node}, PostgreSQL ${m.postgres}, Redis ${m.redis}`,
+  ].join('\n');
+}
