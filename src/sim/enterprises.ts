@@ -4,38 +4,139 @@
  * The state at a cycle is the initial state plus every refresh up to it, so it does not depend
  * on the order in which cycles are asked for. Records are deeply frozen: callers cannot
  * corrupt the world.
+ *
+ * Records follow DOMAIN.md: the name fits the enterprise type (分公司 after the head office's
+ * name, 合伙企业（有限合伙）, 专业合作社, 个人独资 forms), the USCC and registration number carry
+ * the division code of the registering authority named in REGORG, in the province of PROVINCE
+ * and the city or district of OPLOC; industry fields match the name's industry word and the
+ * scope; shareholders are natural persons (no PID key), enterprises of the world (their PID) or
+ * organisations and enterprises outside the world (no PID).
  */
 import { addDays, daysBetween } from '../time/cycles.ts';
 import { makeRegno, makeUscc } from './codes.ts';
 import { type Rng, rngFor } from './rng.ts';
-import type { SimEnterprise, SimPerson, SimShareholder } from './types.ts';
+import type { SimClearingMember, SimEnterprise, SimPerson, SimShareholder } from './types.ts';
 import {
-  BAD_STATUSES,
+  ACTIVE_STATUSES,
+  BRANCH_HEAD,
+  BUILDINGS,
+  CANCEL_REASONS,
   CAPITAL_AMOUNTS,
-  CAPITAL_UNITS,
-  ENT_TYPES,
-  ENTERPRISE_SHAREHOLDER_TYPES,
-  formFor,
-  GIVEN,
-  GOOD_STATUSES,
+  type City,
+  COOPERATIVE_POSITIONS,
+  COOPERATIVE_WORDS,
+  type District,
+  DOMESTIC_CAPITAL_UNITS,
+  ENT_TYPE_TEXT,
+  ENT_TYPE_WEIGHTS,
+  FOREIGN_BRANDS,
+  FOREIGN_CAPITAL_UNITS,
+  FOREIGN_COMPANY_FORMS,
+  FOREIGN_COMPANY_STEMS,
+  FOREIGN_ENTERPRISE_TYPE,
+  FOREIGN_PERSONS,
+  GENERAL_SCOPE,
+  GIVEN_CHARS,
+  HMT_COMPANY_FORMS,
+  INACTIVE_STATUSES,
   INDUSTRIES,
-  NATURAL_SHAREHOLDER_TYPES,
-  POSITIONS,
+  type Industry,
+  MANAGING_PARTNER,
+  ORGANISATION_SHAREHOLDERS,
+  PARTNERSHIP_WORDS,
   PROVINCES,
+  type Province,
   REVOKE_REASONS,
   ROADS,
-  SCOPE_TAIL,
+  SCOPE_APPROVAL_TAIL,
+  SCOPE_GENERAL_TAIL,
+  SOLE_FORMS,
+  SOLE_INVESTOR,
   SURNAMES,
   TRADE_CHARS,
+  TRADE_WORDS,
 } from './vocab.ts';
 
 /** Share of enterprises changed by each daily refresh. */
 export const DAILY_CHANGE_RATE = 0.02;
 
-const BAD_WORDS = ['注销', '吊销', '清算', '停业', '撤销', '迁出'];
+/** Statuses after which a registry record no longer changes. */
+const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['注销', '吊销，已注销', '撤销', '迁出']);
+/** Statuses with a revocation date and reason. */
+const REVOKED_STATUSES: ReadonlySet<string> = new Set(['吊销，未注销', '吊销，已注销', '撤销']);
+/** Statuses under which a record may carry liquidation members. */
+export const CLEARING_STATUSES: ReadonlySet<string> = new Set(['清算', '注销', '吊销，已注销']);
+const BAD_STATUSES: ReadonlySet<string> = new Set(INACTIVE_STATUSES.map(([s]) => s));
 
-function isBad(status: string): boolean {
-  return BAD_WORDS.some((w) => status.includes(w));
+/** Type codes of foreign-invested enterprises, whose capital is often in foreign currency. */
+export function isForeignInvested(typeCode: string): boolean {
+  return typeCode.startsWith('5') || typeCode.startsWith('6');
+}
+
+/** How an enterprise type shapes its name, officers and shareholders. */
+type Kind =
+  | 'company'
+  | 'joint-stock'
+  | 'branch'
+  | 'collective'
+  | 'partnership'
+  | 'sole'
+  | 'foreign'
+  | 'hmt'
+  | 'cooperative';
+
+function kindOf(typeCode: string): Kind {
+  if (typeCode === '9100') return 'cooperative';
+  if (typeCode.startsWith('2')) return 'branch';
+  if (typeCode.startsWith('12')) return 'joint-stock';
+  if (typeCode === '4531' || typeCode === '4533') return 'partnership';
+  if (typeCode === '4540') return 'sole';
+  if (typeCode === '3200') return 'collective';
+  if (typeCode.startsWith('5')) return 'foreign';
+  if (typeCode.startsWith('6')) return 'hmt';
+  return 'company';
+}
+
+/** Head-office type codes a branch type may belong to. */
+const BRANCH_PARENTS: Readonly<Record<string, readonly string[]>> = {
+  '2130': ['1130', '1151', '1100'],
+  '2190': ['1190', '1152', '1153', '1110', '1140', '1100'],
+  '2222': ['1222', '1212'],
+};
+/** The type a branch becomes when the world holds no possible head office (tiny worlds). */
+const BRANCH_FALLBACK: Readonly<Record<string, string>> = { '2130': '1130', '2190': '1190', '2222': '1222' };
+
+/** Where an enterprise is registered and located. */
+interface Place {
+  province: Province;
+  city: City;
+  district: District;
+  /** Division code of the registering authority: district, city or province level. */
+  division: string;
+  regOrg: string;
+}
+
+/**
+ * What stays fixed about an enterprise for the world's lifetime (refreshes never move it to
+ * another district or industry), kept beside the records so mutations can stay consistent.
+ */
+interface Profile {
+  pid: string;
+  kind: Kind;
+  typeCode: string;
+  place: Place;
+  industry: Industry;
+  /** The industry word used in names (also in former names and renames). */
+  word: string;
+  esDate: string;
+  /** Index of the head office, for branches. */
+  parent?: number;
+  /** What follows the head office's name in a branch's name: 南山分公司. */
+  branchSuffix?: string;
+  /** The cooperative's produce, for its scope. */
+  produce?: string;
+  /** Liquidation members written as raw registry data does: ligpriSign 1/2, names maybe in spans. */
+  rawClearing: 'no' | 'codes' | 'codes-and-spans';
 }
 
 function deepFreeze<T>(o: T): T {
@@ -46,45 +147,552 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
-function personName(rng: Rng): string {
-  return rng.pick(SURNAMES) + rng.pick(GIVEN) + (rng.chance(0.6) ? rng.pick(GIVEN) : '');
-}
-
-function isoDate(year: number, month: number, day: number): string {
-  return `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
-}
-
 function iso(date: string): string {
   return `${date}T00:00:00.000Z`;
 }
 
-function scopeOf(rng: Rng, phrases: string[]): string {
-  const picked = rng.sample(phrases, rng.int(2, phrases.length));
-  return `${picked.join('；')}。${rng.chance(0.5) ? SCOPE_TAIL : ''}`;
+/** A Chinese personal name; common surnames (the head of the list) come up more often. */
+function personName(rng: Rng): string {
+  const surname = SURNAMES[Math.floor(rng.next() ** 2 * SURNAMES.length)] as string;
+  return surname + rng.pick(GIVEN_CHARS) + (rng.chance(0.7) ? rng.pick(GIVEN_CHARS) : '');
 }
 
-function addressOf(rng: Rng, province: number): string {
-  const p = PROVINCES[province] as (typeof PROVINCES)[number];
-  const city = p.name === '深圳' || p.name === '杭州' || p.name === '苏州' ? `${p.name}市` : `${p.name}市`;
-  return `${city}${rng.pick(p.districts)}${rng.pick(ROADS)}${rng.int(1, 999)}号${rng.chance(0.5) ? `${rng.int(1, 30)}楼${rng.int(101, 2999)}室` : ''}`;
+/** A name not yet in `taken`, from `make`; gives up after a while and returns the last try. */
+function distinctName(rng: Rng, taken: ReadonlySet<string>, make: (rng: Rng) => string): string {
+  let name = make(rng);
+  for (let k = 0; k < 20 && taken.has(name); k++) name = make(rng);
+  return name;
 }
 
-interface Skeleton {
-  pid: string;
-  name: string;
-  province: number;
-  division: string;
-  industry: (typeof INDUSTRIES)[number];
-  typeCode: string;
-  typeText: string;
+const PROVINCE_WEIGHTS = PROVINCES.map((p) => [p, p.weight] as const);
+const INDUSTRY_WEIGHTS = INDUSTRIES.map((x) => [x, x.weight] as const);
+/** Industries a partnership's name word comes from. */
+const PARTNERSHIP_INDUSTRIES = INDUSTRIES.filter((x) => PARTNERSHIP_WORDS.some((w) => x.words.includes(w)));
+
+/** A district's name without its 区/县/市 suffix, as branch names use it: 南山, 浦东. */
+function districtShort(d: District): string {
+  return d.name.replace(/(新区|区|县|市)$/, '') || d.name;
 }
 
-/** A pure function of (seed, size): the world on its first day. */
-function generate(seed: number, size: number): SimEnterprise[] {
-  const provinceWeights = Object.entries(PROVINCES).map(([code, p]) => [Number(code), p.weight] as const);
+/** County-level cities and counties are named on their own (昆山市), districts after their city. */
+function countyLevel(d: District): boolean {
+  return /[市县]$/.test(d.name);
+}
+
+/** The authority that registers a firm of `kind` in a district, with its division code. */
+function placeIn(rng: Rng, province: Province, city: City, district: District, kind: Kind): Place {
+  const upper = kind === 'foreign' || kind === 'hmt' || kind === 'joint-stock' ? 0.25 : 0.03;
+  const r = rng.next();
+  if (r < upper || (province.municipality && r < upper + 0.2)) {
+    return {
+      province,
+      city,
+      district,
+      division: `${province.code}0000`,
+      regOrg: `${province.name}市场监督管理局`,
+    };
+  }
+  if (r < upper + 0.3 && !province.municipality) {
+    return { province, city, district, division: city.code, regOrg: `${city.name}市市场监督管理局` };
+  }
+  const regOrg = province.municipality
+    ? `${province.name}${district.name}市场监督管理局`
+    : countyLevel(district)
+      ? `${district.name}市场监督管理局`
+      : `${city.name}市${district.name}市场监督管理局`;
+  return { province, city, district, division: district.code, regOrg };
+}
+
+function randomPlace(rng: Rng, kind: Kind): Place {
+  const province = rng.weighted(PROVINCE_WEIGHTS);
+  // The provincial capital (listed first) is where most firms are.
+  const city = rng.chance(0.5) ? (province.cities[0] as City) : rng.pick(province.cities);
+  return placeIn(rng, province, city, rng.pick(city.districts), kind);
+}
+
+/** The place part of an address or a sole proprietorship's name: 深圳市南山区, 昆山市. */
+function localityOf(p: Place): string {
+  if (p.district.code === p.city.code) return `${p.city.name}市`;
+  if (!p.province.municipality && countyLevel(p.district)) return p.district.name;
+  return `${p.city.name}市${p.district.name}`;
+}
+
+function addressOf(rng: Rng, p: Place): string {
+  const province = !p.province.municipality && rng.chance(0.4) ? p.province.name : '';
+  const number = `${rng.pick(ROADS)}${rng.int(1, 1999)}号`;
+  const r = rng.next();
+  const unit =
+    r < 0.4
+      ? `${rng.pick(BUILDINGS)}${rng.int(1, 32)}楼${rng.int(1, 32)}${String(rng.int(1, 20)).padStart(2, '0')}室`
+      : r < 0.6
+        ? `${rng.int(1, 20)}栋${rng.int(101, 2999)}室`
+        : r < 0.7
+          ? `${rng.pick(BUILDINGS)}${String.fromCharCode(65 + rng.int(0, 3))}座${rng.int(101, 2999)}`
+          : '';
+  return `${province}${localityOf(p)}${number}${unit}`;
+}
+
+function tradeName(rng: Rng, attempt: number): string {
+  return (
+    rng.pick(TRADE_WORDS) +
+    (attempt >= 3 ? rng.pick(TRADE_CHARS) : '') +
+    (attempt >= 8 ? rng.pick(TRADE_CHARS) : '')
+  );
+}
+
+/** A candidate name for a non-branch enterprise, in the form its type takes. */
+function nameFor(rng: Rng, p: Profile, attempt: number): string {
+  const { province, city, district } = p.place;
+  const trade = tradeName(rng, attempt);
+  const word = p.word;
+  switch (p.kind) {
+    case 'cooperative': {
+      const place = province.municipality
+        ? `${city.name}市${district.name}`
+        : countyLevel(district)
+          ? district.name
+          : `${city.name}市${district.name}`;
+      return `${place}${trade}${word}${rng.chance(0.8) ? '专业合作社' : '农民专业合作社'}`;
+    }
+    case 'partnership': {
+      const place = rng.chance(0.5) ? `${city.name}市` : city.name;
+      const form = rng.chance(0.25) ? '中心' : '合伙企业';
+      return `${place}${trade}${word}${form}${p.typeCode === '4531' ? '（普通合伙）' : '（有限合伙）'}`;
+    }
+    case 'sole': {
+      const form =
+        p.industry.section === 'F'
+          ? rng.pick(['商行', '经营部'])
+          : p.industry.section === 'C' || p.industry.section === 'E'
+            ? rng.pick(['经营部', '中心'])
+            : rng.pick(SOLE_FORMS);
+      const place = rng.chance(0.5) ? localityOf(p.place) : `${city.name}市`;
+      return `${place}${trade}${word}${form}`;
+    }
+    case 'foreign':
+    case 'hmt': {
+      const brand = p.kind === 'foreign' && rng.chance(0.7) ? rng.pick(FOREIGN_BRANDS) : trade;
+      const suffix = attempt >= 3 ? tradeName(rng, 0).slice(0, 1) : '';
+      const r = rng.next();
+      if (r < 0.45) return `${brand}${suffix}（${city.name}）${word}有限公司`;
+      if (r < 0.8) return `${city.name}${brand}${suffix}${word}有限公司`;
+      return `${brand}${suffix}${word}（${city.name}）有限公司`;
+    }
+    default: {
+      const form =
+        p.kind === 'joint-stock'
+          ? '股份有限公司'
+          : p.kind === 'collective'
+            ? p.industry.section === 'C'
+              ? '厂'
+              : '公司'
+            : rng.chance(0.04)
+              ? '集团有限公司'
+              : '有限公司';
+      const r = rng.next();
+      if (r < 0.5 || p.kind === 'collective') return `${city.name}市${trade}${word}${form}`;
+      if (r < 0.75) return `${city.name}${trade}${word}${form}`;
+      if (r < 0.85) return `${province.short}${trade}${word}${form}`;
+      if (r < 0.96) return `${trade}${word}（${city.name}）${form}`;
+      return `${trade}${word}${form}`;
+    }
+  }
+}
+
+/** The business scope of an enterprise: phrases of its industry, in a modern or an older layout. */
+function scopeOf(rng: Rng, p: Profile): string {
+  const own = rng.sample(p.industry.scope, rng.int(2, p.industry.scope.length));
+  const general = rng.chance(0.5) ? rng.sample(GENERAL_SCOPE, rng.int(1, 2)) : [];
+  const items = [...own, ...general.filter((g) => !own.includes(g))];
+  if (p.kind === 'cooperative') {
+    const produce = p.produce ?? '农产品';
+    items.unshift(
+      `组织收购、销售成员生产的${produce}`,
+      '组织采购、供应成员所需的生产资料',
+      `引进新技术、新品种，开展与${produce}生产有关的技术培训、技术交流和信息咨询服务`,
+    );
+  }
+  if (p.esDate >= '2021-01-01' || rng.chance(0.3))
+    return `一般项目：${items.join('；')}。${SCOPE_GENERAL_TAIL}`;
+  return `${items.join('；')}。${rng.chance(0.6) ? SCOPE_APPROVAL_TAIL : ''}`;
+}
+
+/** Registered capital in 万 and its unit text, by type. Branches have none. */
+function capitalFor(rng: Rng, p: Profile): [number, string] {
+  const domestic = (): string => rng.weighted(DOMESTIC_CAPITAL_UNITS);
+  const odd = (n: number): number => (rng.chance(0.1) ? Math.round(n * (1 + rng.next()) * 100) / 100 : n);
+  switch (p.kind) {
+    case 'branch':
+      return [0, ''];
+    case 'cooperative':
+      return [
+        rng.pick([5, 10, 30, 50, 100, 200, 300, 500, 1000]),
+        rng.chance(0.8) ? '万人民币' : '万元人民币',
+      ];
+    case 'sole':
+      return [rng.pick([1, 3, 5, 10, 20, 50, 100]), rng.chance(0.5) ? '万(元)' : '万人民币'];
+    case 'partnership':
+      return p.typeCode === '4531'
+        ? [rng.pick([1, 3, 10, 50, 100]), domestic()]
+        : [odd(rng.pick([100, 500, 1000, 3000, 5000, 10000, 30000, 50000, 100000])), domestic()];
+    case 'collective':
+      return [rng.pick([10, 20, 50, 100, 200, 500]), rng.chance(0.5) ? '万(元)' : '万人民币'];
+    case 'foreign':
+    case 'hmt': {
+      const unit = p.kind === 'hmt' && rng.chance(0.5) ? '万港元' : rng.weighted(FOREIGN_CAPITAL_UNITS);
+      return [odd(rng.pick([10, 20, 50, 100, 150, 200, 300, 500, 1000, 2000, 5000])), unit];
+    }
+    case 'joint-stock':
+      if (p.typeCode === '1212') {
+        // Listed companies' share capital is an exact share count in 万股.
+        return [rng.int(8000, 600000) + rng.int(0, 9999) / 10000, domestic()];
+      }
+      return [odd(rng.pick([500, 1000, 2000, 3000, 5000, 6000, 8000, 10000, 12000])), domestic()];
+    default: {
+      if (p.typeCode === '1110' || p.typeCode === '1140')
+        return [rng.pick([1000, 5000, 10000, 50000, 100000]), domestic()];
+      const amounts =
+        p.typeCode === '1151' || p.typeCode === '1130' ? CAPITAL_AMOUNTS.slice(0, -3) : CAPITAL_AMOUNTS;
+      return [odd(rng.pick(amounts)), domestic()];
+    }
+  }
+}
+
+/**
+ * The last day of a term of `years` from `start`: the day before the anniversary (for a start on
+ * 29 February, the anniversary in a common year is 1 March).
+ */
+function termEnd(start: string, years: number): string {
+  const [y, m, d] = start.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(y + years, m - 1, d - 1)).toISOString().slice(0, 10);
+}
+
+/** Operating period end: 9999-12-31, 长期, Long-term, a term ending the day before its anniversary, or empty. */
+function operatingTo(rng: Rng, p: Profile, historyEnd: string, active: boolean): string {
+  const dated = (years: number): string => termEnd(p.esDate, years);
+  if (p.kind === 'partnership' && rng.chance(0.6)) return dated(rng.pick([5, 7, 10, 20, 30]));
+  const kind = rng.weighted([
+    ['9999-12-31', 36],
+    ['date', 32],
+    ['长期', 16],
+    ['Long-term', 6],
+    ['Perpetual', 3],
+    ['', 3],
+  ] as const);
+  if (kind !== 'date') return kind;
+  const term = rng.weighted([
+    [30, 60],
+    [20, 20],
+    [10, 10],
+    [50, 10],
+  ] as const);
+  const end = dated(term);
+  // A live firm whose term ran out has had it extended.
+  return active && end <= historyEnd ? dated(term + 20) : end;
+}
+
+function clearingFor(rng: Rng, p: Profile, n: number, leader?: string): SimClearingMember[] {
   const names = new Set<string>();
+  if (leader) names.add(leader);
+  while (names.size < n) names.add(personName(rng));
+  return [...names].map((name, k) => clearingMember(p, name, k === 0));
+}
+
+function clearingMember(p: Profile, name: string, leader: boolean): SimClearingMember {
+  if (p.rawClearing === 'no') return { liqMem: name, ligpriSign: leader ? '清算组负责人' : '清算组成员' };
+  return {
+    liqMem: p.rawClearing === 'codes-and-spans' ? `<span class="liq-mem">${name}</span>` : name,
+    ligpriSign: leader ? '1' : '2',
+  };
+}
+
+/** The world's enterprises as shareholders: a PID, the current name and the INVTYPE that fits. */
+interface InvestorSource {
+  /** Indices of enterprises that may hold shares (no branches, cooperatives or sole proprietorships). */
+  pool: readonly number[];
+  pidOf(j: number): string;
+  nameOf(j: number): string;
+  kindOf(j: number): Kind;
+}
+
+function enterpriseHolder(
+  rng: Rng,
+  src: InvestorSource,
+  self: number,
+  avoid: ReadonlySet<string>,
+): SimShareholder | null {
+  if (src.pool.length === 0) return null;
+  for (let k = 0; k < 5; k++) {
+    const j = rng.pick(src.pool);
+    const pid = src.pidOf(j);
+    if (j === self || avoid.has(pid)) continue;
+    const type = src.kindOf(j) === 'partnership' ? '合伙企业' : rng.chance(0.9) ? '企业法人' : '其他投资者';
+    return { PID: pid, INV: src.nameOf(j), INVTYPE: type };
+  }
+  return null;
+}
+
+function naturalHolder(rng: Rng, name?: string, farmer = false): SimShareholder {
+  if (!name && rng.chance(0.02)) return { INV: rng.pick(FOREIGN_PERSONS), INVTYPE: '外籍自然人' };
+  const type = farmer
+    ? rng.chance(0.9)
+      ? '农民自然人'
+      : '非农民自然人'
+    : rng.weighted([
+        ['自然人股东', 65],
+        ['非农民自然人', 32],
+        ['华侨', 1],
+      ] as const);
+  return { INV: name ?? personName(rng), INVTYPE: type };
+}
+
+function organisationHolder(rng: Rng, p: Place): SimShareholder {
+  const [org, type] = rng.pick(ORGANISATION_SHAREHOLDERS);
+  const local = p.province.municipality ? p.province.name : `${p.city.name}市`;
+  const name =
+    org === '大学' ? `${p.city.name}${rng.pick(['理工', '科技', '工业', '师范'])}大学` : `${local}${org}`;
+  return { INV: name, INVTYPE: type };
+}
+
+function foreignHolder(rng: Rng, kind: Kind): SimShareholder {
+  const name =
+    kind === 'hmt'
+      ? `${rng.pick(TRADE_WORDS)}${rng.pick(HMT_COMPANY_FORMS)}`
+      : `${rng.pick(FOREIGN_COMPANY_STEMS)} ${rng.pick(['TECH', 'INDUSTRIES', 'TRADING', 'CAPITAL', 'GROUP'])} ${rng.pick(FOREIGN_COMPANY_FORMS)}`;
+  return { INV: name, INVTYPE: FOREIGN_ENTERPRISE_TYPE };
+}
+
+/**
+ * Shareholders of a new record, shaped by its type; never empty, at most 20, no duplicates. A
+ * limited partnership's general partner comes first: `generalPartner` when it is an enterprise,
+ * else the person who runs it.
+ */
+function shareholdersFor(
+  rng: Rng,
+  p: Profile,
+  self: number,
+  legal: string,
+  src: InvestorSource,
+  generalPartner?: SimShareholder,
+): SimShareholder[] {
+  const out: SimShareholder[] = [];
+  const seen = new Set<string>();
+  const add = (s: SimShareholder | null): void => {
+    if (!s || out.length >= 20) return;
+    const key = s.PID ?? s.INV;
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(s);
+  };
+  const persons = (n: number, first?: string, farmer = false): void => {
+    for (let k = 0; k < n; k++) add(naturalHolder(rng, k === 0 ? first : undefined, farmer));
+  };
+  const firms = (n: number): void => {
+    for (let k = 0; k < n; k++) add(enterpriseHolder(rng, src, self, seen));
+  };
+  switch (p.typeCode) {
+    case '1151':
+    case '4540':
+      persons(1, rng.chance(0.85) || p.kind === 'sole' ? legal : undefined);
+      break;
+    case '1152':
+    case '1153':
+      firms(1);
+      break;
+    case '1110':
+      add(organisationHolder(rng, p.place));
+      break;
+    case '1140':
+      add(organisationHolder(rng, p.place));
+      firms(rng.int(1, 3));
+      persons(rng.int(0, 2));
+      break;
+    case '1100':
+      persons(rng.int(1, 3), rng.chance(0.6) ? legal : undefined);
+      firms(rng.int(0, 2));
+      break;
+    case '1130': {
+      const size = rng.weighted([
+        ['one', 30],
+        ['two', 35],
+        ['three', 17],
+        ['few', 12],
+        ['many', 6],
+      ] as const);
+      const n = { one: 1, two: 2, three: 3, few: rng.int(4, 6), many: rng.int(7, 12) }[size];
+      persons(n, rng.chance(0.7) ? legal : undefined);
+      if (rng.chance(0.25)) firms(1);
+      break;
+    }
+    case '1190':
+      firms(rng.int(1, 3));
+      persons(rng.int(0, 3));
+      break;
+    case '1212':
+      if (rng.chance(0.5)) add(organisationHolder(rng, p.place));
+      add({ INV: '香港中央结算有限公司', INVTYPE: FOREIGN_ENTERPRISE_TYPE });
+      firms(rng.int(3, 8));
+      persons(rng.int(5, 10), legal);
+      break;
+    case '1222':
+      firms(rng.int(0, 4));
+      persons(rng.int(2, 10), rng.chance(0.6) ? legal : undefined);
+      break;
+    case '3200':
+      add(organisationHolder(rng, p.place));
+      break;
+    case '4531':
+      persons(rng.int(2, 5), legal);
+      break;
+    case '4533':
+      if (generalPartner) add(generalPartner);
+      else persons(1, legal);
+      persons(rng.int(2, 17));
+      firms(rng.int(0, 3));
+      break;
+    case '5110':
+    case '6110':
+      add(foreignHolder(rng, p.kind));
+      if (rng.chance(0.3)) add(foreignHolder(rng, p.kind));
+      if (rng.chance(0.6)) firms(1);
+      else persons(1);
+      break;
+    case '5150':
+    case '6150':
+      add(foreignHolder(rng, p.kind));
+      break;
+    case '9100':
+      persons(rng.int(5, 20), legal, true);
+      break;
+  }
+  if (out.length === 0) persons(1, legal);
+  return out;
+}
+
+/** Positions an added officer may take, by kind; empty when the type has only its person in charge. */
+function officerPositions(kind: Kind): readonly string[] {
+  if (kind === 'cooperative') return ['理事', '监事'];
+  if (kind === 'branch' || kind === 'sole' || kind === 'partnership') return [];
+  if (kind === 'joint-stock') return ['董事', '监事', '总经理', '董事'];
+  return ['监事', '经理', '董事', '总经理'];
+}
+
+function legalPositionFor(rng: Rng, p: Profile): string {
+  switch (p.kind) {
+    case 'branch':
+      return BRANCH_HEAD;
+    case 'sole':
+      return SOLE_INVESTOR;
+    case 'partnership':
+      return MANAGING_PARTNER;
+    case 'cooperative':
+      return COOPERATIVE_POSITIONS[0] as string;
+    case 'joint-stock':
+      return '董事长';
+    case 'collective':
+      return rng.pick(['经理', '总经理']);
+    default:
+      return rng.weighted([
+        ['执行董事', 40],
+        ['执行董事兼总经理', 40],
+        ['董事长', 20],
+      ] as const);
+  }
+}
+
+function personsFor(rng: Rng, p: Profile, legal: string, legalPosition: string): SimPerson[] {
+  const persons: SimPerson[] = [{ NAME: legal, POSITION: legalPosition }];
+  const names = new Set([legal]);
+  const add = (position: string): void => {
+    if (persons.length >= 10) return;
+    const foreign = (p.kind === 'foreign' && rng.chance(0.3)) || (p.kind === 'hmt' && rng.chance(0.1));
+    const name = foreign ? rng.pick(FOREIGN_PERSONS) : personName(rng);
+    if (names.has(name)) return;
+    names.add(name);
+    persons.push({ NAME: name, POSITION: position });
+  };
+  switch (p.kind) {
+    case 'branch':
+    case 'sole':
+    case 'partnership':
+      break;
+    case 'cooperative':
+      for (let k = rng.int(0, 4); k > 0; k--) add('理事');
+      add('监事');
+      break;
+    default:
+      if (legalPosition === '董事长') {
+        for (let k = rng.int(2, p.kind === 'joint-stock' ? 6 : 4); k > 0; k--) add('董事');
+        for (let k = rng.int(1, p.kind === 'joint-stock' ? 2 : 1); k > 0; k--) add('监事');
+        add('总经理');
+      } else {
+        add('监事');
+        if (legalPosition === '执行董事' && rng.chance(0.6)) add('经理');
+      }
+  }
+  return persons;
+}
+
+/** Insured employees: none for dead firms, few for small ones, thousands for listed companies. */
+function participantsFor(rng: Rng, p: Profile, status: string): number {
+  if (TERMINAL_STATUSES.has(status) || status.startsWith('吊销')) return 0;
+  switch (p.kind) {
+    case 'joint-stock':
+      return p.typeCode === '1212' ? rng.int(300, 20000) : rng.int(10, 2000);
+    case 'branch':
+    case 'partnership':
+    case 'sole':
+    case 'cooperative':
+      return rng.chance(0.6) ? 0 : rng.int(1, 12);
+    case 'foreign':
+    case 'hmt':
+      return rng.int(3, 800);
+    default:
+      return rng.chance(0.35) ? 0 : 1 + Math.floor(rng.next() ** 3 * 500);
+  }
+}
+
+/** Industry, industry word and produce of a new profile, fitting its kind. */
+function industryFor(rng: Rng, kind: Kind): Pick<Profile, 'industry' | 'word' | 'produce'> {
+  if (kind === 'cooperative') {
+    const { word, product } = rng.pick(COOPERATIVE_WORDS);
+    const industry = INDUSTRIES.find((x) => x.words.includes(word)) as Industry;
+    return { industry, word, produce: product };
+  }
+  if (kind === 'partnership') {
+    const industry = rng.pick(PARTNERSHIP_INDUSTRIES);
+    return { industry, word: rng.pick(industry.words.filter((w) => PARTNERSHIP_WORDS.includes(w))) };
+  }
+  const industry = rng.weighted(INDUSTRY_WEIGHTS);
+  return { industry, word: rng.pick(industry.words) };
+}
+
+/**
+ * Establishment date: newer firms are more common. Partnerships and sole proprietorships exist
+ * from their 1997 laws, limited partnerships and farmers' cooperatives from 2007.
+ */
+function establishedOn(rng: Rng, typeCode: string, historyEnd: string): string {
+  const earliest =
+    typeCode === '9100'
+      ? '2007-07-01'
+      : typeCode === '4533'
+        ? '2007-06-01'
+        : typeCode === '4531' || typeCode === '4540'
+          ? '1997-08-01'
+          : '1990-01-01';
+  const latest = addDays(historyEnd, -30);
+  return addDays(latest, -Math.floor(rng.next() ** 1.6 * daysBetween(earliest, latest)));
+}
+
+/** A pure function of (seed, size, epoch): the world on its first day, with each record's profile. */
+function generate(
+  seed: number,
+  size: number,
+  epoch: string,
+): { records: SimEnterprise[]; profiles: Profile[] } {
+  const historyEnd = addDays(epoch, -1);
   const pids = new Set<string>();
-  const skeletons: Skeleton[] = [];
+  const profiles: Profile[] = [];
   for (let i = 0; i < size; i++) {
     const rng = rngFor(seed, 'enterprise', i);
     let pid = '';
@@ -96,319 +704,526 @@ function generate(seed: number, size: number): SimEnterprise[] {
       ).join('');
     } while (pids.has(pid));
     pids.add(pid);
-    const province = rng.weighted(provinceWeights);
-    const p = PROVINCES[province] as (typeof PROVINCES)[number];
-    const industry = rng.pick(INDUSTRIES);
-    const [typeCode, typeText] = rng.weighted(ENT_TYPES.map(([c, t, w]) => [[c, t] as const, w] as const));
-    const form = formFor(typeCode);
-    let name = '';
-    for (let attempt = 0; ; attempt++) {
-      const trade = Array.from({ length: rng.int(2, attempt > 5 ? 4 : 3) }, () => rng.pick(TRADE_CHARS)).join(
-        '',
-      );
-      const city = rng.chance(0.7) ? p.name + (rng.chance(0.5) ? '市' : '') : '';
-      name = `${city}${trade}${industry.word}${form}`;
-      if (!names.has(name)) break;
-    }
-    names.add(name);
-    skeletons.push({ pid, name, province, division: rng.pick(p.divisions), industry, typeCode, typeText });
+    const typeCode = rng.weighted(ENT_TYPE_WEIGHTS);
+    const kind = kindOf(typeCode);
+    const rawClearing = rng.weighted([
+      ['no', 80],
+      ['codes', 10],
+      ['codes-and-spans', 10],
+    ] as const);
+    profiles.push({
+      pid,
+      kind,
+      typeCode,
+      place: randomPlace(rng, kind),
+      ...industryFor(rng, kind),
+      esDate: establishedOn(rng, typeCode, historyEnd),
+      rawClearing,
+    });
   }
 
-  return skeletons.map((s, i) => {
-    const rng = rngFor(seed, 'detail', i);
-    const year = rng.int(1990, 2025);
-    const esDate = isoDate(year, rng.int(1, 12), rng.int(1, 28));
-    const optoKind = rng.weighted([
-      ['perpetual', 40],
-      ['date', 35],
-      ['长期', 15],
-      ['words', 10],
-    ] as const);
-    const term = rng.pick([20, 30]);
-    const opto =
-      optoKind === 'perpetual'
-        ? '9999-12-31'
-        : optoKind === 'date'
-          ? addDays(isoDate(year + term, Number(esDate.slice(5, 7)), Number(esDate.slice(8, 10))), -1)
-          : optoKind === '长期'
-            ? '长期'
-            : rng.pick(['Long-term', 'Perpetual']);
-    const status = rng.chance(0.85) ? rng.weighted(GOOD_STATUSES) : rng.weighted(BAD_STATUSES);
-    const revoked = status.includes('吊销') || status === '撤销';
-    const legal = personName(rng);
-    const persons: SimPerson[] = [
-      { NAME: legal, POSITION: rng.pick(['执行董事', '执行董事兼总经理', '董事长']) },
+  // Branches need a head office of a matching type; in a world without one they become one.
+  const byType = new Map<string, number[]>();
+  profiles.forEach((p, i) => {
+    if (p.kind === 'branch') return;
+    const list = byType.get(p.typeCode);
+    if (list) list.push(i);
+    else byType.set(p.typeCode, [i]);
+  });
+  const parentLists = new Map<string, number[]>();
+  const parentsOf = (typeCode: string): number[] => {
+    let list = parentLists.get(typeCode);
+    if (!list) {
+      list = (BRANCH_PARENTS[typeCode] ?? []).flatMap((t) => byType.get(t) ?? []).sort((a, b) => a - b);
+      parentLists.set(typeCode, list);
+    }
+    return list;
+  };
+  for (const p of profiles) {
+    if (p.kind === 'branch' && parentsOf(p.typeCode).length === 0) {
+      p.typeCode = BRANCH_FALLBACK[p.typeCode] as string;
+      p.kind = kindOf(p.typeCode);
+    }
+  }
+
+  const names = new Set<string>();
+  const entNames: string[] = new Array(size).fill('');
+  const formerNames: string[] = new Array(size).fill('');
+  for (let i = 0; i < size; i++) {
+    const p = profiles[i] as Profile;
+    if (p.kind === 'branch') continue;
+    const rng = rngFor(seed, 'name', i);
+    let name = '';
+    for (let attempt = 0; attempt === 0 || names.has(name); attempt++) name = nameFor(rng, p, attempt);
+    names.add(name);
+    entNames[i] = name;
+  }
+  for (let i = 0; i < size; i++) {
+    const p = profiles[i] as Profile;
+    if (p.kind !== 'branch') continue;
+    const rng = rngFor(seed, 'name', i);
+    const parents = parentsOf(p.typeCode);
+    const parent = rng.pick(parents);
+    const head = profiles[parent] as Profile;
+    p.parent = parent;
+    p.industry = head.industry;
+    p.word = head.word;
+    if (p.esDate < head.esDate)
+      p.esDate = addDays(head.esDate, Math.floor(daysBetween(head.esDate, historyEnd) * rng.next()));
+    if (rng.chance(0.5)) {
+      // A branch in the head office's own city, in another district.
+      const { province, city } = head.place;
+      p.place = placeIn(rng, province, city, rng.pick(city.districts), p.kind);
+    }
+    const sameCity = p.place.city === head.place.city;
+    const suffixes = [
+      sameCity ? `${districtShort(p.place.district)}分公司` : `${p.place.city.name}分公司`,
+      `${p.place.city.name}${districtShort(p.place.district)}分公司`,
+      ...['第一', '第二', '第三', '第四', '第五'].map((n) => `${p.place.city.name}${n}分公司`),
+      `${p.place.city.name}${districtShort(p.place.district)}${rng.pick(ROADS)}分公司`,
     ];
-    const nPersons = rng.int(1, 10);
-    while (persons.length < nPersons) {
-      const n = personName(rng);
-      if (!persons.some((x) => x.NAME === n)) persons.push({ NAME: n, POSITION: rng.pick(POSITIONS) });
-    }
-    const shareholders: SimShareholder[] = [];
-    const nShare = rng.int(1, 20);
-    for (let k = 0; k < nShare; k++) {
-      if (size > 1 && rng.chance(0.25)) {
-        let j = rng.int(0, size - 1);
-        if (j === i) j = (j + 1) % size;
-        const other = skeletons[j] as Skeleton;
-        if (shareholders.some((x) => x.PID === other.pid)) continue;
-        shareholders.push({
-          PID: other.pid,
-          INV: other.name,
-          INVTYPE: rng.pick(ENTERPRISE_SHAREHOLDER_TYPES),
-        });
-      } else {
-        const n = k === 0 ? legal : personName(rng);
-        if (shareholders.some((x) => x.INV === n)) continue;
-        shareholders.push({ INV: n, INVTYPE: rng.pick(NATURAL_SHAREHOLDER_TYPES) });
+    const base = entNames[parent] as string;
+    const suffix = suffixes.find((s) => !names.has(base + s)) ?? `${p.place.city.name}${i}分公司`;
+    p.branchSuffix = suffix;
+    entNames[i] = base + suffix;
+    names.add(base + suffix);
+  }
+  // Former names, unique against all names, so a former name finds its own enterprise.
+  for (let i = 0; i < size; i++) {
+    const p = profiles[i] as Profile;
+    const rng = rngFor(seed, 'former-name', i);
+    if (p.kind === 'branch' || p.esDate > '2023-06-30' || !rng.chance(0.15)) continue;
+    const current = entNames[i] as string;
+    const converted = current.replace(/股份有限公司$/, '有限公司');
+    const former =
+      p.kind === 'joint-stock' && rng.chance(0.5) && !names.has(converted)
+        ? converted
+        : distinctName(rng, names, (r) => nameFor(r, p, 3));
+    if (names.has(former)) continue;
+    names.add(former);
+    formerNames[i] = former;
+  }
+
+  const pool = profiles.flatMap((p, i) =>
+    p.kind === 'branch' || p.kind === 'cooperative' || p.kind === 'sole' ? [] : [i],
+  );
+  const gpPool = pool.filter((j) => {
+    const p = profiles[j] as Profile;
+    return p.kind === 'company' && (p.industry.bigCode === '67' || p.industry.bigCode === '72');
+  });
+  const source = (indices: readonly number[]): InvestorSource => ({
+    pool: indices,
+    pidOf: (j) => (profiles[j] as Profile).pid,
+    nameOf: (j) => entNames[j] as string,
+    kindOf: (j) => (profiles[j] as Profile).kind,
+  });
+  const investors = source(pool);
+
+  const records = profiles.map((p, i): SimEnterprise => {
+    const rng = rngFor(seed, 'detail', i);
+    const active = rng.chance(0.85);
+    const status = active ? rng.weighted(ACTIVE_STATUSES) : rng.weighted(INACTIVE_STATUSES);
+    const revoked = REVOKED_STATUSES.has(status);
+    const span = Math.max(0, daysBetween(p.esDate, historyEnd));
+    const revokeDate = revoked
+      ? addDays(p.esDate, Math.min(span, 180 + rng.int(0, Math.max(0, span - 180))))
+      : '';
+    let apprDate = addDays(p.esDate, Math.floor(span * (1 - rng.next() ** 2)));
+    if (revokeDate && apprDate < revokeDate) apprDate = revokeDate;
+
+    let legal = personName(rng);
+    const legalPosition = legalPositionFor(rng, p);
+    if (p.kind === 'foreign' && rng.chance(0.3)) legal = rng.pick(FOREIGN_PERSONS);
+    let persons = personsFor(rng, p, legal, legalPosition);
+    let shareholders: SimShareholder[];
+    if (p.kind === 'branch') {
+      const parent = p.parent as number;
+      shareholders = [
+        { PID: (profiles[parent] as Profile).pid, INV: entNames[parent] as string, INVTYPE: '企业法人' },
+      ];
+    } else if (p.typeCode === '4533' && gpPool.length > 1 && rng.chance(0.6)) {
+      // The general partner is an investment or management company; it runs the partnership.
+      const gp = enterpriseHolder(rng, source(gpPool), i, new Set()) ?? undefined;
+      shareholders = shareholdersFor(rng, p, i, legal, investors, gp);
+      if (gp) {
+        legal = gp.INV;
+        persons = [
+          { NAME: legal, POSITION: MANAGING_PARTNER },
+          { NAME: personName(rng), POSITION: `${MANAGING_PARTNER}委派代表` },
+        ];
       }
+    } else {
+      shareholders = shareholdersFor(rng, p, i, legal, investors);
     }
-    const liquidating = status === '清算' || (status.startsWith('注销') && rng.chance(0.7));
-    const listed = s.typeCode === '1212' ? 1 : rng.chance(0.005) ? 1 : 0;
-    const e: SimEnterprise = {
-      PID: s.pid,
-      ENTNAME: s.name,
-      HISTORYNAME: '',
-      IS_LISTED: listed as 0 | 1,
+    const clearing =
+      status === '清算' ||
+      (status === '注销' && rng.chance(0.6)) ||
+      (status === '吊销，已注销' && rng.chance(0.4));
+    const [regCap, regCapCur] = capitalFor(rng, p);
+    const legalDesc =
+      p.kind === 'partnership'
+        ? MANAGING_PARTNER
+        : p.kind === 'branch'
+          ? BRANCH_HEAD
+          : p.kind === 'sole'
+            ? SOLE_INVESTOR
+            : '法定代表人';
+    const era = p.esDate >= '2016-01-01' ? 'new' : p.esDate >= '2015-10-01' ? 'either' : 'old';
+    return {
+      PID: p.pid,
+      ENTNAME: entNames[i] as string,
+      HISTORYNAME: formerNames[i] as string,
+      IS_LISTED: p.typeCode === '1212' ? 1 : 0,
       LEGALPERSON: legal,
-      LEGALPERSONDESC: s.typeCode.startsWith('45')
-        ? '执行事务合伙人'
-        : s.typeCode.startsWith('2')
-          ? '负责人'
-          : '法定代表人',
-      ESDATE: iso(esDate),
-      SCONFORM: rng.chance(0.7) ? '货币' : '',
-      REGNO: makeRegno(rng, s.division),
-      UNCID: makeUscc(rng, s.division),
-      ENTTYPECODE: s.typeCode,
-      ENTTYPE: s.typeText,
-      REGCAP: rng.pick(CAPITAL_AMOUNTS),
-      REGCAPCUR: rng.weighted(CAPITAL_UNITS),
-      PROVINCE: s.province,
-      OPFROM: iso(esDate),
-      OPTO: opto,
-      REGORG: `${(PROVINCES[s.province] as (typeof PROVINCES)[number]).name}市市场监督管理局`,
-      APPRDATE: iso(isoDate(rng.int(Math.max(year, 2015), 2025), rng.int(1, 12), rng.int(1, 28))),
-      REVOKEDATE: revoked ? isoDate(rng.int(Math.max(year, 2010), 2025), rng.int(1, 12), rng.int(1, 28)) : '',
-      REVOKEREASON: revoked ? rng.pick(REVOKE_REASONS) : '',
+      LEGALPERSONDESC: legalDesc,
+      ESDATE: iso(p.esDate),
+      SCONFORM: p.kind !== 'branch' && rng.chance(0.7) ? '货币' : '',
+      REGNO: makeRegno(rng, p.place.division),
+      UNCID: makeUscc(rng, p.place.division, p.kind === 'cooperative' ? 3 : 1, era),
+      ENTTYPECODE: p.typeCode,
+      ENTTYPE: ENT_TYPE_TEXT[p.typeCode] as string,
+      REGCAP: regCap,
+      REGCAPCUR: regCapCur,
+      PROVINCE: p.place.province.code,
+      OPFROM: iso(p.esDate),
+      OPTO: operatingTo(rng, p, historyEnd, !BAD_STATUSES.has(status)),
+      REGORG: p.place.regOrg,
+      APPRDATE: iso(apprDate),
+      REVOKEDATE: revokeDate,
+      REVOKEREASON: revoked ? rng.pick(status === '撤销' ? CANCEL_REASONS : REVOKE_REASONS) : '',
       ENTSTATUS: status,
-      OPLOC: addressOf(rng, s.province),
-      OPSCOPE: scopeOf(rng, s.industry.scope),
+      OPLOC: addressOf(rng, p.place),
+      OPSCOPE: scopeOf(rng, p),
       PERSONS: persons,
       BE_INVEST: shareholders,
-      participants: Math.floor(rng.next() ** 3 * 5000),
-      INDUSTRYPHY: s.industry.section,
-      INDUSTRYBIG: s.industry.big,
-      industry_middle: s.industry.middle,
-      CLEARINGINFO: liquidating
-        ? Array.from({ length: rng.int(1, 5) }, (_, k) => ({
-            liqMem: personName(rng),
-            ligpriSign: rng.chance(0.15) ? String(k === 0 ? 1 : 2) : k === 0 ? '清算组负责人' : '清算组成员',
-          }))
+      participants: participantsFor(rng, p, status),
+      INDUSTRYPHY: p.industry.section,
+      INDUSTRYBIG: p.industry.big,
+      industry_middle: p.industry.middle,
+      CLEARINGINFO: clearing
+        ? clearingFor(rng, p, rng.int(1, 5), p.kind !== 'partnership' && rng.chance(0.5) ? legal : undefined)
         : [],
     };
-    if (rng.chance(0.15)) {
-      e.HISTORYNAME = `${(PROVINCES[s.province] as (typeof PROVINCES)[number]).name}${rng.pick(TRADE_CHARS)}${rng.pick(TRADE_CHARS)}${s.industry.word}有限公司`;
-    }
-    return e;
   });
+  return { records, profiles };
 }
 
-type Mutation = (
-  e: SimEnterprise,
-  rng: Rng,
-  world: readonly SimEnterprise[],
-  names: Set<string>,
-) => string | null;
+/** What a mutation may look at besides the record it changes. */
+interface MutationContext {
+  rng: Rng;
+  profile: Profile;
+  /** The world before this refresh's changes to this record. */
+  world: readonly SimEnterprise[];
+  investors: InvestorSource;
+  index: number;
+  names: Set<string>;
+  /** The registry date of this refresh's changes: the day before the cycle. */
+  day: string;
+}
+
+type Mutation = (e: SimEnterprise, ctx: MutationContext) => string | null;
+
+/** A registry change is approved on `day`: APPRDATE moves with it. */
+function approved(e: SimEnterprise, ctx: MutationContext, kind: string): string {
+  e.APPRDATE = iso(ctx.day);
+  return kind;
+}
+
+function setType(e: SimEnterprise, typeCode: string): void {
+  e.ENTTYPECODE = typeCode;
+  e.ENTTYPE = ENT_TYPE_TEXT[typeCode] as string;
+}
 
 const MUTATIONS: [string, number, Mutation][] = [
   [
     'status',
-    10,
-    (e, rng) => {
-      if (isBad(e.ENTSTATUS)) {
-        if (!e.ENTSTATUS.includes('已注销') && rng.chance(0.5)) {
-          e.ENTSTATUS = '注销';
-          return 'status';
-        }
-        return null;
+    5,
+    (e, ctx) => {
+      const { rng, profile: p } = ctx;
+      let to: string;
+      if (e.ENTSTATUS === '清算') to = '注销';
+      else if (e.ENTSTATUS === '停业') to = rng.chance(0.5) ? '存续' : '注销';
+      else if (e.ENTSTATUS === '吊销，未注销') to = '吊销，已注销';
+      else if (BAD_STATUSES.has(e.ENTSTATUS)) return null;
+      else {
+        // About half of the status changes of a live firm are relabellings between live statuses.
+        to = rng.weighted([
+          ['注销', 1.5],
+          ['吊销，未注销', 1],
+          ['清算', 0.5],
+          ['停业', 0.7],
+          ['迁出', 0.3],
+          ['在业', 2],
+          ['存续', 2],
+          ['开业', 0.5],
+        ] as const);
       }
-      const to = rng.weighted([
-        ['注销', 3],
-        ['吊销，未注销', 3],
-        ['清算', 2],
-        ['停业', 1],
-        ['在业', 3],
-        ['存续', 3],
-      ] as const);
       if (to === e.ENTSTATUS) return null;
       e.ENTSTATUS = to;
-      if (to.includes('吊销')) {
-        e.REVOKEDATE = '2026-11-01';
+      if (to === '吊销，未注销') {
+        e.REVOKEDATE = ctx.day;
         e.REVOKEREASON = rng.pick(REVOKE_REASONS);
       }
-      if (to === '清算' && e.CLEARINGINFO.length === 0) {
-        e.CLEARINGINFO = Array.from({ length: rng.int(1, 4) }, (_, k) => ({
-          liqMem: personName(rng),
-          ligpriSign: k === 0 ? '清算组负责人' : '清算组成员',
-        }));
-      }
-      return 'status';
+      if (to === '清算' && e.CLEARINGINFO.length === 0)
+        e.CLEARINGINFO = clearingFor(rng, p, rng.int(1, 4), e.LEGALPERSON);
+      if (to === '注销' && e.CLEARINGINFO.length === 0 && rng.chance(0.5))
+        e.CLEARINGINFO = clearingFor(rng, p, rng.int(1, 3));
+      if (TERMINAL_STATUSES.has(to) || to.startsWith('吊销')) e.participants = 0;
+      return approved(e, ctx, 'status');
     },
   ],
   [
     'legal_representative',
     10,
-    (e, rng) => {
+    (e, ctx) => {
+      const { rng, profile: p } = ctx;
       const n = personName(rng);
+      if (n === e.LEGALPERSON || e.PERSONS.some((x) => x.NAME === n)) return null;
+      const old = e.LEGALPERSON;
       e.LEGALPERSON = n;
-      if (!e.PERSONS.some((p) => p.NAME === n))
-        e.PERSONS = [{ NAME: n, POSITION: '执行董事' }, ...e.PERSONS].slice(0, 10);
-      return 'legal_representative';
+      const k = e.PERSONS.findIndex((x) => x.NAME === old);
+      if (k >= 0) e.PERSONS = e.PERSONS.map((x, i) => (i === k ? { NAME: n, POSITION: x.POSITION } : x));
+      else e.PERSONS = [{ NAME: n, POSITION: legalPositionFor(rng, p) }, ...e.PERSONS].slice(0, 10);
+      // A sole proprietorship's person in charge is its investor.
+      if (p.kind === 'sole') e.BE_INVEST = [naturalHolder(rng, n)];
+      return approved(e, ctx, 'legal_representative');
     },
   ],
   [
     'capital',
     10,
-    (e, rng) => {
-      const factor = rng.pick([0.5, 2, 3, 1.5, 10]);
-      e.REGCAP = Math.round(e.REGCAP * factor * 100) / 100;
-      return factor < 1 ? 'capital_decrease' : 'capital_increase';
+    (e, ctx) => {
+      const { rng, profile: p } = ctx;
+      if (p.kind === 'branch' || e.REGCAP <= 0) return null;
+      const factor = p.typeCode === '1212' ? 1 + rng.int(1, 30) / 100 : rng.pick([0.5, 1.5, 2, 3, 5, 10]);
+      const next =
+        p.typeCode === '1212'
+          ? Math.round(e.REGCAP * factor * 10000) / 10000
+          : Math.round(e.REGCAP * factor * 100) / 100;
+      if (next === e.REGCAP) return null;
+      e.REGCAP = next;
+      return approved(e, ctx, factor < 1 ? 'capital_decrease' : 'capital_increase');
     },
   ],
   [
     'address',
     10,
-    (e, rng) => {
-      e.OPLOC = addressOf(rng, e.PROVINCE);
-      return 'address';
+    (e, ctx) => {
+      const next = addressOf(ctx.rng, ctx.profile.place);
+      if (next === e.OPLOC) return null;
+      e.OPLOC = next;
+      return approved(e, ctx, 'address');
     },
   ],
   [
     'scope',
     8,
-    (e, rng) => {
-      const ind = INDUSTRIES.find((x) => x.section === e.INDUSTRYPHY) ?? rng.pick(INDUSTRIES);
-      e.OPSCOPE = scopeOf(rng, [...ind.scope, ...rng.pick(INDUSTRIES).scope]);
-      return 'scope';
+    (e, ctx) => {
+      const next = scopeOf(ctx.rng, ctx.profile);
+      if (next === e.OPSCOPE) return null;
+      e.OPSCOPE = next;
+      return approved(e, ctx, 'scope');
     },
   ],
   [
     'name',
     5,
-    (e, rng, _world, names) => {
-      const form = formFor(e.ENTTYPECODE);
-      for (let attempt = 0; attempt < 10; attempt++) {
-        const word = INDUSTRIES.find((x) => e.ENTNAME.includes(x.word))?.word ?? '';
-        const next = `${e.ENTNAME.slice(0, 2)}${rng.pick(TRADE_CHARS)}${rng.pick(TRADE_CHARS)}${word}${form}`;
-        if (!names.has(next)) {
-          names.delete(e.ENTNAME);
-          names.add(next);
-          e.HISTORYNAME = e.ENTNAME;
-          e.ENTNAME = next;
-          return 'name';
-        }
+    (e, ctx) => {
+      const { rng, profile: p, names } = ctx;
+      let next: string;
+      if (p.kind === 'branch') {
+        // A branch follows its head office's new name.
+        const head = ctx.world[p.parent as number];
+        if (!head) return null;
+        next = head.ENTNAME + (p.branchSuffix ?? '分公司');
+      } else {
+        next = distinctName(rng, names, (r) => nameFor(r, p, 3));
       }
-      return null;
+      if (next === e.ENTNAME || names.has(next)) return null;
+      // The old name stays taken as the former name; the older former name is forgotten.
+      if (e.HISTORYNAME) names.delete(e.HISTORYNAME);
+      names.add(next);
+      e.HISTORYNAME = e.ENTNAME;
+      e.ENTNAME = next;
+      return approved(e, ctx, 'name');
     },
   ],
   [
     'persons',
     12,
-    (e, rng) => {
-      const kind = rng.pick(['add', 'remove', 'position']);
-      if (kind === 'add' && e.PERSONS.length < 10) {
+    (e, ctx) => {
+      const { rng, profile: p } = ctx;
+      const positions = officerPositions(p.kind);
+      if (positions.length === 0) return null;
+      const kind = e.PERSONS.length <= 1 ? 'add' : rng.pick(['add', 'remove', 'position']);
+      if (kind === 'add') {
+        if (e.PERSONS.length >= 10) return null;
         const n = personName(rng);
-        if (e.PERSONS.some((p) => p.NAME === n)) return null;
-        e.PERSONS = [...e.PERSONS, { NAME: n, POSITION: rng.pick(POSITIONS) }];
-        return 'person_added';
+        if (e.PERSONS.some((x) => x.NAME === n)) return null;
+        e.PERSONS = [...e.PERSONS, { NAME: n, POSITION: rng.pick(positions) }];
+        return approved(e, ctx, 'person_added');
       }
-      if (kind === 'remove' && e.PERSONS.length > 1) {
-        const k = rng.int(1, e.PERSONS.length - 1);
+      // The legal representative (first) stays; others leave or change position.
+      const k = rng.int(1, e.PERSONS.length - 1);
+      if (kind === 'remove') {
         e.PERSONS = e.PERSONS.filter((_, i) => i !== k);
-        return 'person_removed';
+        return approved(e, ctx, 'person_removed');
       }
-      const k = rng.int(0, e.PERSONS.length - 1);
-      const p = e.PERSONS[k] as SimPerson;
-      const pos = rng.pick(POSITIONS.filter((x) => x !== p.POSITION));
-      e.PERSONS = e.PERSONS.map((x, i) => (i === k ? { ...x, POSITION: pos } : x));
-      return 'person_position';
+      const current = (e.PERSONS[k] as SimPerson).POSITION;
+      const choices = positions.filter((x) => x !== current);
+      if (choices.length === 0) return null;
+      const pos = rng.pick(choices);
+      e.PERSONS = e.PERSONS.map((x, i) => (i === k ? { NAME: x.NAME, POSITION: pos } : x));
+      return approved(e, ctx, 'person_position');
     },
   ],
   [
     'shareholders',
     12,
-    (e, rng, world) => {
-      const kind = rng.pick(['add', 'remove', 'type']);
-      if (kind === 'add' && e.BE_INVEST.length < 20) {
-        if (rng.chance(0.3) && world.length > 1) {
-          const other = rng.pick(world);
-          if (other.PID === e.PID || e.BE_INVEST.some((s) => s.PID === other.PID)) return null;
-          e.BE_INVEST = [
-            ...e.BE_INVEST,
-            { PID: other.PID, INV: other.ENTNAME, INVTYPE: rng.pick(ENTERPRISE_SHAREHOLDER_TYPES) },
-          ];
-        } else {
-          const n = personName(rng);
-          if (e.BE_INVEST.some((s) => s.INV === n)) return null;
-          e.BE_INVEST = [...e.BE_INVEST, { INV: n, INVTYPE: rng.pick(NATURAL_SHAREHOLDER_TYPES) }];
+    (e, ctx) => {
+      const { rng, profile: p } = ctx;
+      const holders = e.BE_INVEST;
+      const avoid = new Set(holders.map((s) => s.PID ?? s.INV));
+      const newcomer = (): SimShareholder | null =>
+        p.kind === 'cooperative'
+          ? naturalHolder(rng, undefined, true)
+          : rng.chance(0.3)
+            ? enterpriseHolder(rng, ctx.investors, ctx.index, avoid)
+            : naturalHolder(rng);
+      switch (e.ENTTYPECODE) {
+        case '1151': {
+          // A second investor makes a one-person company one with several natural-person investors.
+          const s = naturalHolder(rng);
+          if (avoid.has(s.INV)) return null;
+          e.BE_INVEST = [...holders, s];
+          setType(e, '1130');
+          return approved(e, ctx, 'shareholder_added');
         }
-        return 'shareholder_added';
+        case '1152':
+        case '1153': {
+          // The sole corporate owner sells to another enterprise.
+          const s = enterpriseHolder(rng, ctx.investors, ctx.index, avoid);
+          if (!s) return null;
+          e.BE_INVEST = [s];
+          return approved(e, ctx, 'shareholder_replaced');
+        }
+        case '1110':
+        case '3200':
+        case '4540':
+        case '5150':
+        case '6150':
+          return null;
       }
-      if (kind === 'remove' && e.BE_INVEST.length > 1) {
-        const k = rng.int(0, e.BE_INVEST.length - 1);
-        e.BE_INVEST = e.BE_INVEST.filter((_, i) => i !== k);
-        return 'shareholder_removed';
+      if (p.kind === 'branch') return null;
+      // Founding holders that define the type (a partnership's general partner, the foreign
+      // investor of a joint venture, a state owner) stay; others come and go.
+      const fixed =
+        p.kind === 'partnership' || p.kind === 'foreign' || p.kind === 'hmt' || e.ENTTYPECODE === '1140'
+          ? 1
+          : 0;
+      const minimum = p.kind === 'cooperative' ? 5 : p.typeCode === '4531' ? 2 : 1;
+      const kind = rng.pick(['add', 'remove', 'type']);
+      if (kind === 'add' || holders.length <= Math.max(minimum, fixed)) {
+        if (holders.length >= 20) return null;
+        const s = newcomer();
+        if (!s || avoid.has(s.PID ?? s.INV)) return null;
+        e.BE_INVEST = [...holders, s];
+        return approved(e, ctx, 'shareholder_added');
       }
-      const k = rng.int(0, e.BE_INVEST.length - 1);
-      const s = e.BE_INVEST[k] as SimShareholder;
-      const types = s.PID ? ENTERPRISE_SHAREHOLDER_TYPES : NATURAL_SHAREHOLDER_TYPES;
-      const t = rng.pick(types.filter((x) => x !== s.INVTYPE));
-      e.BE_INVEST = e.BE_INVEST.map((x, i) => (i === k ? { ...x, INVTYPE: t } : x));
-      return 'shareholder_type';
+      if (kind === 'remove') {
+        const k = rng.int(fixed, holders.length - 1);
+        e.BE_INVEST = holders.filter((_, i) => i !== k);
+        return approved(e, ctx, 'shareholder_removed');
+      }
+      // A natural person re-registered under another natural-person type, or an enterprise's
+      // type corrected between 企业法人 and 其他投资者.
+      const k = rng.int(0, holders.length - 1);
+      const s = holders[k] as SimShareholder;
+      const swap: Readonly<Record<string, string>> = {
+        自然人股东: '非农民自然人',
+        非农民自然人: '自然人股东',
+        农民自然人: '非农民自然人',
+        企业法人: '其他投资者',
+        其他投资者: '企业法人',
+      };
+      const t = swap[s.INVTYPE];
+      if (!t) return null;
+      e.BE_INVEST = holders.map((x, i) => (i === k ? { ...x, INVTYPE: t } : x));
+      return approved(e, ctx, 'shareholder_type');
     },
   ],
   [
     'liquidation',
-    4,
-    (e, rng) => {
-      if (e.CLEARINGINFO.length === 0) {
-        e.ENTSTATUS = '清算';
-        e.CLEARINGINFO = Array.from({ length: rng.int(1, 4) }, (_, k) => ({
-          liqMem: personName(rng),
-          ligpriSign: k === 0 ? '清算组负责人' : '清算组成员',
-        }));
-        return 'liquidation_opened';
+    2,
+    (e, ctx) => {
+      const { rng, profile: p } = ctx;
+      if (e.ENTSTATUS === '清算') {
+        if (e.CLEARINGINFO.length >= 8) return null;
+        const n = personName(rng);
+        if (e.CLEARINGINFO.some((c) => c.liqMem.includes(n))) return null;
+        e.CLEARINGINFO = [...e.CLEARINGINFO, clearingMember(p, n, false)];
+        return approved(e, ctx, 'liquidation_members');
       }
-      e.CLEARINGINFO = [...e.CLEARINGINFO, { liqMem: personName(rng), ligpriSign: '清算组成员' }];
-      return 'liquidation_members';
+      // Most draws find no liquidation to extend; few live firms start one on a given day.
+      if (BAD_STATUSES.has(e.ENTSTATUS) || !rng.chance(0.3)) return null;
+      e.ENTSTATUS = '清算';
+      e.CLEARINGINFO = clearingFor(
+        rng,
+        p,
+        rng.int(1, 4),
+        p.kind === 'partnership' ? undefined : e.LEGALPERSON,
+      );
+      return approved(e, ctx, 'liquidation_opened');
     },
   ],
   [
     'employees',
     10,
-    (e, rng) => {
-      e.participants = Math.max(0, e.participants + rng.int(-20, 40));
+    (e, ctx) => {
+      if (TERMINAL_STATUSES.has(e.ENTSTATUS) || e.ENTSTATUS.startsWith('吊销')) return null;
+      const delta = ctx.rng.int(
+        -Math.min(20, e.participants),
+        Math.max(5, Math.round(e.participants * 0.05)),
+      );
+      if (delta === 0) return null;
+      e.participants += delta;
       return 'insured_employees';
     },
   ],
   [
     'listing',
     1,
-    (e) => {
-      e.IS_LISTED = e.IS_LISTED === 1 ? 0 : 1;
-      return 'listing';
+    (e, ctx) => {
+      if (e.ENTTYPECODE === '1222') {
+        setType(e, '1212');
+        e.IS_LISTED = 1;
+      } else if (e.ENTTYPECODE === '1212' && ctx.rng.chance(0.2)) {
+        setType(e, '1222');
+        e.IS_LISTED = 0;
+      } else return null;
+      return approved(e, ctx, 'listing');
     },
   ],
   [
     'operating_period',
     3,
-    (e, rng) => {
-      e.OPTO = e.OPTO === '9999-12-31' ? rng.pick(['长期', '2046-05-11']) : '9999-12-31';
-      return 'operating_period';
+    (e, ctx) => {
+      const { rng } = ctx;
+      let next: string;
+      if (/^\d{4}-\d{2}-\d{2}$/.test(e.OPTO) && e.OPTO !== '9999-12-31') {
+        // A dated term is extended, or made unlimited.
+        const years = rng.pick([10, 20, 30, 0]);
+        const term = Number(e.OPTO.slice(0, 4)) - Number(e.ESDATE.slice(0, 4));
+        next = years === 0 ? rng.pick(['9999-12-31', '长期']) : termEnd(e.ESDATE.slice(0, 10), term + years);
+      } else if (e.OPTO === '') next = '长期';
+      else return null;
+      e.OPTO = next;
+      return approved(e, ctx, 'operating_period');
     },
   ],
 ];
+
+const MUTATION_WEIGHTS = MUTATIONS.map((x) => [x, x[1]] as const);
 
 /** A deep, mutable copy of a record, for a mutation to work on. */
 function thaw(e: SimEnterprise): SimEnterprise {
@@ -419,6 +1234,8 @@ export class EnterpriseWorld {
   readonly seed: number;
   readonly epoch: string;
   private readonly initial: readonly SimEnterprise[];
+  private readonly profiles: readonly Profile[];
+  private readonly investors: InvestorSource;
   private current: SimEnterprise[];
   private currentCycle: string;
   private index = new Map<string, number>();
@@ -428,7 +1245,18 @@ export class EnterpriseWorld {
   constructor(opts: { seed: number; size: number; epoch?: string }) {
     this.seed = opts.seed;
     this.epoch = opts.epoch ?? '2026-01-01';
-    this.initial = generate(opts.seed, opts.size).map(deepFreeze);
+    const { records, profiles } = generate(opts.seed, opts.size, this.epoch);
+    this.initial = records.map(deepFreeze);
+    this.profiles = profiles;
+    const pool = profiles.flatMap((p, i) =>
+      p.kind === 'branch' || p.kind === 'cooperative' || p.kind === 'sole' ? [] : [i],
+    );
+    this.investors = {
+      pool,
+      pidOf: (j) => (profiles[j] as Profile).pid,
+      nameOf: (j) => (this.current[j] as SimEnterprise).ENTNAME,
+      kindOf: (j) => (profiles[j] as Profile).kind,
+    };
     this.current = [...this.initial];
     this.currentCycle = this.epoch;
     this.reindex();
@@ -511,23 +1339,43 @@ export class EnterpriseWorld {
 
   private reindex(): void {
     this.index = new Map(this.current.map((e, i) => [e.PID, i]));
-    this.names = new Set(this.current.map((e) => e.ENTNAME));
+    this.names = new Set(
+      this.current.flatMap((e) => (e.HISTORYNAME ? [e.ENTNAME, e.HISTORYNAME] : [e.ENTNAME])),
+    );
   }
 
   private refresh(cycle: string): void {
     const rng = rngFor(this.seed, 'refresh', cycle);
+    const day = addDays(cycle, -1);
+    // Cancelled, revoked-and-cancelled and moved-out records no longer change, so the live ones
+    // change a little more often: the share of the whole world changed stays DAILY_CHANGE_RATE.
+    const live = this.current.reduce((n, e) => n + (TERMINAL_STATUSES.has(e.ENTSTATUS) ? 0 : 1), 0);
+    const rate = live === 0 ? 0 : Math.min(1, (DAILY_CHANGE_RATE * this.current.length) / live);
     const log: { pid: string; kinds: string[] }[] = [];
     for (let i = 0; i < this.current.length; i++) {
-      if (!rng.chance(DAILY_CHANGE_RATE)) continue;
-      const e = thaw(this.current[i] as SimEnterprise);
-      const mrng = rngFor(this.seed, 'mutate', cycle, i);
+      if (!rng.chance(rate)) continue;
+      const before = this.current[i] as SimEnterprise;
+      if (TERMINAL_STATUSES.has(before.ENTSTATUS)) continue;
+      const e = thaw(before);
+      const ctx: MutationContext = {
+        rng: rngFor(this.seed, 'mutate', cycle, i),
+        profile: this.profiles[i] as Profile,
+        world: this.current,
+        investors: this.investors,
+        index: i,
+        names: this.names,
+        day,
+      };
       const kinds: string[] = [];
-      for (let m = mrng.int(1, 3); m > 0; m--) {
-        const [, , mutate] = mrng.weighted(MUTATIONS.map((x) => [x, x[1]] as const));
-        const kind = mutate(e, mrng, this.current, this.names);
-        if (kind) kinds.push(kind);
+      // One to three changes; mutations that do not apply to this record are drawn again.
+      const wanted = ctx.rng.int(1, 3);
+      for (let draws = 0; kinds.length < wanted && draws < wanted + 5; draws++) {
+        const [, , mutate] = ctx.rng.weighted(MUTATION_WEIGHTS);
+        const kind = mutate(e, ctx);
+        if (kind && !kinds.includes(kind)) kinds.push(kind);
+        if (TERMINAL_STATUSES.has(e.ENTSTATUS)) break;
       }
-      if (kinds.length === 0 || JSON.stringify(e) === JSON.stringify(this.current[i])) continue;
+      if (kinds.length === 0 || JSON.stringify(e) === JSON.stringify(before)) continue;
       this.current[i] = deepFreeze(e);
       log.push({ pid: e.PID, kinds });
     }
