@@ -8,11 +8,12 @@ import { z } from 'zod';
 import { pauseCycle, recordBilling, reserveCredits, settleCredits } from '../src/budget/credits.ts';
 import { acquire } from '../src/budget/limiter.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
+import { recordDrift } from '../src/history/drift-store.ts';
 import { applyEnterprises } from '../src/history/enterprise-store.ts';
 import { ingestEnterpriseSuccess, ingestFailure } from '../src/history/ingest.ts';
 import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
-import { UpstreamError } from '../src/upstream/errors.ts';
+import { MalformedBodyError, RateLimitedError, UpstreamError } from '../src/upstream/errors.ts';
 import { EnterpriseSuccess } from '../src/upstream/schemas.ts';
 
 export const ENTERPRISE_JOB = 'enterprise';
@@ -36,10 +37,15 @@ interface FetchRow {
   active: boolean;
 }
 
+/**
+ * Runs one refresh. `lastAttempt`: no retry follows, so a transient failure is final for the
+ * cycle and is recorded as `failed` with its reason (a rate limit never is: it uses no attempt).
+ */
 export async function processEnterprise(
   deps: JobDeps,
   data: EnterpriseJobData,
   jobId: string,
+  lastAttempt = false,
 ): Promise<JobReport> {
   const { sql, config } = deps;
   const { cycle, watchId } = data;
@@ -103,13 +109,37 @@ export async function processEnterprise(
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     deps.onUpstreamCall?.('enterprise-search', err.code, err.response?.durationMs ?? 0);
-    await ingestFailure(sql, err, { runId, cycle }, row.pid);
-    // Errors are not billed (upstream-api.md, Billing rules): release the reservation.
-    await settleCredits(sql, cycle, reserved, 0);
-    await sql`update cycle_fetches set credits_reserved = 0 where cycle = ${cycle} and watch_id = ${watchId}`;
-    const outcome =
-      err.errorClass === 'permanent' ? 'failed' : err.errorClass === 'budget' ? 'deferred' : 'retrying';
-    await markFetch(deps, cycle, watchId, outcome, err.code, err.message);
+    const rawResponseId = await ingestFailure(sql, err, { runId, cycle }, row.pid);
+    // Errors are not billed (upstream-api.md, Billing rules), but a success answer that broke off
+    // in transit was: it goes in the ledger (with the credits it showed, else the reserved cost),
+    // and the retry buys the record again.
+    const broken = err instanceof MalformedBodyError ? err.brokenSuccess : null;
+    const billed = broken ? (broken.credits ?? reserved) : 0;
+    await sql.begin(async (tx) => {
+      if (billed > 0) {
+        await recordBilling(tx, {
+          cycle,
+          operation: 'enterprise-search',
+          pid: broken?.pid ?? null,
+          keyword: row.keyword,
+          credits: billed,
+          remark: 'the answer broke off in transit after billing; bought again',
+          runId,
+          rawResponseId,
+          billedAt: err.response?.fetchedAt ?? deps.now(),
+        });
+      }
+      await settleCredits(tx, cycle, reserved, billed);
+      await tx`update cycle_fetches set credits_reserved = 0, credits_billed = credits_billed + ${billed}
+               where cycle = ${cycle} and watch_id = ${watchId}`;
+    });
+    const final = err.errorClass === 'permanent' || (lastAttempt && !(err instanceof RateLimitedError));
+    const outcome = err.errorClass === 'budget' ? 'deferred' : final ? 'failed' : 'retrying';
+    const reason =
+      err.errorClass === 'transient' && final
+        ? `gave up after the last attempt: ${err.message}`
+        : err.message;
+    await markFetch(deps, cycle, watchId, outcome, err.code, reason);
     await sql`update watchlist set last_outcome = ${err.code}, last_error = ${err.message}, last_cycle = ${cycle}
               where id = ${watchId}`;
     if (err.errorClass === 'budget') {
@@ -118,9 +148,10 @@ export async function processEnterprise(
       return { outcome: 'paused', entity, detail: err.message };
     }
     await finishRun(sql, runId, {
-      outcome: err.errorClass === 'permanent' ? 'failed' : 'retrying',
+      outcome: final ? 'failed' : 'retrying',
       errorCode: err.code,
-      errorMessage: err.message,
+      errorMessage: reason,
+      credits: billed,
     });
     throw err;
   }
@@ -217,8 +248,10 @@ async function recoverLanded(
   keyword: string,
   runId: number,
 ): Promise<Omit<Completion, 'cycle' | 'watchId' | 'keyword' | 'previousPid' | 'runId' | 'reserved'> | null> {
-  const [raw] = await deps.sql<{ id: string; body_json: unknown; fetched_at: Date }[]>`
-    select id, body_json, fetched_at from raw_responses
+  const [raw] = await deps.sql<
+    { id: string; params: Record<string, string>; body_json: unknown; fetched_at: Date }[]
+  >`
+    select id, params, body_json, fetched_at from raw_responses
     where operation = 'enterprise-search' and cycle = ${cycle} and outcome = 'success'
       and params->>'ent_name' = ${keyword}
     order by id desc limit 1`;
@@ -227,6 +260,16 @@ async function recoverLanded(
   if (!parsed.success) return null;
   const normalized = normalizeEnterprise(parsed.data.metadata.content);
   const rawResponseId = Number(raw.id);
+  // The first attempt may have died before recording the answer's drift; recording is idempotent.
+  await recordDrift(deps.sql, [
+    {
+      rawResponseId,
+      operation: 'enterprise-search',
+      params: raw.params,
+      body: raw.body_json,
+      fetchedAt: raw.fetched_at,
+    },
+  ]);
   // Applying again is a no-op when the first attempt got that far (same content hash).
   const summary = await deps.sql.begin((tx) =>
     applyEnterprises(tx, [{ normalized, fetchedAt: raw.fetched_at, rawResponseId, cycle, keyword }]),

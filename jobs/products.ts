@@ -5,7 +5,7 @@ import { finishRun, startRun } from '../src/db/runs.ts';
 import { ingestFailure, ingestProductList } from '../src/history/ingest.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
 import { addDays, cycleOf, isCalendarDate } from '../src/time/cycles.ts';
-import { UpstreamError } from '../src/upstream/errors.ts';
+import { RateLimitedError, UpstreamError } from '../src/upstream/errors.ts';
 
 export const PRODUCTS_JOB = 'products';
 
@@ -33,10 +33,12 @@ export function scheduledPulls(today: string, lookbackDays: number): { date: str
   }));
 }
 
+/** Runs one pull; on the `lastAttempt` a transient failure is final and the run says so. */
 export async function processProducts(
   deps: JobDeps,
   data: ProductsJobData,
   jobId: string,
+  lastAttempt = false,
 ): Promise<JobReport> {
   const { sql } = deps;
   const cycle = cycleOf(deps.now());
@@ -58,10 +60,14 @@ export async function processProducts(
     if (!(err instanceof UpstreamError)) throw err;
     deps.onUpstreamCall?.('product-listing', err.code, err.response?.durationMs ?? 0);
     await ingestFailure(sql, err, { runId, cycle });
+    const final = err.errorClass === 'permanent' || (lastAttempt && !(err instanceof RateLimitedError));
     await finishRun(sql, runId, {
-      outcome: err.errorClass === 'permanent' ? 'failed' : 'retrying',
+      outcome: final ? 'failed' : 'retrying',
       errorCode: err.code,
-      errorMessage: err.message,
+      errorMessage:
+        err.errorClass === 'transient' && final
+          ? `gave up after the last attempt: ${err.message}`
+          : err.message,
     });
     throw err;
   }

@@ -281,7 +281,7 @@ export function productsCommand(): Command {
             deps,
             'product-listing',
             `backfill ${date}`,
-            () => processProducts(deps, data, `backfill-${date}`),
+            (last) => processProducts(deps, data, `backfill-${date}`, last),
             realSleep,
             refusals,
           );

@@ -10,7 +10,7 @@ import {
   serveCommand,
   workerCommand,
 } from './pipeline.ts';
-import { changesCommand, statusCommand } from './report.ts';
+import { changesCommand, driftCommand, statusCommand } from './report.ts';
 import { simCommand } from './sim.ts';
 import { sqlCommand } from './sql.ts';
 import { analyticsRoleCommand, migrateCommand, rebuildCommand } from './storage.ts';
@@ -38,6 +38,7 @@ export function buildProgram(): Command {
   program.addCommand(productsCommand());
   program.addCommand(statusCommand());
   program.addCommand(changesCommand());
+  program.addCommand(driftCommand());
   program.addCommand(sqlCommand());
   program.addCommand(demoCommand());
   const override = (cmd: Command): void => {

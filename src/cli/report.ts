@@ -1,6 +1,7 @@
 /** Read-only commands: `daybook status` and `daybook changes`. */
 import { Command } from 'commander';
 import { budgetOf } from '../budget/credits.ts';
+import { driftReport } from '../history/drift-store.ts';
 import { Queues } from '../runtime/queues.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { redisFor } from './assemble.ts';
@@ -76,6 +77,33 @@ export function statusCommand(): Command {
           from runs r
           where r.outcome = 'failed' and r.started_at > now() - interval '7 days'
           order by r.finished_at desc limit 20`;
+        // Watch entries that failed for good in this cycle: permanent errors, or retries used up.
+        const failedEntries = await db.sql`
+          select w.keyword, f.watch_id::int as watch_id, f.error_code as reason, f.error_message as detail,
+                 f.attempts, f.updated_at
+          from cycle_fetches f join watchlist w on w.id = f.watch_id
+          where f.cycle = ${cycle} and f.status = 'failed'
+          order by f.error_code, w.keyword`;
+        // Product pulls whose latest run failed (a later success clears it), and jobs refused as bad data.
+        const failedPulls = await db.sql`
+          select * from (
+            select distinct on (coalesce(r.list_date::text, r.entity), r.kind)
+              coalesce(r.list_date::text, r.entity) as date, r.kind, r.entity as pull, r.outcome,
+              r.error_code as reason, r.error_message as detail, r.finished_at
+            from runs r
+            where r.kind = 'products' and r.outcome in ('succeeded', 'failed')
+              and r.started_at > now() - interval '7 days'
+            order by coalesce(r.list_date::text, r.entity), r.kind, r.started_at desc, r.id desc) latest
+          where outcome = 'failed' order by date`;
+        const drift = await driftReport(db.sql, { limit: 10 });
+        const [driftTotals] = await db.sql<
+          { unknown: number; missing: number; variants: number; last_seen_at: Date | null }[]
+        >`
+          select count(*) filter (where kind = 'unknown_field')::int as unknown,
+                 count(*) filter (where kind = 'missing_field')::int as missing,
+                 count(*) filter (where kind = 'type_variant')::int as variants,
+                 max(last_seen_at) as last_seen_at
+          from format_drift`;
         const watch = await db.sql<{ active: number; total: number }[]>`
           select count(*) filter (where active)::int as active, count(*)::int as total from watchlist`;
         let queues: Record<string, Record<string, number>> | null = null;
@@ -104,7 +132,12 @@ export function statusCommand(): Command {
           progress: Object.fromEntries(progress.map((p) => [p.status, p.n])),
           credits: budget,
           deferred,
+          failed: {
+            enterprises: failedEntries,
+            productPulls: failedPulls.map(({ outcome: _o, kind: _k, ...rest }) => rest),
+          },
           recentFailures: failures,
+          formatDrift: { ...driftTotals, latest: drift },
           queues,
           ...(queueError ? { queueError } : {}),
         };
@@ -135,7 +168,63 @@ export function statusCommand(): Command {
         } else if (queueError) out.push(`  queues: unavailable (${queueError})`);
         process.stdout.write(`${out.join('\n')}\n`);
         if (deferred.length > 0) process.stdout.write(`\ndeferred (first 20):\n${formatTable(deferred)}`);
+        if (failedEntries.length > 0) {
+          process.stdout.write(
+            `\nfailed in cycle ${cycle} (${failedEntries.length}; not retried this cycle):\n${formatTable(failedEntries, ['keyword', 'reason', 'detail', 'attempts'])}`,
+          );
+        }
+        if (failedPulls.length > 0) {
+          process.stdout.write(
+            `\nproduct pulls failed (last 7 days):\n${formatTable(failedPulls, ['date', 'pull', 'reason', 'detail'])}`,
+          );
+        }
         if (failures.length > 0) process.stdout.write(`\nrecent failures:\n${formatTable(failures)}`);
+        if (drift.length > 0 && driftTotals) {
+          process.stdout.write(
+            `\nformat drift: ${driftTotals.unknown} unknown fields, ${driftTotals.missing} missing fields, ${driftTotals.variants} type variants (latest first; all in daybook drift):\n${formatTable(drift, DRIFT_COLUMNS)}`,
+          );
+        }
+      } finally {
+        await db.close();
+      }
+    });
+}
+
+const DRIFT_COLUMNS = [
+  'operation',
+  'field',
+  'kind',
+  'seen',
+  'expected',
+  'responses',
+  'first_seen_at',
+  'last_seen_at',
+];
+
+export function driftCommand(): Command {
+  return new Command('drift')
+    .description(
+      'Format drift seen in upstream answers: unknown fields, documented fields that were missing, and type or format variants, per operation, with counts and first and last seen.',
+    )
+    .option(
+      '--operation <op>',
+      'enterprise-search or product-listing',
+      choiceArg('--operation', ['enterprise-search', 'product-listing'] as const),
+    )
+    .option('--since <date>', 'drift last seen on or after this date (YYYY-MM-DD)', dateArg('--since'))
+    .option('--json', 'print as JSON lines')
+    .action(async (opts: { operation?: string; since?: string; json?: boolean }) => {
+      const config = configOrExit();
+      const db = await openStore(config);
+      try {
+        const rows = await driftReport(db.sql, {
+          ...(opts.operation ? { operation: opts.operation } : {}),
+          ...(opts.since ? { since: new Date(`${opts.since}T00:00:00Z`) } : {}),
+        });
+        if (opts.json)
+          process.stdout.write(rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
+        else if (rows.length === 0) process.stdout.write('no format drift seen\n');
+        else process.stdout.write(formatTable(rows, [...DRIFT_COLUMNS, 'example']));
       } finally {
         await db.close();
       }

@@ -78,8 +78,8 @@ export async function recordDrift(sql: Sql, answers: readonly LandedAnswer[]): P
   return drifted;
 }
 
-/** One row of the drift report. */
-export interface DriftRow {
+/** One row of the drift report (a type alias: it prints as a plain record). */
+export type DriftRow = {
   operation: string;
   field: string;
   kind: string;
@@ -90,7 +90,7 @@ export interface DriftRow {
   first_seen_at: Date;
   last_seen_at: Date;
   example: string | null;
-}
+};
 
 /** The drift seen, newest first; `since` keeps what was last seen on or after it. */
 export async function driftReport(

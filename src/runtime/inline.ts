@@ -37,7 +37,7 @@ export async function withRetries(
   deps: JobDeps,
   op: LimitedOperation,
   label: string,
-  body: () => Promise<JobReport>,
+  body: (lastAttempt: boolean) => Promise<JobReport>,
   sleep: Sleep,
   refusals: { count: number },
 ): Promise<JobReport | { outcome: 'failed'; detail: string }> {
@@ -45,7 +45,7 @@ export async function withRetries(
   let attempt = 1;
   for (;;) {
     try {
-      const report = await body();
+      const report = await body(attempt >= policy.attempts);
       refusals.count = 0;
       return report;
     } catch (err) {
@@ -106,7 +106,7 @@ export async function runInline(
         full,
         'product-listing',
         `products ${p.date}`,
-        () => processProducts(full, data, `inline-products-${p.date}-${p.pull}`),
+        (last) => processProducts(full, data, `inline-products-${p.date}-${p.pull}`, last),
         sleep,
         refusals.product,
       );
@@ -131,11 +131,12 @@ export async function runInline(
             full,
             'enterprise-search',
             `enterprise ${watchId}`,
-            () =>
+            (last) =>
               processEnterprise(
                 full,
                 { cycle: options.cycle, watchId },
                 `inline-enterprise-${options.cycle}-${watchId}`,
+                last,
               ),
             sleep,
             refusals.enterprise,

@@ -11,7 +11,8 @@ import { PLAN_JOB, PlanJobData, processPlan } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { pauseCycle } from '../budget/credits.ts';
 import type { LimitedOperation } from '../budget/limiter.ts';
-import { decide, parseJobData } from './boundary.ts';
+import { finishRun, startRun } from '../db/runs.ts';
+import { BadJobDataError, decide, parseJobData } from './boundary.ts';
 import type { JobDeps, JobReport } from './deps.ts';
 import { QUEUE_NAMES, type Queues } from './queues.ts';
 
@@ -20,6 +21,11 @@ export const MAX_CONSECUTIVE_REFUSALS = 30;
 
 /** The default job lock: BullMQ's own, renewed every 15 s by a live worker. */
 export const DEFAULT_LOCK_MS = 30_000;
+
+/** No retry follows this attempt if it fails (rate limits use no attempt). */
+function isLastAttempt(job: Job): boolean {
+  return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+}
 
 export interface JobEvent {
   kind: string;
@@ -117,11 +123,20 @@ export function startWorkers(
           throw Worker.RateLimitError();
         }
         if (decision.kind === 'permanent') {
+          if (err instanceof BadJobDataError) {
+            // Nothing ran, so no run row says so yet: record one, for `daybook status`.
+            const runId = await startRun(deps.sql, { kind, entity: base.jobId, jobId: base.jobId });
+            await finishRun(deps.sql, runId, {
+              outcome: 'failed',
+              errorCode: 'bad_job_data',
+              errorMessage: decision.message,
+            });
+          }
           deps.log.warn({ ...ctx, error: decision.message }, `${kind} failed permanently`);
           events.emit('job', { ...ctx, outcome: 'failed', detail: decision.message });
           throw new UnrecoverableError(decision.message);
         }
-        const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        const last = isLastAttempt(job);
         deps.log.warn(
           { ...ctx, attempt: job.attemptsMade + 1, error: decision.message },
           `${kind} ${last ? 'failed' : 'will retry'}`,
@@ -144,7 +159,10 @@ export function startWorkers(
       QUEUE_NAMES.enterprise,
       wrap(ENTERPRISE_JOB, 'enterprise-search', async (job) => {
         const data = parseJobData(EnterpriseJobData, job.data, ENTERPRISE_JOB);
-        return { report: await processEnterprise(deps, data, job.id ?? ''), cycle: data.cycle };
+        return {
+          report: await processEnterprise(deps, data, job.id ?? '', isLastAttempt(job)),
+          cycle: data.cycle,
+        };
       }),
       { ...common, concurrency: options.concurrency },
     ),
@@ -152,7 +170,10 @@ export function startWorkers(
       QUEUE_NAMES.products,
       wrap(PRODUCTS_JOB, 'product-listing', async (job) => {
         const data = parseJobData(ProductsJobData, job.data, PRODUCTS_JOB);
-        return { report: await processProducts(deps, data, job.id ?? ''), date: data.date };
+        return {
+          report: await processProducts(deps, data, job.id ?? '', isLastAttempt(job)),
+          date: data.date,
+        };
       }),
       { ...common, concurrency: 1 },
     ),

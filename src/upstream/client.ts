@@ -8,6 +8,7 @@
 import type { z } from 'zod';
 import {
   AuthenticationError,
+  type BrokenSuccess,
   errorForCode,
   MalformedBodyError,
   NetworkError,
@@ -169,10 +170,14 @@ export class UpstreamClient {
           response,
         );
       }
+      const broken = status === 200 ? brokenSuccessOf(response.bodyText) : null;
       return new MalformedBodyError(
-        `${where}: the body is not JSON (${describeText(response.bodyText)})`,
+        broken
+          ? `${where}: a success answer broke off after ${response.bodyText?.length ?? 0} characters (billed by the upstream)`
+          : `${where}: the body is not JSON (${describeText(response.bodyText)})`,
         request,
         response,
+        broken,
       );
     }
     const errorBody = ErrorBody.safeParse(exchange.bodyJson);
@@ -245,6 +250,17 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * When `text` is the start of a success document that broke off, what it shows of the billing;
+ * null otherwise. Reads only keys outside strings: markdown text cannot fake them.
+ */
+export function brokenSuccessOf(text: string | null): BrokenSuccess | null {
+  if (!text || !/^\s*\{\s*"(?:status|result)"\s*:\s*"success"/.test(text)) return null;
+  const credits = /"usage"\s*:\s*\{[^{}]*?"credits"\s*:\s*(\d+)/.exec(text);
+  const pid = /"content"\s*:\s*\{\s*"PID"\s*:\s*"((?:[^"\\]|\\.)+)"/.exec(text);
+  return { credits: credits ? Number(credits[1]) : null, pid: pid ? String(JSON.parse(`"${pid[1]}"`)) : null };
 }
 
 function describeText(text: string | null): string {

@@ -142,10 +142,32 @@ export class ServerError extends TransientError {
   override readonly name = 'ServerError';
   readonly code = 'server_error';
 }
+/** What the part of a success answer that arrived before it broke off says about billing. */
+export interface BrokenSuccess {
+  /** metadata.usage.credits, when the answer got that far. */
+  credits: number | null;
+  /** The enterprise's PID, when the answer got that far. */
+  pid: string | null;
+}
+
 /** The body is not JSON (an HTML error page, a truncated document). */
 export class MalformedBodyError extends TransientError {
   override readonly name = 'MalformedBodyError';
   readonly code = 'malformed_body';
+  /**
+   * Set when an HTTP 200 body began as a success document and broke off: the upstream processed
+   * the request and bills it (credits are deducted after processing), though the content is lost.
+   */
+  readonly brokenSuccess: BrokenSuccess | null;
+  constructor(
+    message: string,
+    request: RequestContext,
+    response: ResponseContext | null,
+    brokenSuccess: BrokenSuccess | null = null,
+  ) {
+    super(message, request, response);
+    this.brokenSuccess = brokenSuccess;
+  }
 }
 export class TimeoutError extends TransientError {
   override readonly name = 'TimeoutError';
