@@ -78,7 +78,7 @@ export async function startPipeline(
   const client = new UpstreamClient({
     baseUrl: s.url,
     apiKey: TEST_KEY,
-    timeoutMs: 5000,
+    timeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS,
     now: () => s.sim.now(),
   });
   const workers: RunningWorkers[] = [];
@@ -103,7 +103,7 @@ export async function startPipeline(
     startWorkers(concurrency = 4) {
       const w = startWorkers(deps(), queues, redisConnection(config.REDIS_URL), {
         concurrency,
-        upstreamTimeoutMs: 5000,
+        upstreamTimeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS,
       });
       workers.push(w);
       return w;
