@@ -15,6 +15,7 @@ import { startWorkers } from '../runtime/worker.ts';
 import { addDays, cycleOf, daysBetween, isCalendarDate } from '../time/cycles.ts';
 import { clientFor, localLimiter, loggerFor, redisFor, redisLimiter } from './assemble.ts';
 import { configOrExit, openStore, sharedDatabaseUrl } from './context.ts';
+import { productsGetCommand } from './products-get.ts';
 import { choiceArg, intArg, UsageError } from './usage.ts';
 
 export function dateArg(what: string) {
@@ -222,6 +223,7 @@ export function resumeCommand(): Command {
 
 export function productsCommand(): Command {
   const products = new Command('products').description('Product trending lists.');
+  products.addCommand(productsGetCommand());
   products
     .command('backfill')
     .description(

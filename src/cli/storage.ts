@@ -4,7 +4,7 @@ import { migrateDatabase } from '../db/migrate.ts';
 import { grantAnalyticsRole, RoleNameError } from '../db/roles.ts';
 import { rebuild } from '../history/rebuild.ts';
 import { configOrExit, withStore } from './context.ts';
-import { UsageError } from './usage.ts';
+import { intArg, UsageError } from './usage.ts';
 
 export function migrateCommand(): Command {
   return new Command('migrate')
@@ -28,7 +28,7 @@ export function rebuildCommand(): Command {
     .description(
       'Empty the normalized tables and replay raw_responses in fetch order, in one transaction. The result equals the state before.',
     )
-    .option('--batch-size <n>', 'raw answers per batch', (v) => Number(v), 1000)
+    .option('--batch-size <n>', 'raw answers per batch (1-100000)', intArg('--batch-size', 1, 100_000), 1000)
     .option('--json', 'print the summary as JSON')
     .action(async (opts: { batchSize: number; json?: boolean }) => {
       const config = configOrExit();

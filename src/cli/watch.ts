@@ -147,6 +147,9 @@ Examples:
       if (errors.length > 0 && entries.length === 0) {
         throw new UsageError(`no valid row in ${file}; nothing imported`);
       }
+      if (entries.length === 0) {
+        throw new UsageError(`${file} has a header but no rows: nothing to import`);
+      }
       const config = configOrExit();
       await withStore(config, async ({ sql }) => {
         let r: AddResult;

@@ -68,7 +68,16 @@ export const ENV_SCHEMA = z.object({
     .regex(/^[A-Za-z0-9_-]+$/, 'DAYBOOK_REDIS_PREFIX may hold letters, digits, _ and - only')
     .default('daybook'),
   DAYBOOK_API_BASE_URL: url('DAYBOOK_API_BASE_URL', ['http:', 'https:']).optional(),
-  DAYBOOK_API_KEY: z.string().trim().min(1, 'DAYBOOK_API_KEY is empty').optional(),
+  // The message never quotes the value: it is a secret.
+  DAYBOOK_API_KEY: z
+    .string()
+    .trim()
+    .min(1, 'DAYBOOK_API_KEY is empty')
+    .regex(
+      /^[\x21-\x7e]+$/,
+      'DAYBOOK_API_KEY may hold printable ASCII only (no spaces, line breaks or other characters an HTTP header cannot carry)',
+    )
+    .optional(),
   DAYBOOK_HTTP_TIMEOUT_MS: int('DAYBOOK_HTTP_TIMEOUT_MS', 1000, 600_000).default(30_000),
   DAYBOOK_ENTERPRISE_CRON: cron('DAYBOOK_ENTERPRISE_CRON').default('30 3 * * *'),
   DAYBOOK_PRODUCTS_CRON: cron('DAYBOOK_PRODUCTS_CRON').default('15 16 * * *'),

@@ -11,6 +11,14 @@ export const LIST_LIMIT_MAX = 20;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** Invisible format characters (zero-width space, BOM, bidi overrides…): a name must be seen to be typed. */
+const FORMAT = /\p{Cf}/u;
+
+/** U+XXXX of the first invisible format character in `s`, for a message. */
+function formatCharOf(s: string): string {
+  const ch = FORMAT.exec(s)?.[0] ?? '';
+  return `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
 
 /** Length as a person counts it: code points, so one CJK character or emoji is one. */
 export function charLength(s: string): number {
@@ -30,6 +38,12 @@ export function checkEntName(raw: string): string {
     );
   }
   if (CONTROL.test(name)) throw new InvalidRequestError('ent_name', 'ent_name contains a control character');
+  if (FORMAT.test(name)) {
+    throw new InvalidRequestError(
+      'ent_name',
+      `ent_name contains an invisible format character (${formatCharOf(name)}, such as a zero-width space)`,
+    );
+  }
   return name;
 }
 
@@ -68,5 +82,11 @@ export function checkProductName(raw: string): string {
   if (name.length === 0) throw new InvalidRequestError('product_name', 'product_name is empty');
   if (CONTROL.test(name))
     throw new InvalidRequestError('product_name', 'product_name contains a control character');
+  if (FORMAT.test(name)) {
+    throw new InvalidRequestError(
+      'product_name',
+      `product_name contains an invisible format character (${formatCharOf(name)}, such as a zero-width space)`,
+    );
+  }
   return name;
 }
