@@ -13,6 +13,7 @@
  * organisations and enterprises outside the world (no PID).
  */
 import { addDays, daysBetween } from '../time/cycles.ts';
+import { dayOf, shiftDate, termEnd } from './calendar.ts';
 import { makeRegno, makeUscc } from './codes.ts';
 import { type Rng, rngFor } from './rng.ts';
 import type { SimClearingMember, SimEnterprise, SimPerson, SimShareholder } from './types.ts';
@@ -64,14 +65,7 @@ export const DAILY_CHANGE_RATE = 0.02;
 const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['注销', '吊销，已注销', '撤销', '迁出']);
 /** Statuses with a revocation date and reason. */
 const REVOKED_STATUSES: ReadonlySet<string> = new Set(['吊销，未注销', '吊销，已注销', '撤销']);
-/** Statuses under which a record may carry liquidation members. */
-export const CLEARING_STATUSES: ReadonlySet<string> = new Set(['清算', '注销', '吊销，已注销']);
 const BAD_STATUSES: ReadonlySet<string> = new Set(INACTIVE_STATUSES.map(([s]) => s));
-
-/** Type codes of foreign-invested enterprises, whose capital is often in foreign currency. */
-export function isForeignInvested(typeCode: string): boolean {
-  return typeCode.startsWith('5') || typeCode.startsWith('6');
-}
 
 /** How an enterprise type shapes its name, officers and shareholders. */
 type Kind =
@@ -299,8 +293,11 @@ function nameFor(rng: Rng, p: Profile, attempt: number): string {
   }
 }
 
-/** The business scope of an enterprise: phrases of its industry, in a modern or an older layout. */
-function scopeOf(rng: Rng, p: Profile): string {
+/**
+ * The business scope of an enterprise: phrases of its industry, in the layout of its time (the
+ * 一般项目 layout since 2021, so always for a scope changed now).
+ */
+function scopeOf(rng: Rng, p: Profile, changedNow = false): string {
   const own = rng.sample(p.industry.scope, rng.int(2, p.industry.scope.length));
   const general = rng.chance(0.5) ? rng.sample(GENERAL_SCOPE, rng.int(1, 2)) : [];
   const items = [...own, ...general.filter((g) => !own.includes(g))];
@@ -312,7 +309,7 @@ function scopeOf(rng: Rng, p: Profile): string {
       `引进新技术、新品种，开展与${produce}生产有关的技术培训、技术交流和信息咨询服务`,
     );
   }
-  if (p.esDate >= '2021-01-01' || rng.chance(0.3))
+  if (changedNow || p.esDate >= '2021-01-01' || rng.chance(0.3))
     return `一般项目：${items.join('；')}。${SCOPE_GENERAL_TAIL}`;
   return `${items.join('；')}。${rng.chance(0.6) ? SCOPE_APPROVAL_TAIL : ''}`;
 }
@@ -356,15 +353,6 @@ function capitalFor(rng: Rng, p: Profile): [number, string] {
       return [odd(rng.pick(amounts)), domestic()];
     }
   }
-}
-
-/**
- * The last day of a term of `years` from `start`: the day before the anniversary (for a start on
- * 29 February, the anniversary in a common year is 1 March).
- */
-function termEnd(start: string, years: number): string {
-  const [y, m, d] = start.split('-').map(Number) as [number, number, number];
-  return new Date(Date.UTC(y + years, m - 1, d - 1)).toISOString().slice(0, 10);
 }
 
 /** Operating period end: 9999-12-31, 长期, Long-term, a term ending the day before its anniversary, or empty. */
@@ -680,8 +668,8 @@ function establishedOn(rng: Rng, typeCode: string, historyEnd: string): string {
         : typeCode === '4531' || typeCode === '4540'
           ? '1997-08-01'
           : '1990-01-01';
-  const latest = addDays(historyEnd, -30);
-  return addDays(latest, -Math.floor(rng.next() ** 1.6 * daysBetween(earliest, latest)));
+  const latest = shiftDate(historyEnd, -30);
+  return shiftDate(latest, -Math.floor(rng.next() ** 1.6 * (dayOf(latest) - dayOf(earliest))));
 }
 
 /** A pure function of (seed, size, epoch): the world on its first day, with each record's profile. */
@@ -690,7 +678,7 @@ function generate(
   size: number,
   epoch: string,
 ): { records: SimEnterprise[]; profiles: Profile[] } {
-  const historyEnd = addDays(epoch, -1);
+  const historyEnd = shiftDate(epoch, -1);
   const pids = new Set<string>();
   const profiles: Profile[] = [];
   for (let i = 0; i < size; i++) {
@@ -769,7 +757,7 @@ function generate(
     p.industry = head.industry;
     p.word = head.word;
     if (p.esDate < head.esDate)
-      p.esDate = addDays(head.esDate, Math.floor(daysBetween(head.esDate, historyEnd) * rng.next()));
+      p.esDate = shiftDate(head.esDate, Math.floor((dayOf(historyEnd) - dayOf(head.esDate)) * rng.next()));
     if (rng.chance(0.5)) {
       // A branch in the head office's own city, in another district.
       const { province, city } = head.place;
@@ -824,11 +812,11 @@ function generate(
     const active = rng.chance(0.85);
     const status = active ? rng.weighted(ACTIVE_STATUSES) : rng.weighted(INACTIVE_STATUSES);
     const revoked = REVOKED_STATUSES.has(status);
-    const span = Math.max(0, daysBetween(p.esDate, historyEnd));
+    const span = Math.max(0, dayOf(historyEnd) - dayOf(p.esDate));
     const revokeDate = revoked
-      ? addDays(p.esDate, Math.min(span, 180 + rng.int(0, Math.max(0, span - 180))))
+      ? shiftDate(p.esDate, Math.min(span, 180 + rng.int(0, Math.max(0, span - 180))))
       : '';
-    let apprDate = addDays(p.esDate, Math.floor(span * (1 - rng.next() ** 2)));
+    let apprDate = shiftDate(p.esDate, Math.floor(span * (1 - rng.next() ** 2)));
     if (revokeDate && apprDate < revokeDate) apprDate = revokeDate;
 
     let legal = personName(rng);
@@ -1019,7 +1007,7 @@ const MUTATIONS: [string, number, Mutation][] = [
     'scope',
     8,
     (e, ctx) => {
-      const next = scopeOf(ctx.rng, ctx.profile);
+      const next = scopeOf(ctx.rng, ctx.profile, true);
       if (next === e.OPSCOPE) return null;
       e.OPSCOPE = next;
       return approved(e, ctx, 'scope');
@@ -1214,7 +1202,7 @@ const MUTATIONS: [string, number, Mutation][] = [
         // A dated term is extended, or made unlimited.
         const years = rng.pick([10, 20, 30, 0]);
         const term = Number(e.OPTO.slice(0, 4)) - Number(e.ESDATE.slice(0, 4));
-        next = years === 0 ? rng.pick(['9999-12-31', '长期']) : termEnd(e.ESDATE.slice(0, 10), term + years);
+        next = years === 0 ? rng.pick(['9999-12-31', '长期']) : termEnd(e.ESDATE, term + years);
       } else if (e.OPTO === '') next = '长期';
       else return null;
       e.OPTO = next;
