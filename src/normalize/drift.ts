@@ -23,6 +23,7 @@ import {
   ProductLink,
   Shareholder,
 } from '../upstream/schemas.ts';
+import { canonicalJson, toJsonValue } from './text.ts';
 
 export type DriftKind = 'unknown_field' | 'missing_field' | 'type_variant';
 
@@ -227,10 +228,12 @@ function checkObject(
     const field = `${path}${key}`;
     const s = Object.hasOwn(spec, key) ? spec[key] : undefined;
     if (!s) {
+      // Whole and fractional numbers are one shape here: 4 and 4.5 in a new field are one drift.
+      const type = jsonType(value);
       out({
         field,
         kind: 'unknown_field',
-        seen: jsonType(value),
+        seen: type === 'integer' ? 'number' : type,
         expected: 'undocumented',
         example: example(value),
       });
@@ -332,8 +335,9 @@ export function formatOf(s: string): string {
   return `YYYY-MM-DD${m[2]}HH:MM${m[4] ? ':SS' : ''}${m[5] ? '.sss' : ''}${zone}`;
 }
 
+/** A value as text; objects with sorted keys, so an answer read back from jsonb gives the same text. */
 function example(v: unknown): string {
-  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  const text = typeof v === 'string' ? v : canonicalJson(toJsonValue(v));
   return [...text].length > EXAMPLE_CHARS ? `${[...text].slice(0, EXAMPLE_CHARS - 1).join('')}…` : text;
 }
 

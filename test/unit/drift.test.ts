@@ -125,7 +125,7 @@ describe('format drift detection', () => {
       ['ESDATE', 'type_variant', 'string YYYY-MM-DDTHH:MM:SS.sss', 'string YYYY-MM-DDTHH:MM:SS.sssZ'],
       ['HISTORYNAME', 'missing_field', 'absent', 'string'],
       ['OPFROM', 'type_variant', 'string YYYY-MM-DDTHH:MM:SSZ', 'string YYYY-MM-DDTHH:MM:SS.sssZ'],
-      ['PERSONS[].AGE', 'unknown_field', 'integer', 'undocumented'],
+      ['PERSONS[].AGE', 'unknown_field', 'number', 'undocumented'],
       ['REGCAP', 'type_variant', 'string', 'number'],
       ['participants', 'missing_field', 'absent', 'any'],
     ]);
