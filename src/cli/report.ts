@@ -224,7 +224,11 @@ export function driftCommand(): Command {
         if (opts.json)
           process.stdout.write(rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
         else if (rows.length === 0) process.stdout.write('no format drift seen\n');
-        else process.stdout.write(formatTable(rows, [...DRIFT_COLUMNS, 'example']));
+        else {
+          const columns = [...DRIFT_COLUMNS];
+          columns.splice(columns.indexOf('responses') + 1, 0, 'records');
+          process.stdout.write(formatTable(rows, [...columns, 'example']));
+        }
       } finally {
         await db.close();
       }
