@@ -34,6 +34,7 @@ import {
   FOREIGN_CAPITAL_UNITS,
   FOREIGN_COMPANY_FORMS,
   FOREIGN_COMPANY_STEMS,
+  FOREIGN_COMPANY_WORDS,
   FOREIGN_ENTERPRISE_TYPE,
   FOREIGN_PERSONS,
   GENERAL_SCOPE,
@@ -151,10 +152,17 @@ function personName(rng: Rng): string {
   return surname + rng.pick(GIVEN_CHARS) + (rng.chance(0.7) ? rng.pick(GIVEN_CHARS) : '');
 }
 
-/** A name not yet in `taken`, from `make`; gives up after a while and returns the last try. */
-function distinctName(rng: Rng, taken: ReadonlySet<string>, make: (rng: Rng) => string): string {
-  let name = make(rng);
-  for (let k = 0; k < 20 && taken.has(name); k++) name = make(rng);
+/**
+ * A name not yet in `taken`, from `make` (told how many tries came before, so it can grow the
+ * trade name); gives up after a while and returns the last try.
+ */
+function distinctName(
+  rng: Rng,
+  taken: ReadonlySet<string>,
+  make: (rng: Rng, attempt: number) => string,
+): string {
+  let name = make(rng, 0);
+  for (let k = 1; k < 20 && taken.has(name); k++) name = make(rng, k);
   return name;
 }
 
@@ -236,18 +244,13 @@ function tradeName(rng: Rng, attempt: number): string {
 
 /** A candidate name for a non-branch enterprise, in the form its type takes. */
 function nameFor(rng: Rng, p: Profile, attempt: number): string {
-  const { province, city, district } = p.place;
+  const { province, city } = p.place;
   const trade = tradeName(rng, attempt);
   const word = p.word;
   switch (p.kind) {
-    case 'cooperative': {
-      const place = province.municipality
-        ? `${city.name}市${district.name}`
-        : countyLevel(district)
-          ? district.name
-          : `${city.name}市${district.name}`;
-      return `${place}${trade}${word}${rng.chance(0.8) ? '专业合作社' : '农民专业合作社'}`;
-    }
+    case 'cooperative':
+      // Cooperatives are named after their county or district: 寿光市…, 成都市锦江区….
+      return `${localityOf(p.place)}${trade}${word}${rng.chance(0.8) ? '专业合作社' : '农民专业合作社'}`;
     case 'partnership': {
       const place = rng.chance(0.5) ? `${city.name}市` : city.name;
       const form = rng.chance(0.25) ? '中心' : '合伙企业';
@@ -341,7 +344,7 @@ function capitalFor(rng: Rng, p: Profile): [number, string] {
     }
     case 'joint-stock':
       if (p.typeCode === '1212') {
-        // Listed companies' share capital is an exact share count in 万股.
+        // A listed company's capital is its share count (one yuan a share), seldom a round number.
         return [rng.int(8000, 600000) + rng.int(0, 9999) / 10000, domestic()];
       }
       return [odd(rng.pick([500, 1000, 2000, 3000, 5000, 6000, 8000, 10000, 12000])), domestic()];
@@ -394,6 +397,11 @@ function clearingMember(p: Profile, name: string, leader: boolean): SimClearingM
   };
 }
 
+/** Branches, cooperatives and sole proprietorships do not hold shares in other firms. */
+function mayInvest(kind: Kind): boolean {
+  return kind !== 'branch' && kind !== 'cooperative' && kind !== 'sole';
+}
+
 /** The world's enterprises as shareholders: a PID, the current name and the INVTYPE that fits. */
 interface InvestorSource {
   /** Indices of enterprises that may hold shares (no branches, cooperatives or sole proprietorships). */
@@ -401,6 +409,8 @@ interface InvestorSource {
   pidOf(j: number): string;
   nameOf(j: number): string;
   kindOf(j: number): Kind;
+  /** False for an enterprise that can no longer take up shares (cancelled, moved out). */
+  canInvest(j: number): boolean;
 }
 
 function enterpriseHolder(
@@ -413,7 +423,7 @@ function enterpriseHolder(
   for (let k = 0; k < 5; k++) {
     const j = rng.pick(src.pool);
     const pid = src.pidOf(j);
-    if (j === self || avoid.has(pid)) continue;
+    if (j === self || avoid.has(pid) || !src.canInvest(j)) continue;
     const type = src.kindOf(j) === 'partnership' ? '合伙企业' : rng.chance(0.9) ? '企业法人' : '其他投资者';
     return { PID: pid, INV: src.nameOf(j), INVTYPE: type };
   }
@@ -446,7 +456,7 @@ function foreignHolder(rng: Rng, kind: Kind): SimShareholder {
   const name =
     kind === 'hmt'
       ? `${rng.pick(TRADE_WORDS)}${rng.pick(HMT_COMPANY_FORMS)}`
-      : `${rng.pick(FOREIGN_COMPANY_STEMS)} ${rng.pick(['TECH', 'INDUSTRIES', 'TRADING', 'CAPITAL', 'GROUP'])} ${rng.pick(FOREIGN_COMPANY_FORMS)}`;
+      : `${rng.pick(FOREIGN_COMPANY_STEMS)} ${rng.pick(FOREIGN_COMPANY_WORDS)} ${rng.pick(FOREIGN_COMPANY_FORMS)}`;
   return { INV: name, INVTYPE: FOREIGN_ENTERPRISE_TYPE };
 }
 
@@ -677,7 +687,7 @@ function generate(
   seed: number,
   size: number,
   epoch: string,
-): { records: SimEnterprise[]; profiles: Profile[] } {
+): { records: SimEnterprise[]; profiles: Profile[]; investorPool: number[] } {
   const historyEnd = shiftDate(epoch, -1);
   const pids = new Set<string>();
   const profiles: Profile[] = [];
@@ -741,8 +751,8 @@ function generate(
     const p = profiles[i] as Profile;
     if (p.kind === 'branch') continue;
     const rng = rngFor(seed, 'name', i);
-    let name = '';
-    for (let attempt = 0; attempt === 0 || names.has(name); attempt++) name = nameFor(rng, p, attempt);
+    let name = nameFor(rng, p, 0);
+    for (let attempt = 1; names.has(name); attempt++) name = nameFor(rng, p, attempt);
     names.add(name);
     entNames[i] = name;
   }
@@ -786,15 +796,13 @@ function generate(
     const former =
       p.kind === 'joint-stock' && rng.chance(0.5) && !names.has(converted)
         ? converted
-        : distinctName(rng, names, (r) => nameFor(r, p, 3));
+        : distinctName(rng, names, (r, attempt) => nameFor(r, p, attempt));
     if (names.has(former)) continue;
     names.add(former);
     formerNames[i] = former;
   }
 
-  const pool = profiles.flatMap((p, i) =>
-    p.kind === 'branch' || p.kind === 'cooperative' || p.kind === 'sole' ? [] : [i],
-  );
+  const pool = profiles.flatMap((p, i) => (mayInvest(p.kind) ? [i] : []));
   const gpPool = pool.filter((j) => {
     const p = profiles[j] as Profile;
     return p.kind === 'company' && (p.industry.bigCode === '67' || p.industry.bigCode === '72');
@@ -804,6 +812,7 @@ function generate(
     pidOf: (j) => (profiles[j] as Profile).pid,
     nameOf: (j) => entNames[j] as string,
     kindOf: (j) => (profiles[j] as Profile).kind,
+    canInvest: () => true,
   });
   const investors = source(pool);
 
@@ -893,7 +902,7 @@ function generate(
         : [],
     };
   });
-  return { records, profiles };
+  return { records, profiles, investorPool: pool };
 }
 
 /** What a mutation may look at besides the record it changes. */
@@ -983,11 +992,12 @@ const MUTATIONS: [string, number, Mutation][] = [
     (e, ctx) => {
       const { rng, profile: p } = ctx;
       if (p.kind === 'branch' || e.REGCAP <= 0) return null;
-      const factor = p.typeCode === '1212' ? 1 + rng.int(1, 30) / 100 : rng.pick([0.5, 1.5, 2, 3, 5, 10]);
-      const next =
-        p.typeCode === '1212'
-          ? Math.round(e.REGCAP * factor * 10000) / 10000
-          : Math.round(e.REGCAP * factor * 100) / 100;
+      // A listed company issues a few more shares; others raise or cut capital in round steps.
+      const listed = e.ENTTYPECODE === '1212';
+      const factor = listed ? 1 + rng.int(1, 30) / 100 : rng.pick([0.5, 1.2, 1.5, 2, 2, 3, 5]);
+      const next = listed
+        ? Math.round(e.REGCAP * factor * 10000) / 10000
+        : Math.round(e.REGCAP * factor * 100) / 100;
       if (next === e.REGCAP) return null;
       e.REGCAP = next;
       return approved(e, ctx, factor < 1 ? 'capital_decrease' : 'capital_increase');
@@ -1025,7 +1035,7 @@ const MUTATIONS: [string, number, Mutation][] = [
         if (!head) return null;
         next = head.ENTNAME + (p.branchSuffix ?? '分公司');
       } else {
-        next = distinctName(rng, names, (r) => nameFor(r, p, 3));
+        next = distinctName(rng, names, (r, attempt) => nameFor(r, p, attempt));
       }
       if (next === e.ENTNAME || names.has(next)) return null;
       // The old name stays taken as the former name; the older former name is forgotten.
@@ -1233,17 +1243,15 @@ export class EnterpriseWorld {
   constructor(opts: { seed: number; size: number; epoch?: string }) {
     this.seed = opts.seed;
     this.epoch = opts.epoch ?? '2026-01-01';
-    const { records, profiles } = generate(opts.seed, opts.size, this.epoch);
+    const { records, profiles, investorPool } = generate(opts.seed, opts.size, this.epoch);
     this.initial = records.map(deepFreeze);
     this.profiles = profiles;
-    const pool = profiles.flatMap((p, i) =>
-      p.kind === 'branch' || p.kind === 'cooperative' || p.kind === 'sole' ? [] : [i],
-    );
     this.investors = {
-      pool,
+      pool: investorPool,
       pidOf: (j) => (profiles[j] as Profile).pid,
       nameOf: (j) => (this.current[j] as SimEnterprise).ENTNAME,
       kindOf: (j) => (profiles[j] as Profile).kind,
+      canInvest: (j) => !TERMINAL_STATUSES.has((this.current[j] as SimEnterprise).ENTSTATUS),
     };
     this.current = [...this.initial];
     this.currentCycle = this.epoch;

@@ -1075,6 +1075,7 @@ export const FOREIGN_COMPANY_STEMS: readonly string[] = [
     ' ',
   ),
 ];
+export const FOREIGN_COMPANY_WORDS: readonly string[] = ['TECH', 'INDUSTRIES', 'TRADING', 'CAPITAL', 'GROUP'];
 export const FOREIGN_COMPANY_FORMS: readonly string[] = [
   'HOLDINGS LIMITED',
   'INTERNATIONAL LIMITED',
