@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import { SlidingWindowLimiter } from '../../src/sim/ratelimit.ts';
+import { brokenSuccessOf } from '../../src/upstream/client.ts';
 import { charLength, checkEntName, checkListLimit } from '../../src/upstream/params.ts';
 import { parseRetryAfter } from '../../src/upstream/retry-after.ts';
 
@@ -56,5 +57,23 @@ describe('the sliding-window limiter', () => {
     const l = new SlidingWindowLimiter();
     l.tryAcquire('k', 1, 1000);
     expect(l.tryAcquire('k', 1, 31_000)).toBe(30_000);
+  });
+});
+
+describe('a success answer that broke off', () => {
+  const full = JSON.stringify({
+    status: 'success',
+    markdown: '# "usage": {"credits": 99}, "content": {"PID": "fake"}',
+    metadata: { usage: { credits: 3, remark: 'x' }, content: { PID: 'p-42', ENTNAME: '某公司' } },
+  });
+  it('is recognised as billed, with the credits and PID it got as far as', () => {
+    expect(brokenSuccessOf(full.slice(0, full.indexOf('ENTNAME')))).toEqual({ credits: 3, pid: 'p-42' });
+    expect(brokenSuccessOf(full.slice(0, 40))).toEqual({ credits: null, pid: null });
+    expect(brokenSuccessOf('{"result":"success","markdown":["# A')).toEqual({ credits: null, pid: null });
+  });
+  it('is not confused with an error body, HTML or markdown that mentions the keys', () => {
+    expect(brokenSuccessOf('{"status":"error","error":{"code":"x"')).toBeNull();
+    expect(brokenSuccessOf('<html><body>')).toBeNull();
+    expect(brokenSuccessOf(full.slice(0, full.indexOf('metadata')))).toEqual({ credits: null, pid: null });
   });
 });
