@@ -53,7 +53,9 @@ describe('format drift', { timeout: 240_000 }, () => {
   beforeAll(async () => {
     sim = await startTestSim({
       enterprises: 400,
-      seed: 11,
+      // The drift draws depend on the seed and on the enterprises' names; this seed's draws
+      // show every drift the test checks for.
+      seed: 12,
       rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
     });
     p = await startPipeline({ DAYBOOK_RETRY_BASE_MS: '50' }, sim);
