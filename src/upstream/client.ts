@@ -260,7 +260,10 @@ export function brokenSuccessOf(text: string | null): BrokenSuccess | null {
   if (!text || !/^\s*\{\s*"(?:status|result)"\s*:\s*"success"/.test(text)) return null;
   const credits = /"usage"\s*:\s*\{[^{}]*?"credits"\s*:\s*(\d+)/.exec(text);
   const pid = /"content"\s*:\s*\{\s*"PID"\s*:\s*"((?:[^"\\]|\\.)+)"/.exec(text);
-  return { credits: credits ? Number(credits[1]) : null, pid: pid ? String(JSON.parse(`"${pid[1]}"`)) : null };
+  return {
+    credits: credits ? Number(credits[1]) : null,
+    pid: pid ? String(JSON.parse(`"${pid[1]}"`)) : null,
+  };
 }
 
 function describeText(text: string | null): string {
