@@ -934,25 +934,27 @@ function setType(e: SimEnterprise, typeCode: string): void {
 const MUTATIONS: [string, number, Mutation][] = [
   [
     'status',
-    5,
+    3,
     (e, ctx) => {
       const { rng, profile: p } = ctx;
       let to: string;
       if (e.ENTSTATUS === '清算') to = '注销';
-      else if (e.ENTSTATUS === '停业') to = rng.chance(0.5) ? '存续' : '注销';
+      else if (e.ENTSTATUS === '停业') to = rng.chance(0.7) ? '存续' : '注销';
       else if (e.ENTSTATUS === '吊销，未注销') to = '吊销，已注销';
       else if (BAD_STATUSES.has(e.ENTSTATUS)) return null;
       else {
-        // About half of the status changes of a live firm are relabellings between live statuses.
+        // Most status changes of a live firm are relabellings between live statuses or a pause
+        // (停业) it comes back from; few end it, so the world's share of dead firms grows slowly
+        // (about a tenth a year, like the registry's yearly cancellations).
         to = rng.weighted([
-          ['注销', 1.5],
-          ['吊销，未注销', 1],
-          ['清算', 0.5],
-          ['停业', 0.7],
-          ['迁出', 0.3],
-          ['在业', 2],
-          ['存续', 2],
-          ['开业', 0.5],
+          ['注销', 0.15],
+          ['吊销，未注销', 0.1],
+          ['清算', 0.1],
+          ['迁出', 0.05],
+          ['停业', 0.15],
+          ['在业', 1],
+          ['存续', 1],
+          ['开业', 0.3],
         ] as const);
       }
       if (to === e.ENTSTATUS) return null;
@@ -1163,7 +1165,7 @@ const MUTATIONS: [string, number, Mutation][] = [
         return approved(e, ctx, 'liquidation_members');
       }
       // Most draws find no liquidation to extend; few live firms start one on a given day.
-      if (BAD_STATUSES.has(e.ENTSTATUS) || !rng.chance(0.3)) return null;
+      if (BAD_STATUSES.has(e.ENTSTATUS) || !rng.chance(0.05)) return null;
       e.ENTSTATUS = '清算';
       e.CLEARINGINFO = clearingFor(
         rng,
@@ -1222,6 +1224,7 @@ const MUTATIONS: [string, number, Mutation][] = [
 ];
 
 const MUTATION_WEIGHTS = MUTATIONS.map((x) => [x, x[1]] as const);
+const STATUS_MUTATION = MUTATIONS.find(([name]) => name === 'status') as [string, number, Mutation];
 
 /** A deep, mutable copy of a record, for a mutation to work on. */
 function thaw(e: SimEnterprise): SimEnterprise {
@@ -1363,12 +1366,20 @@ export class EnterpriseWorld {
         day,
       };
       const kinds: string[] = [];
-      // One to three changes; mutations that do not apply to this record are drawn again.
+      const applied = new Set<string>();
+      // One to three changes, each mutation at most once; mutations that do not apply to this
+      // record are drawn again. A paused or liquidating firm most often moves on (resumes or
+      // closes) when it changes at all.
       const wanted = ctx.rng.int(1, 3);
+      const pending = (e.ENTSTATUS === '停业' || e.ENTSTATUS === '清算') && ctx.rng.chance(0.5);
       for (let draws = 0; kinds.length < wanted && draws < wanted + 5; draws++) {
-        const [, , mutate] = ctx.rng.weighted(MUTATION_WEIGHTS);
+        const [name, , mutate] =
+          draws === 0 && pending ? STATUS_MUTATION : ctx.rng.weighted(MUTATION_WEIGHTS);
+        if (applied.has(name)) continue;
         const kind = mutate(e, ctx);
-        if (kind && !kinds.includes(kind)) kinds.push(kind);
+        if (!kind) continue;
+        applied.add(name);
+        kinds.push(kind);
         if (TERMINAL_STATUSES.has(e.ENTSTATUS)) break;
       }
       if (kinds.length === 0 || JSON.stringify(e) === JSON.stringify(before)) continue;
