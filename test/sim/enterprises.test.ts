@@ -324,6 +324,13 @@ describe('the realism of the world (DOMAIN.md)', () => {
     const changed = later.all().filter((e, i) => JSON.stringify(e) !== JSON.stringify(all[i]));
     expect(changed.length).toBeGreaterThan(1000);
     checkRealism(later.all(), false);
+    // Firms close, get revoked or start liquidating, but the world does not die out: the share
+    // of firms in a bad status grows by a few points a quarter at most.
+    const bad = (es: readonly SimEnterprise[]) =>
+      es.filter((e) => ['注销', '吊销', '清算', '停业', '撤销', '迁出'].some((w) => e.ENTSTATUS.includes(w)))
+        .length;
+    expect(bad(later.all())).toBeGreaterThan(bad(all));
+    expect(bad(later.all()) - bad(all)).toBeLessThan(0.05 * all.length);
   });
 
   it('spreads firms over all 31 provinces and many districts', () => {
