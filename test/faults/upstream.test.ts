@@ -15,7 +15,7 @@ import { startPipeline, type TestPipeline, until } from '../support/pipeline.ts'
 import { startTestSim, TEST_KEY } from '../support/sim.ts';
 
 const FAULTS =
-  'latency=0.3@20-300,500=0.05,502=0.04,503=0.04,reset=0.04,timeout=0.02,html=0.04,truncated=0.06,error200=0.04';
+  'latency=0.3@20-300,500=0.05,502=0.04,503=0.04,reset=0.04,timeout=0.03,html=0.04,truncated=0.06,error200=0.04';
 const ENTRIES = 150;
 const NOWHERE = ['No Such Company Alpha', 'No Such Company Beta', 'No Such Company Gamma'];
 const GATEWAY_KINDS = ['500', '502', '503', 'reset', 'timeout', 'html', 'error200'] as const;
