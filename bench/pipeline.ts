@@ -99,6 +99,8 @@ export async function startBenchPipeline(options: PipelineOptions): Promise<Benc
     DAYBOOK_HTTP_TIMEOUT_MS: '10000',
     LOG_LEVEL: options.logLevel ?? 'info',
   };
+  // For profiling a worker: DAYBOOK_BENCH_WORKER_FLAGS='--cpu-prof --cpu-prof-dir=…'.
+  const nodeFlags = (process.env.DAYBOOK_BENCH_WORKER_FLAGS ?? '').split(' ').filter(Boolean);
 
   const settledCount = async () => {
     const [row] = await db.sql<{ n: number }[]>`
@@ -121,7 +123,10 @@ export async function startBenchPipeline(options: PipelineOptions): Promise<Benc
     logDir,
     spawnWorker(label) {
       const log = openSync(join(logDir, `${label}.log`), 'a');
-      const child = spawn(process.execPath, [BIN, 'worker'], { env, stdio: ['ignore', log, log] });
+      const child = spawn(process.execPath, [...nodeFlags, BIN, 'worker'], {
+        env,
+        stdio: ['ignore', log, log],
+      });
       closeSync(log);
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       const w = { child, pid: child.pid as number, exited };

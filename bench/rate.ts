@@ -97,7 +97,7 @@ async function runOnce(workers: number, entries: number, limit: number): Promise
   }
 }
 
-export async function benchRate(entries = 2000, limit = 600): Promise<RateResult> {
+export async function benchRate(entries = 1500, limit = 600): Promise<RateResult> {
   const runs = [await runOnce(2, entries, limit), await runOnce(4, entries, limit)];
   return {
     runs,

@@ -115,7 +115,7 @@ export async function describeMachine(): Promise<Machine> {
   const admin = postgres(PG_SERVER, { max: 1, onnotice: () => {} });
   let pg = 'unknown';
   try {
-    const [row] = await admin<{ v: string }[]>`show server_version`;
+    const [row] = await admin<{ v: string }[]>`select current_setting('server_version') as v`;
     pg = row?.v ?? pg;
   } finally {
     await admin.end();
