@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { pauseCycle, recordBilling, reserveCredits, settleCredits } from '../src/budget/credits.ts';
 import { acquire } from '../src/budget/limiter.ts';
+import { whileUnreachable } from '../src/db/outage.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
 import { recordDrift } from '../src/history/drift-store.ts';
 import { applyEnterprises } from '../src/history/enterprise-store.ts';
@@ -17,6 +18,9 @@ import { MalformedBodyError, RateLimitedError, UpstreamError } from '../src/upst
 import { EnterpriseSuccess } from '../src/upstream/schemas.ts';
 
 export const ENTERPRISE_JOB = 'enterprise';
+
+/** How long a bought answer waits for an unreachable database before the job gives up on it. */
+export const LANDING_PATIENCE_MS = 120_000;
 
 export const EnterpriseJobData = z.object({
   cycle: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
@@ -84,22 +88,27 @@ export async function processEnterprise(
   }
 
   let reserved = row.credits_reserved;
-  if (reserved === 0) {
-    const r = await reserveCredits(sql, cycle, cost);
-    if (!r.ok) {
-      const status = 'deferred';
-      await markFetch(deps, cycle, watchId, status, r.reason, r.detail);
-      await finishRun(sql, runId, {
-        outcome: r.reason === 'paused' ? 'paused' : 'deferred',
-        errorCode: r.reason,
-        errorMessage: r.detail,
-      });
-      return { outcome: r.reason === 'paused' ? 'paused' : 'deferred', entity, detail: r.detail };
+  // The reservation and its note on the entry commit together: a connection lost between the
+  // two would leave the credits reserved for good, and the retry would reserve them again.
+  const refused = await sql.begin(async (tx) => {
+    if (reserved === 0) {
+      const r = await reserveCredits(tx, cycle, cost);
+      if (!r.ok) return r;
+      reserved = cost;
     }
-    reserved = cost;
+    await tx`update cycle_fetches set status = 'fetching', attempts = attempts + 1, credits_reserved = ${reserved},
+             updated_at = now() where cycle = ${cycle} and watch_id = ${watchId}`;
+    return null;
+  });
+  if (refused) {
+    await markFetch(deps, cycle, watchId, 'deferred', refused.reason, refused.detail);
+    await finishRun(sql, runId, {
+      outcome: refused.reason === 'paused' ? 'paused' : 'deferred',
+      errorCode: refused.reason,
+      errorMessage: refused.detail,
+    });
+    return { outcome: refused.reason === 'paused' ? 'paused' : 'deferred', entity, detail: refused.detail };
   }
-  await sql`update cycle_fetches set status = 'fetching', attempts = attempts + 1, credits_reserved = ${reserved},
-            updated_at = now() where cycle = ${cycle} and watch_id = ${watchId}`;
 
   await acquire(deps.limiter, 'enterprise-search');
   let result: Awaited<ReturnType<typeof deps.client.searchEnterprise>>;
@@ -156,8 +165,35 @@ export async function processEnterprise(
     throw err;
   }
 
-  const ingest = await ingestEnterpriseSuccess(sql, result, row.keyword, { runId, cycle });
-  const billed = result.data.metadata.usage?.credits ?? cost;
+  // The answer is bought. A database that drops or refuses connections now must not waste it
+  // (the job's retry would buy it again): landing is tried again here until the database answers,
+  // finishing from what landed when a lost connection had committed it after all.
+  const bought = result;
+  const landed = await whileUnreachable(
+    async (retry) => {
+      const before = retry > 0 ? await recoverLanded(deps, cycle, row.keyword, runId) : null;
+      if (before) return before;
+      const ingest = await ingestEnterpriseSuccess(sql, bought, row.keyword, { runId, cycle });
+      return {
+        pid: ingest.pid ?? '',
+        rawResponseId: ingest.rawResponseId,
+        billed: bought.data.metadata.usage?.credits ?? cost,
+        remark: bought.data.metadata.usage?.remark ?? null,
+        billedAt: bought.exchange.fetchedAt,
+        counts: ingest.summary
+          ? { versions: ingest.summary.initial + ingest.summary.changed, changes: ingest.summary.changes }
+          : {},
+      };
+    },
+    {
+      maxMs: LANDING_PATIENCE_MS,
+      onWait: (err, waitMs) =>
+        deps.log.warn(
+          { kind: ENTERPRISE_JOB, jobId, cycle, entity, waitMs, error: (err as Error).message },
+          'database unreachable with a bought answer in hand: waiting for it',
+        ),
+    },
+  );
   await complete(deps, {
     cycle,
     watchId,
@@ -165,16 +201,14 @@ export async function processEnterprise(
     previousPid: row.pid,
     runId,
     reserved,
-    pid: ingest.pid ?? '',
-    rawResponseId: ingest.rawResponseId,
-    billed,
-    remark: result.data.metadata.usage?.remark ?? null,
-    billedAt: result.exchange.fetchedAt,
-    counts: ingest.summary
-      ? { versions: ingest.summary.initial + ingest.summary.changed, changes: ingest.summary.changes }
-      : {},
+    ...landed,
   });
-  return { outcome: 'succeeded', entity, credits: billed, counts: { changes: ingest.summary?.changes ?? 0 } };
+  return {
+    outcome: 'succeeded',
+    entity,
+    credits: landed.billed,
+    counts: { changes: landed.counts.changes ?? 0 },
+  };
 }
 
 interface Completion {

@@ -22,6 +22,8 @@ export interface WorkerProcess {
   /** Resolves when the worker logged "worker started"; rejects if it exits first. */
   readonly started: Promise<void>;
   readonly exited: Promise<Exit>;
+  /** How it exited, or null while it runs. */
+  readonly exit: Exit | null;
   /** Sends `signal` to this process only, and waits for it to exit. */
   stop(signal: NodeJS.Signals): Promise<Exit>;
 }
@@ -62,6 +64,11 @@ export function spawnWorker(env: Record<string, string>, args: string[] = []): W
     lines,
     started,
     exited,
+    get exit() {
+      return child.exitCode === null && child.signalCode === null
+        ? null
+        : { code: child.exitCode, signal: child.signalCode };
+    },
     async stop(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
