@@ -9,7 +9,8 @@ import { UsageError } from './usage.ts';
 async function main(argv: string[]): Promise<number> {
   try {
     await buildProgram().parseAsync(argv);
-    return 0;
+    // A command that ran but failed (a run with failed entries, say) has set exit code 1.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
       // Commander already printed its message (or the help/version text).

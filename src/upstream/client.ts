@@ -122,7 +122,10 @@ export class UpstreamClient {
       });
     }
 
-    const { text, error: readError } = await readBody(res);
+    const { text: received, error: readError } = await readBody(res);
+    // An upstream that echoes the key back (in an error message, say) must not get it landed,
+    // logged or recorded: it is cut out of the body before anything reads it.
+    const text = received.split(this.#apiKey).join('[redacted]');
     const response: ResponseContext = {
       httpStatus: res.status,
       bodyText: text,
