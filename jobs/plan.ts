@@ -52,12 +52,18 @@ export async function processPlan(deps: JobDeps, data: PlanJobData, jobId: strin
         error_message = excluded.error_message, updated_at = now()
       where cycle_fetches.status in ('planned', 'deferred')`;
   }
-  const enqueued = await deps.enqueue.enterprises(
-    cycle,
-    plan.selected.map((e) => e.id),
-  );
+  // Entries already in flight are enqueued again too. Their job keeps running when it exists
+  // (the same job id makes the add a no-op); when it was lost (a Redis that kept nothing across a
+  // restart, a `daybook run` that died), this is what brings them back instead of stranding them.
+  const inFlight = await sql<{ watch_id: string }[]>`
+    select watch_id from cycle_fetches where cycle = ${cycle} and status in ('fetching', 'retrying')`;
+  const enqueued = await deps.enqueue.enterprises(cycle, [
+    ...plan.selected.map((e) => e.id),
+    ...inFlight.map((r) => Number(r.watch_id)),
+  ]);
   const counts = {
     selected: plan.selected.length,
+    inFlight: inFlight.length,
     deferred: plan.deferred.length,
     skipped: plan.skipped.length,
     enqueued,

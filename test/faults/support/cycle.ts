@@ -55,6 +55,7 @@ export async function startFaultCycle(options: {
   // The test's own connection reconnects by itself when a test stops Redis: no noise meanwhile.
   redis.on('error', () => {});
   const queues = new Queues(redis, prefix);
+  for (const q of queues.all()) q.on('error', () => {});
   const cycle = cycleOf(sim.sim.now());
   return {
     db,
