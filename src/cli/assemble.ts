@@ -45,8 +45,47 @@ export function localLimiter(config: Config): RateLimiter {
   return new LocalRateLimiter(rateRules(config));
 }
 
+/** The long-lived connection of workers and schedulers: it reconnects for as long as it takes. */
 export function redisFor(config: Config) {
   return redisConnection(config.REDIS_URL);
+}
+
+/** REDIS_URL without its password, for messages. */
+export function redisLabel(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'REDIS_URL';
+  }
+}
+
+/**
+ * A connection for a command that runs once (enqueue, resume): it gives up after a few seconds
+ * with a message naming the Redis it could not reach, instead of retrying forever.
+ */
+export async function oneShotRedis(config: Config) {
+  let lastError = '';
+  const redis = redisConnection(config.REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 5_000,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (attempt) => (attempt > 3 ? null : attempt * 250),
+  });
+  redis.on('error', (err: Error) => {
+    lastError = err.message;
+  });
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    const why = lastError || (err instanceof Error ? err.message : String(err));
+    throw new Error(
+      `Redis at ${redisLabel(config.REDIS_URL)} did not answer (${why}). Is it running? Check REDIS_URL.`,
+    );
+  }
+  return redis;
 }
 
 export function redisLimiter(config: Config, redis: ReturnType<typeof redisFor>): RateLimiter {

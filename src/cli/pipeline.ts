@@ -13,7 +13,7 @@ import { startScheduler } from '../runtime/scheduler.ts';
 import { Closer, untilSignal } from '../runtime/shutdown.ts';
 import { startWorkers } from '../runtime/worker.ts';
 import { addDays, cycleOf, daysBetween, isCalendarDate } from '../time/cycles.ts';
-import { clientFor, localLimiter, loggerFor, redisFor, redisLimiter } from './assemble.ts';
+import { clientFor, localLimiter, loggerFor, oneShotRedis, redisFor, redisLimiter } from './assemble.ts';
 import { configOrExit, openStore, sharedDatabaseUrl } from './context.ts';
 import { productsGetCommand } from './products-get.ts';
 import { choiceArg, intArg, UsageError } from './usage.ts';
@@ -204,7 +204,7 @@ export function resumeCommand(): Command {
           );
           process.stdout.write(`cycle ${cycle} resumed inline: ${JSON.stringify(summary.enterprises)}\n`);
         } else {
-          const redis = redisFor(config);
+          const redis = await oneShotRedis(config);
           const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
           try {
             const round = Number(await redis.incr(`${config.DAYBOOK_REDIS_PREFIX}:resume:${cycle}`));
@@ -318,7 +318,7 @@ export function enqueueCommand(): Command {
     .option('--no-plan', 'do not enqueue the cycle plan')
     .action(async (opts: { cycle?: string; products?: string; plan: boolean }) => {
       const config = configOrExit();
-      const redis = redisFor(config);
+      const redis = await oneShotRedis(config);
       const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
       try {
         const ids: string[] = [];

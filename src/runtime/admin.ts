@@ -148,7 +148,7 @@ export function metricsRegistry(sql: postgres.Sql, queues: Queues): Registry {
 export async function buildAdminApp(options: AdminOptions): Promise<FastifyInstance> {
   if (!LOOPBACK_HOSTS.has(options.host) && !options.token) {
     throw new AdminConfigError(
-      `binding the admin server to ${options.host} exposes it beyond this machine: set a token (--token-env or DAYBOOK_ADMIN_TOKEN)`,
+      `binding the admin server to ${options.host} exposes it beyond this machine: set a token in DAYBOOK_ADMIN_TOKEN`,
     );
   }
   const app = Fastify({ logger: false });

@@ -176,6 +176,17 @@ describe('the daybook command', { timeout: 120_000 }, () => {
     });
   }
 
+  it('a one-shot command gives up on an unreachable Redis within seconds, exit 1, naming it without its password', async () => {
+    const r = await daybook(['enqueue', '--cycle', '2026-11-20'], {
+      ...env,
+      REDIS_URL: 'redis://:hunter2@127.0.0.1:1',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('Redis at redis://:***@127.0.0.1:1 did not answer');
+    expect(r.stderr).not.toContain('hunter2');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('prints help and the version with exit code 0', async () => {
     const help = await daybook(['--help']);
     expect(help.code).toBe(0);
