@@ -14,7 +14,8 @@ import { type FaultCycle, figures, ledgerOf, settled, startFaultCycle, statuses 
 import { spawnWorker, type WorkerProcess, waitFor } from './support/processes.ts';
 
 const ENTRIES = 150;
-const ENV = { DAYBOOK_ENTERPRISE_RATE: '900', DAYBOOK_JOB_LOCK_MS: '5000' };
+/** Enterprise calls per minute: the cycle lasts about 15 s, long enough for every fault. */
+const ENV = { DAYBOOK_ENTERPRISE_RATE: '600', DAYBOOK_JOB_LOCK_MS: '5000' };
 
 describe('Postgres failing mid-cycle', { timeout: 180_000 }, () => {
   let admin: postgres.Sql;
@@ -101,7 +102,7 @@ describe('Postgres failing mid-cycle', { timeout: 180_000 }, () => {
     while (bursts < 15 && !(await settled(c.db.sql, c.cycle, ENTRIES).catch(() => false))) {
       terminated += await terminate(c.db.name);
       bursts++;
-      await new Promise((r) => setTimeout(r, 300 + Math.random() * 700));
+      await new Promise((r) => setTimeout(r, 200 + Math.random() * 400));
     }
     expect(bursts).toBeGreaterThanOrEqual(10);
     await eventually('the cycle', () => settled(c.db.sql, c.cycle, ENTRIES), 150_000);
