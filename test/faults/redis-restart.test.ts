@@ -10,6 +10,7 @@
  * that died meanwhile), and `daybook enqueue --cycle D` re-plans the cycle and finishes it,
  * buying nothing twice.
  */
+import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDaybook } from '../support/cli.ts';
 import { type FaultCycle, figures, ledgerOf, settled, startFaultCycle, statuses } from './support/cycle.ts';
@@ -33,7 +34,10 @@ describe('the queue Redis stopped and started again mid-cycle', { timeout: 180_0
     for (const w of workers.splice(0)) await w.stop('SIGKILL');
     await cycle?.close();
     cycle = undefined;
-    await redis?.stop();
+    if (redis) {
+      await redis.stop();
+      rmSync(redis.dir, { recursive: true, force: true });
+    }
     redis = undefined;
   });
 
