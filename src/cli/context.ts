@@ -2,7 +2,6 @@
 import type postgres from 'postgres';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { openDatabase } from '../db/connect.ts';
-import { startEmbedded } from '../db/embedded.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import { UsageError } from './usage.ts';
 
@@ -51,6 +50,8 @@ export async function openStore(
       `daybook: DATABASE_URL is not set: using the embedded database (PGlite) in ${config.DAYBOOK_DATA_DIR}/\n`,
     );
   }
+  // PGlite is loaded only when it is used: queue-mode processes never pay for it.
+  const { startEmbedded } = await import('../db/embedded.ts');
   const embedded = await startEmbedded(config.DAYBOOK_DATA_DIR);
   try {
     await migrateDatabase(embedded.url);

@@ -10,7 +10,7 @@ import { Command } from 'commander';
 import { scheduledPulls } from '../../jobs/products.ts';
 import { LocalRateLimiter, perMinute } from '../budget/limiter.ts';
 import { runInline } from '../runtime/inline.ts';
-import { defaultSimOptions, SANDBOX_KEY, startSimulator } from '../sim/server.ts';
+import { defaultSimOptions, SANDBOX_KEY } from '../sim/options.ts';
 import { addDays, cycleStart, pacificDate } from '../time/cycles.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { keywordKey } from '../watch/keyword.ts';
@@ -44,6 +44,7 @@ export function demoCommand(): Command {
         rmSync(demoConfig.DAYBOOK_DATA_DIR, { recursive: true, force: true });
       const say = (line: string) => process.stdout.write(`${line}\n`);
 
+      const { startSimulator } = await import('../sim/server.ts');
       const sim = await startSimulator({
         ...defaultSimOptions(),
         rateLimits: { 'enterprise-search': DEMO_RATE, 'product-listing': DEMO_RATE },

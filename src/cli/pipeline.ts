@@ -1,12 +1,10 @@
 /** The pipeline commands: worker, scheduler, run, resume, products backfill. */
 
-import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { budgetOf, resumeCycle } from '../budget/credits.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateDatabase } from '../db/migrate.ts';
-import { AdminConfigError, startAdminServer } from '../runtime/admin.ts';
 import { realSleep, runInline, withRetries } from '../runtime/inline.ts';
 import { Queues, retryPolicy } from '../runtime/queues.ts';
 import { startScheduler } from '../runtime/scheduler.ts';
@@ -262,7 +260,10 @@ export function productsCommand(): Command {
       const todo = opts.force ? dates : dates.filter((d) => !landed.has(d));
       const tty = process.stderr.isTTY === true;
       const bar = tty
-        ? new SingleBar({ format: 'backfill [{bar}] {value}/{total} {date}', hideCursor: true })
+        ? new (await import('cli-progress')).SingleBar({
+            format: 'backfill [{bar}] {value}/{total} {date}',
+            hideCursor: true,
+          })
         : null;
       bar?.start(todo.length, 0, { date: '' });
       const refusals = { count: 0 };
@@ -359,6 +360,8 @@ export function serveCommand(): Command {
       closer.add('redis', async () => void (await redis.quit()));
       const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
       closer.add('queues', () => queues.close());
+      // Fastify, Bull Board and prom-client load only here: workers never pay for them.
+      const { AdminConfigError, startAdminServer } = await import('../runtime/admin.ts');
       try {
         const admin = await startAdminServer({
           sql: db.sql,

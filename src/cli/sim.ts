@@ -1,7 +1,7 @@
 /** `daybook sim`: runs the upstream simulator until interrupted. */
 import { Command, InvalidArgumentError } from 'commander';
 import { FaultSpecError, parseFaultSpec } from '../sim/faults.ts';
-import { defaultSimOptions, SANDBOX_CREDITS, SANDBOX_KEY, startSimulator } from '../sim/server.ts';
+import { defaultSimOptions, SANDBOX_CREDITS, SANDBOX_KEY } from '../sim/options.ts';
 import { choiceArg, collect, intArg, UsageError } from './usage.ts';
 
 /** Parses `KEY[:CREDITS]`; a key may itself contain colons, the credits are the last digits. */
@@ -80,6 +80,7 @@ export function simCommand(): Command {
       const keys = new Map<string, number>(((opts.key as string[] | undefined) ?? []).map(parseKeySpec));
       const sandbox = keys.size === 0;
       if (sandbox) keys.set(SANDBOX_KEY, SANDBOX_CREDITS);
+      const { startSimulator } = await import('../sim/server.ts');
       const running = await startSimulator(
         {
           ...defaults,

@@ -3,8 +3,9 @@
  * twice: by path (any `apiKey`, `authorization` field) and by value (the key's text anywhere in a
  * line is replaced), so it cannot leak through an error message either.
  */
+import { createRequire } from 'node:module';
 import { type Logger, pino } from 'pino';
-import pretty from 'pino-pretty';
+import type pinoPretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -43,7 +44,8 @@ export function createLogger(options: LogOptions): Logger {
     },
   };
   if (usePretty) {
-    // In-process, so its output passes through the scrubber too.
+    // In-process, so its output passes through the scrubber too; loaded only on a terminal.
+    const pretty = createRequire(import.meta.url)('pino-pretty') as typeof pinoPretty;
     return pino(base, pretty({ destination, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }));
   }
   return pino(base, destination as pino.DestinationStream);
