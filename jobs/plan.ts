@@ -1,13 +1,31 @@
 /**
  * Plan a cycle: decide which watch entries are refreshed in it (priority, then staleness, within
  * the credit budget and the rate window), record the decision in cycle_fetches (the Postgres
- * guard against buying twice), and enqueue one enterprise job per selected entry. Deferred
- * entries are recorded with their reason, never dropped silently.
+ * guard against buying twice), and enqueue one enterprise job per selected entry.
+ *
+ * Only the head of the plan order is read: the entries the cycle can afford, plus a margin for
+ * the ones the planner skips (an index scan on watchlist_plan_order_idx), and a count of the
+ * rest. Deferral is recorded without writing a row per deferred entry: an active watch entry with
+ * no `cycle_fetches` row in a planned cycle is deferred, for the reason the plan run keeps in its
+ * counts (`deferredReason`); `daybook status` counts and lists them, and `daybook resume` plans
+ * them again. Rows are written for what the plan decided about the entries it read: `planned`
+ * for the selected, `skipped` (with the reason) for duplicate PIDs and resting permanent errors,
+ * and `deferred` for rows an earlier plan of the cycle had planned and this one does not select.
  */
 import { z } from 'zod';
 import { budgetOf, ensureCycleBudget } from '../src/budget/credits.ts';
+import type { Sql } from '../src/db/connect.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
-import { type PlanInput, planCycle, summarizePlan, type WatchCandidate } from '../src/plan/planner.ts';
+import {
+  capacityOf,
+  type DeferReason,
+  type Plan,
+  type PlanInput,
+  type PlanLimits,
+  planCycle,
+  summarizePlan,
+  type WatchCandidate,
+} from '../src/plan/planner.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
 import { cycleStart, isCalendarDate, nextRefresh } from '../src/time/cycles.ts';
 
@@ -22,36 +40,20 @@ export function planJobId(cycle: string): string {
   return `plan-${cycle}`;
 }
 
-export async function processPlan(deps: JobDeps, data: PlanJobData, jobId: string): Promise<JobReport> {
+/** What planning needs: no upstream client, no rate limiter. */
+export type PlanDeps = Pick<JobDeps, 'sql' | 'config' | 'log' | 'now' | 'enqueue'>;
+
+/** The text kept with a deferral. */
+export function deferralMessage(reason: string): string {
+  return `deferred by the planner: ${reason.replaceAll('_', ' ')}`;
+}
+
+export async function processPlan(deps: PlanDeps, data: PlanJobData, jobId: string): Promise<JobReport> {
   const { sql } = deps;
   const { cycle } = data;
   const runId = await startRun(sql, { kind: PLAN_JOB, cycle, jobId });
-  const plan = planCycle(await readPlanInput(deps, cycle));
-
-  const rows = [
-    ...plan.selected.map((e) => ({
-      cycle,
-      watch_id: e.id,
-      status: 'planned',
-      error_code: null,
-      error_message: null,
-    })),
-    ...plan.deferred.map((d) => ({
-      cycle,
-      watch_id: d.entry.id,
-      status: 'deferred',
-      error_code: d.reason,
-      error_message: `deferred by the planner: ${d.reason.replace('_', ' ')}`,
-    })),
-  ];
-  for (let i = 0; i < rows.length; i += 5000) {
-    const part = rows.slice(i, i + 5000);
-    await sql`
-      insert into cycle_fetches ${sql(part)}
-      on conflict (cycle, watch_id) do update set status = excluded.status, error_code = excluded.error_code,
-        error_message = excluded.error_message, updated_at = now()
-      where cycle_fetches.status in ('planned', 'deferred')`;
-  }
+  const { plan, input } = await decidePlan(deps, cycle);
+  await recordPlan(sql, plan);
   // Entries already in flight are enqueued again too. Their job keeps running when it exists
   // (the same job id makes the add a no-op); when it was lost (a Redis that kept nothing across a
   // restart, a `daybook run` that died), this is what brings them back instead of stranding them.
@@ -64,62 +66,220 @@ export async function processPlan(deps: JobDeps, data: PlanJobData, jobId: strin
   const counts = {
     selected: plan.selected.length,
     inFlight: inFlight.length,
-    deferred: plan.deferred.length,
+    deferred: plan.deferred.length + plan.deferredBeyond,
     skipped: plan.skipped.length,
     enqueued,
     creditsNeeded: plan.creditsNeeded,
+    /** Watch entries read from the head of the plan order. */
+    read: input.candidates.length,
   };
-  await finishRun(sql, runId, { outcome: 'succeeded', counts });
-  deps.log.info({ cycle, ...counts }, summarizePlan(plan));
+  await finishRun(sql, runId, {
+    outcome: 'succeeded',
+    counts: { ...counts, deferredReason: plan.deferReason },
+  });
+  deps.log.info({ cycle, ...counts, deferredReason: plan.deferReason }, summarizePlan(plan));
   return { outcome: 'succeeded', entity: cycle, counts };
 }
 
-/** Reads what the planner decides from: the active watch entries, this cycle's settled work, credits left. */
+/**
+ * Writes the plan's decisions: the selected entries become `planned`; the entries it skipped
+ * become `skipped` with the reason; rows an earlier plan of this cycle had planned that this one
+ * does not select become `deferred`. Rows already taken by a worker (fetching, retrying,
+ * succeeded, duplicate, failed) are left alone. Deferred entries without a row stay without one.
+ */
+export async function recordPlan(sql: Sql, plan: Plan): Promise<void> {
+  const { cycle } = plan;
+  const selected = plan.selected.map((e) => e.id);
+  await sql`
+    update cycle_fetches set status = 'deferred', error_code = ${plan.deferReason},
+      error_message = ${deferralMessage(plan.deferReason)}, updated_at = now()
+    where cycle = ${cycle} and status = 'planned' and not (watch_id = any(${selected}::bigint[]))`;
+  if (selected.length > 0) {
+    await sql`
+      insert into cycle_fetches (cycle, watch_id, status)
+      select ${cycle}::date, w, 'planned' from unnest(${selected}::bigint[]) as t(w)
+      on conflict (cycle, watch_id) do update set status = 'planned', error_code = null,
+        error_message = null, updated_at = now()
+      where cycle_fetches.status in ('planned', 'deferred', 'skipped')`;
+  }
+  const skipped = plan.skipped.filter((s) => s.reason !== 'already_fetched_this_cycle');
+  if (skipped.length > 0) {
+    await sql`
+      insert into cycle_fetches (cycle, watch_id, status, error_code, error_message)
+      select ${cycle}::date, w, 'skipped', c, m
+      from unnest(${skipped.map((s) => s.entry.id)}::bigint[], ${skipped.map((s) => s.reason)}::text[],
+                  ${skipped.map((s) => `skipped by the planner: ${s.detail ?? s.reason.replaceAll('_', ' ')}`)}::text[])
+        as t(w, c, m)
+      on conflict (cycle, watch_id) do update set status = 'skipped', error_code = excluded.error_code,
+        error_message = excluded.error_message, updated_at = now()
+      where cycle_fetches.status in ('planned', 'deferred', 'skipped')`;
+  }
+}
+
+export interface PlanDecision {
+  input: PlanInput;
+  plan: Plan;
+  /** Reads of the head it took (more than one when the planner skipped most of the first head). */
+  reads: number;
+  /** Time spent reading from Postgres and in the pure planner, ms. */
+  readMs: number;
+  planMs: number;
+}
+
+/**
+ * Reads the head of the plan order and plans over it; when the planner skipped so much of the
+ * head that the capacity is not filled, reads a head four times longer, until it is filled or
+ * every active entry was read.
+ */
+export async function decidePlan(
+  deps: Pick<JobDeps, 'sql' | 'config' | 'now'>,
+  cycle: string,
+): Promise<PlanDecision> {
+  let readMs = 0;
+  let planMs = 0;
+  let head: number | undefined;
+  for (let reads = 1; ; reads++) {
+    let t = performance.now();
+    const input = await readPlanInput(deps, cycle, head);
+    readMs += performance.now() - t;
+    t = performance.now();
+    const plan = planCycle(input);
+    planMs += performance.now() - t;
+    if (plan.complete) return { input, plan, reads, readMs, planMs };
+    head = Math.max(64, input.candidates.length * 4);
+  }
+}
+
+/** How many entries to read for a capacity: those it can take, the done ones, and a margin for skips. */
+export function headSize(limit: number, done: number): number {
+  return limit + done + Math.max(64, Math.ceil(limit / 8));
+}
+
+/**
+ * Reads what the planner decides from: the head of the active watch entries in plan order
+ * (`head` entries; by default enough for the cycle's capacity), how many active entries follow
+ * it, this cycle's settled work, and the credits left. One snapshot.
+ */
 export async function readPlanInput(
   deps: Pick<JobDeps, 'sql' | 'config' | 'now'>,
   cycle: string,
+  head?: number,
 ): Promise<PlanInput> {
   const { sql, config } = deps;
   await ensureCycleBudget(sql, cycle, config.DAYBOOK_CREDIT_BUDGET);
-  const budget = await budgetOf(sql, cycle);
-  const candidates = await sql<
-    {
-      id: string;
-      keyword: string;
-      priority: number;
-      pid: string | null;
-      last_refreshed_at: Date | null;
-      last_outcome: string | null;
-      last_cycle: string | null;
-      added_at: Date;
-    }[]
-  >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
-    from watchlist where active`;
-  const done = await sql<{ watch_id: string; pid: string | null }[]>`
-    select watch_id, pid from cycle_fetches
-    where cycle = ${cycle} and status in ('succeeded', 'duplicate', 'failed', 'fetching', 'retrying')`;
   const now = deps.now();
   const cycleEnd = nextRefresh(cycleStart(cycle)).getTime();
-  return {
-    cycle,
-    candidates: candidates.map(
-      (c): WatchCandidate => ({
-        id: Number(c.id),
-        keyword: c.keyword,
-        priority: c.priority,
-        pid: c.pid,
-        lastRefreshedAt: c.last_refreshed_at,
-        lastOutcome: c.last_outcome,
-        lastCycle: c.last_cycle,
-        addedAt: c.added_at,
-      }),
-    ),
-    doneWatchIds: new Set(done.map((d) => Number(d.watch_id))),
-    donePids: new Set(done.flatMap((d) => (d.pid ? [d.pid] : []))),
-    creditsPerQuery: config.DAYBOOK_CREDITS_PER_QUERY,
-    creditBudget: budget ? Math.max(0, budget.budget - budget.spent - budget.reserved) : 0,
-    rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
-    // A late plan (or a past cycle run by hand) still gets at least an hour of window.
-    windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
-  };
+  return sql.begin('isolation level repeatable read read only', async (tx) => {
+    const budget = await budgetOf(tx, cycle);
+    const limits: PlanLimits = {
+      creditsPerQuery: config.DAYBOOK_CREDITS_PER_QUERY,
+      creditBudget: budget ? Math.max(0, budget.budget - budget.spent - budget.reserved) : 0,
+      rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
+      // A late plan (or a past cycle run by hand) still gets at least an hour of window.
+      windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
+    };
+    const done = await tx<{ watch_id: string; pid: string | null; active: boolean }[]>`
+      select f.watch_id, f.pid, w.active from cycle_fetches f join watchlist w on w.id = f.watch_id
+      where f.cycle = ${cycle} and f.status in ('succeeded', 'duplicate', 'failed', 'fetching', 'retrying')`;
+    const [active] = await tx<{ n: number }[]>`select count(*)::int as n from watchlist where active`;
+    const total = active?.n ?? 0;
+    const size = Math.min(total, head ?? headSize(capacityOf(limits, total).limit, done.length));
+    // The order of watchlist_plan_order_idx, which makes this an index scan that stops at `size`.
+    const candidates = await tx<
+      {
+        id: string;
+        keyword: string;
+        priority: number;
+        pid: string | null;
+        last_refreshed_at: Date | null;
+        last_outcome: string | null;
+        last_cycle: string | null;
+        added_at: Date;
+      }[]
+    >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
+      from watchlist where active
+      order by priority desc, last_refreshed_at asc nulls first, id
+      limit ${size}`;
+    const doneWatchIds = new Set(done.map((d) => Number(d.watch_id)));
+    // The active entries after the head that are still to do (done ones are not deferred).
+    const doneActive = done.filter((d) => d.active).length;
+    const doneInHead = candidates.filter((c) => doneWatchIds.has(Number(c.id))).length;
+    const beyond = Math.max(0, total - candidates.length - (doneActive - doneInHead));
+    return {
+      cycle,
+      ...limits,
+      candidates: candidates.map(
+        (c): WatchCandidate => ({
+          id: Number(c.id),
+          keyword: c.keyword,
+          priority: c.priority,
+          pid: c.pid,
+          lastRefreshedAt: c.last_refreshed_at,
+          lastOutcome: c.last_outcome,
+          lastCycle: c.last_cycle,
+          addedAt: c.added_at,
+        }),
+      ),
+      beyond,
+      doneWatchIds,
+      donePids: new Set(done.flatMap((d) => (d.pid ? [d.pid] : []))),
+    };
+  });
+}
+
+export type { DeferReason };
+
+export interface DeferredEntries {
+  /** Every deferred entry of the cycle: rows deferred by a worker or a re-plan, and entries the plan did not reach. */
+  total: number;
+  byReason: Record<string, number>;
+  /** The first `limit`, in plan order: rows first, then entries without a row. */
+  first: { watch_id: number; keyword: string; reason: string | null; detail: string | null }[];
+}
+
+/**
+ * The deferred entries of a cycle. A `deferred` row was written by a worker (insufficient credits,
+ * a paused cycle) or by a re-plan; an active entry without a row in a cycle whose plan ran was not
+ * reached by it (the plan run's `deferredReason`), or was added after it (`added_after_plan`).
+ */
+export async function deferredEntries(sql: Sql, cycle: string, limit = 20): Promise<DeferredEntries> {
+  const explicit = await sql<{ reason: string | null; n: number }[]>`
+    select error_code as reason, count(*)::int as n from cycle_fetches
+    where cycle = ${cycle} and status = 'deferred' group by error_code order by error_code`;
+  const first = await sql<DeferredEntries['first']>`
+    select f.watch_id::int as watch_id, w.keyword, f.error_code as reason, f.error_message as detail
+    from cycle_fetches f join watchlist w on w.id = f.watch_id
+    where f.cycle = ${cycle} and f.status = 'deferred'
+    order by w.priority desc, w.last_refreshed_at asc nulls first, w.id limit ${limit}`;
+  const byReason: Record<string, number> = {};
+  for (const e of explicit) byReason[e.reason ?? 'unknown'] = (byReason[e.reason ?? 'unknown'] ?? 0) + e.n;
+  const [plan] = await sql<{ started_at: Date; reason: string }[]>`
+    select started_at, counts->>'deferredReason' as reason from runs
+    where kind = ${PLAN_JOB} and cycle = ${cycle} and outcome = 'succeeded' and counts ? 'deferredReason'
+    order by started_at desc, id desc limit 1`;
+  if (plan) {
+    const unplanned = sql`
+      from watchlist w where w.active
+        and not exists (select 1 from cycle_fetches f where f.cycle = ${cycle} and f.watch_id = w.id)`;
+    const [counts] = await sql<{ not_reached: number; added_after: number }[]>`
+      select count(*) filter (where w.added_at <= ${plan.started_at})::int as not_reached,
+             count(*) filter (where w.added_at > ${plan.started_at})::int as added_after
+      ${unplanned}`;
+    if (counts?.not_reached) byReason[plan.reason] = (byReason[plan.reason] ?? 0) + counts.not_reached;
+    if (counts?.added_after)
+      byReason.added_after_plan = (byReason.added_after_plan ?? 0) + counts.added_after;
+    if (first.length < limit && (counts?.not_reached || counts?.added_after)) {
+      const added = 'added after the plan of this cycle: planned in the next cycle, or by daybook resume';
+      first.push(
+        ...(await sql<DeferredEntries['first']>`
+          select w.id::int as watch_id, w.keyword,
+            case when w.added_at > ${plan.started_at} then 'added_after_plan' else ${plan.reason} end as reason,
+            case when w.added_at > ${plan.started_at} then ${added}
+                 else ${`${deferralMessage(plan.reason)} (not reached)`} end as detail
+          ${unplanned}
+          order by w.priority desc, w.last_refreshed_at asc nulls first, w.id limit ${limit - first.length}`),
+      );
+    }
+  }
+  return { total: Object.values(byReason).reduce((a, b) => a + b, 0), byReason, first };
 }

@@ -1,6 +1,7 @@
 /** The pipeline commands: worker, scheduler, run, resume, products backfill. */
 
 import { Command, InvalidArgumentError } from 'commander';
+import { processPlan } from '../../jobs/plan.ts';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { budgetOf, resumeCycle } from '../budget/credits.ts';
 import { openDatabase } from '../db/connect.ts';
@@ -165,7 +166,7 @@ export function runCommand(): Command {
 export function resumeCommand(): Command {
   return new Command('resume')
     .description(
-      'Resume enterprise work paused by insufficient_credits (or a refusing upstream): clears the pause and re-enqueues the deferred entries of the cycle.',
+      'Resume enterprise work paused by insufficient_credits (or a refusing upstream): clears the pause, re-enqueues the entries deferred by the workers and plans the cycle again, so entries the plan deferred are taken within the credits left.',
     )
     .option('--cycle <date>', 'the cycle (default: the current one)', dateArg('--cycle'))
     .option(
@@ -183,10 +184,13 @@ export function resumeCommand(): Command {
         if (!(await resumeCycle(db.sql, cycle, opts.addBudget))) {
           throw new UsageError(`cycle ${cycle} has no budget yet: nothing was planned for it`);
         }
+        // Entries deferred with a row (by a worker refused credits, or a re-plan) are planned again;
+        // their jobs ran already, so they are enqueued under new ids (a resume round). The plan
+        // then decides over these and the entries it deferred without a row, within the budget.
         const deferred = await db.sql<{ watch_id: string }[]>`
           update cycle_fetches set status = 'planned', error_code = null, error_message = null
           where cycle = ${cycle} and status = 'deferred' returning watch_id`;
-        const ids = deferred.map((d) => Number(d.watch_id));
+        const again = new Set(deferred.map((d) => Number(d.watch_id)));
         if (opts.inline) {
           const log = loggerFor(config);
           const summary = await runInline(
@@ -204,14 +208,40 @@ export function resumeCommand(): Command {
         } else {
           const redis = await oneShotRedis(config);
           const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
+          let rerun = 0;
+          let report: Awaited<ReturnType<typeof processPlan>>;
           try {
             const round = Number(await redis.incr(`${config.DAYBOOK_REDIS_PREFIX}:resume:${cycle}`));
-            await queues.enterprises(cycle, ids, round);
+            report = await processPlan(
+              {
+                sql: db.sql,
+                config,
+                log: loggerFor(config),
+                now: () => new Date(),
+                enqueue: {
+                  async enterprises(c, ids) {
+                    const before = ids.filter((id) => again.has(id));
+                    rerun += before.length;
+                    return (
+                      (await queues.enterprises(
+                        c,
+                        ids.filter((id) => !again.has(id)),
+                      )) + (await queues.enterprises(c, before, round))
+                    );
+                  },
+                },
+              },
+              { cycle },
+              `resume-${cycle}-r${round}`,
+            );
           } finally {
             await queues.close();
             await redis.quit();
           }
-          process.stdout.write(`cycle ${cycle} resumed: ${ids.length} deferred entries enqueued\n`);
+          const c = report.counts ?? {};
+          process.stdout.write(
+            `cycle ${cycle} resumed: ${c.selected ?? 0} entries planned and enqueued (${rerun} of them deferred earlier); ${c.deferred ?? 0} still deferred\n`,
+          );
         }
       } finally {
         await db.close();

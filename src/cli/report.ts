@@ -1,5 +1,6 @@
 /** Read-only commands: `daybook status` and `daybook changes`. */
 import { Command } from 'commander';
+import { deferredEntries } from '../../jobs/plan.ts';
 import { budgetOf } from '../budget/credits.ts';
 import { driftReport } from '../history/drift-store.ts';
 import { Queues } from '../runtime/queues.ts';
@@ -68,10 +69,10 @@ export function statusCommand(): Command {
         const progress = await db.sql<{ status: string; n: number }[]>`
           select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status order by status`;
         const budget = await budgetOf(db.sql, cycle);
-        const deferred = await db.sql`
-          select w.keyword, f.error_code as reason, f.error_message as detail from cycle_fetches f
-          join watchlist w on w.id = f.watch_id where f.cycle = ${cycle} and f.status = 'deferred'
-          order by w.priority desc, w.id limit 20`;
+        // Deferred entries: rows, and the active entries the cycle's plan did not reach (no row).
+        const deferred = await deferredEntries(db.sql, cycle, 20);
+        const byStatus = new Map(progress.map((p) => [p.status, p.n]));
+        if (deferred.total > 0) byStatus.set('deferred', deferred.total);
         const failures = await db.sql`
           select r.kind, coalesce(r.entity, r.list_date::text) as entity, r.error_code, r.error_message, r.finished_at
           from runs r
@@ -129,9 +130,11 @@ export function statusCommand(): Command {
         const report = {
           cycle,
           watchlist: watch[0],
-          progress: Object.fromEntries(progress.map((p) => [p.status, p.n])),
+          progress: Object.fromEntries([...byStatus].sort(([a], [b]) => a.localeCompare(b))),
           credits: budget,
-          deferred,
+          deferred: deferred.first.map(({ watch_id: _w, ...rest }) => rest),
+          deferredCount: deferred.total,
+          deferredByReason: deferred.byReason,
           failed: {
             enterprises: failedEntries,
             productPulls: failedPulls.map(({ outcome: _o, kind: _k, ...rest }) => rest),
@@ -149,7 +152,12 @@ export function statusCommand(): Command {
         out.push(`cycle ${cycle}`);
         out.push(`  watchlist: ${watch[0]?.active ?? 0} active of ${watch[0]?.total ?? 0}`);
         out.push(
-          `  progress: ${progress.map((p) => `${p.n} ${p.status}`).join(', ') || 'nothing planned yet'}`,
+          `  progress: ${
+            [...byStatus]
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([status, n]) => `${n} ${status}`)
+              .join(', ') || 'nothing planned yet'
+          }`,
         );
         if (budget) {
           out.push(
@@ -167,7 +175,14 @@ export function statusCommand(): Command {
           );
         } else if (queueError) out.push(`  queues: unavailable (${queueError})`);
         process.stdout.write(`${out.join('\n')}\n`);
-        if (deferred.length > 0) process.stdout.write(`\ndeferred (first 20):\n${formatTable(deferred)}`);
+        if (deferred.total > 0) {
+          const reasons = Object.entries(deferred.byReason)
+            .map(([r, n]) => `${n} ${r.replaceAll('_', ' ')}`)
+            .join(', ');
+          process.stdout.write(
+            `\ndeferred: ${deferred.total} (${reasons}); the first ${deferred.first.length}:\n${formatTable(deferred.first, ['keyword', 'reason', 'detail'])}`,
+          );
+        }
         if (failedEntries.length > 0) {
           process.stdout.write(
             `\nfailed in cycle ${cycle} (${failedEntries.length}; not retried this cycle):\n${formatTable(failedEntries, ['keyword', 'reason', 'detail', 'attempts'])}`,

@@ -428,7 +428,13 @@ export const watchlist = pgTable(
   (t) => [
     uniqueIndex('watchlist_keyword_key').on(t.keywordKey),
     index('watchlist_pid_idx').on(t.pid),
-    index('watchlist_plan_idx').on(t.active, t.priority, t.lastRefreshedAt),
+    /**
+     * The planner's order (jobs/plan.ts): the head of it is an index scan, so a cycle's plan reads
+     * only the entries it can afford, not the whole watchlist.
+     */
+    index('watchlist_plan_order_idx')
+      .on(t.priority.desc().nullsFirst(), t.lastRefreshedAt.asc().nullsFirst(), t.id.asc())
+      .where(sql`${t.active}`),
   ],
 );
 

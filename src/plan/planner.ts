@@ -3,7 +3,13 @@
  * credits left and the rate window, choose this cycle's work by priority, then staleness (never
  * refreshed first, then the oldest refresh), then id. Everything that does not fit is deferred
  * with the constraint that bound it; nothing is dropped: every candidate ends up selected,
- * deferred or skipped, exactly once. Pure and fast (one sort over precomputed keys).
+ * deferred or skipped, exactly once.
+ *
+ * The candidates may be every active entry, or only the head of that order: the plan job reads
+ * the few thousand entries a cycle can afford, and says how many active entries come after them
+ * (`beyond`). Those are deferred without being looked at, for the same reason, unless the head ran
+ * out before the capacity was filled; then the plan is not `complete`, and the job reads a longer
+ * head. Pure and fast (one sort over precomputed keys).
  */
 import { daysBetween } from '../time/cycles.ts';
 
@@ -18,13 +24,8 @@ export interface WatchCandidate {
   addedAt: Date;
 }
 
-export interface PlanInput {
-  cycle: string;
-  candidates: readonly WatchCandidate[];
-  /** Watch entries already fetched successfully (or settled) this cycle. */
-  doneWatchIds: ReadonlySet<number>;
-  /** PIDs already bought this cycle. */
-  donePids: ReadonlySet<string>;
+/** What bounds a cycle's work: credits left, the rate window, an optional cap. */
+export interface PlanLimits {
   creditsPerQuery: number;
   /** Credits left for this cycle (budget − spent − reserved). */
   creditBudget: number;
@@ -35,16 +36,59 @@ export interface PlanInput {
   maxEntries?: number;
 }
 
+export interface PlanInput extends PlanLimits {
+  cycle: string;
+  /** Every active entry, or the head of the plan order (priority desc, never refreshed first, oldest refresh, id). */
+  candidates: readonly WatchCandidate[];
+  /** Active entries after the candidates in the plan order, not read (0 when the candidates are all of them). */
+  beyond?: number;
+  /** Watch entries already fetched successfully (or settled) this cycle. */
+  doneWatchIds: ReadonlySet<number>;
+  /** PIDs already bought this cycle. */
+  donePids: ReadonlySet<string>;
+}
+
 export type DeferReason = 'credit_budget' | 'rate_window' | 'max_entries';
 export type SkipReason = 'already_fetched_this_cycle' | 'duplicate_pid' | 'permanent_error_recent';
 
 export interface Plan {
   cycle: string;
   selected: WatchCandidate[];
+  /** Candidates that did not fit, with the constraint that bound them. */
   deferred: { entry: WatchCandidate; reason: DeferReason }[];
   skipped: { entry: WatchCandidate; reason: SkipReason; detail?: string }[];
+  /** Active entries after the candidates, deferred unseen for `deferReason`. */
+  deferredBeyond: number;
+  /** The constraint that binds this cycle: the reason of every deferral. */
+  deferReason: DeferReason;
+  /**
+   * False when the candidates ran out before the capacity was filled while entries remain beyond
+   * them: the head was too short (too many skips in it); read a longer one and plan again.
+   */
+  complete: boolean;
   creditsNeeded: number;
-  capacity: { byCredits: number; byRate: number };
+  capacity: { byCredits: number; byRate: number; limit: number };
+}
+
+/**
+ * How many entries a cycle can take, and what binds it; `entries` is how many there are at all
+ * (the bound when queries cost nothing and nothing else limits).
+ */
+export function capacityOf(
+  limits: PlanLimits,
+  entries: number,
+): { byCredits: number; byRate: number; limit: number; binding: DeferReason } {
+  const byCredits =
+    limits.creditsPerQuery > 0
+      ? Math.floor(Math.max(0, limits.creditBudget) / limits.creditsPerQuery)
+      : entries;
+  const byRate = Math.max(0, Math.floor(limits.rateLimitPerMinute * limits.windowMinutes));
+  const maxEntries =
+    limits.maxEntries && limits.maxEntries > 0 ? limits.maxEntries : Number.POSITIVE_INFINITY;
+  const limit = Math.min(byCredits, byRate, maxEntries);
+  const binding: DeferReason =
+    limit === maxEntries ? 'max_entries' : limit === byCredits ? 'credit_budget' : 'rate_window';
+  return { byCredits, byRate, limit, binding };
 }
 
 /**
@@ -76,21 +120,19 @@ export function planCycle(input: PlanInput): Plan {
       (ids[a] as number) - (ids[b] as number),
   );
 
-  const byCredits =
-    input.creditsPerQuery > 0 ? Math.floor(Math.max(0, input.creditBudget) / input.creditsPerQuery) : n;
-  const byRate = Math.max(0, Math.floor(input.rateLimitPerMinute * input.windowMinutes));
-  const maxEntries = input.maxEntries && input.maxEntries > 0 ? input.maxEntries : Number.POSITIVE_INFINITY;
-  const limit = Math.min(byCredits, byRate, maxEntries);
-  const binding: DeferReason =
-    limit === maxEntries ? 'max_entries' : limit === byCredits ? 'credit_budget' : 'rate_window';
+  const beyond = Math.max(0, input.beyond ?? 0);
+  const { byCredits, byRate, limit, binding } = capacityOf(input, n + beyond);
 
   const plan: Plan = {
     cycle: input.cycle,
     selected: [],
     deferred: [],
     skipped: [],
+    deferredBeyond: 0,
+    deferReason: binding,
+    complete: true,
     creditsNeeded: 0,
-    capacity: { byCredits, byRate },
+    capacity: { byCredits, byRate, limit },
   };
   const heldPids = new Map<string, number>();
   for (let k = 0; k < n; k++) {
@@ -134,21 +176,31 @@ export function planCycle(input: PlanInput): Plan {
     plan.selected.push(entry);
     if (entry.pid !== null) heldPids.set(entry.pid, entry.id);
   }
+  if (beyond > 0) {
+    if (plan.selected.length >= limit) plan.deferredBeyond = beyond;
+    else plan.complete = false;
+  }
   plan.creditsNeeded = plan.selected.length * input.creditsPerQuery;
   return plan;
 }
 
 /** One human line about a plan. */
 export function summarizePlan(plan: Plan): string {
-  const count = <T>(items: T[], key: (t: T) => string) => {
+  const count = (keys: Iterable<[string, number]>) => {
     const m = new Map<string, number>();
-    for (const i of items) m.set(key(i), (m.get(key(i)) ?? 0) + 1);
+    for (const [k, n] of keys) if (n > 0) m.set(k, (m.get(k) ?? 0) + n);
     return [...m].map(([k, v]) => `${v} ${k.replaceAll('_', ' ')}`).join(', ');
   };
   const parts = [`cycle ${plan.cycle}: ${plan.selected.length} selected (${plan.creditsNeeded} credits)`];
-  if (plan.deferred.length > 0)
-    parts.push(`${plan.deferred.length} deferred (${count(plan.deferred, (d) => d.reason)})`);
+  const deferred = plan.deferred.length + plan.deferredBeyond;
+  if (deferred > 0) {
+    const reasons = count([
+      ...plan.deferred.map((d): [string, number] => [d.reason, 1]),
+      [plan.deferReason, plan.deferredBeyond],
+    ]);
+    parts.push(`${deferred} deferred (${reasons})`);
+  }
   if (plan.skipped.length > 0)
-    parts.push(`${plan.skipped.length} skipped (${count(plan.skipped, (s) => s.reason)})`);
+    parts.push(`${plan.skipped.length} skipped (${count(plan.skipped.map((s) => [s.reason, 1]))})`);
   return parts.join(', ');
 }

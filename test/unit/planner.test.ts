@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type PlanInput, planCycle, summarizePlan, type WatchCandidate } from '../../src/plan/planner.ts';
+import {
+  capacityOf,
+  type PlanInput,
+  planCycle,
+  summarizePlan,
+  type WatchCandidate,
+} from '../../src/plan/planner.ts';
 import { Rng } from '../../src/sim/rng.ts';
 
 const day = (d: string) => new Date(`${d}T00:00:00Z`);
@@ -149,6 +155,90 @@ describe('the planner', () => {
       const pids = plan.selected.flatMap((e) => (e.pid ? [e.pid] : []));
       expect(new Set(pids).size).toBe(pids.length);
       expect(plan.creditsNeeded).toBeLessThanOrEqual(Math.max(0, plan.capacity.byCredits * 3));
+    }
+  });
+
+  it('capacity: the tightest of credits, rate window and cap, and what binds', () => {
+    const limits = { creditsPerQuery: 3, creditBudget: 3000, rateLimitPerMinute: 100, windowMinutes: 60 };
+    expect(capacityOf(limits, 10)).toEqual({
+      byCredits: 1000,
+      byRate: 6000,
+      limit: 1000,
+      binding: 'credit_budget',
+    });
+    expect(capacityOf({ ...limits, windowMinutes: 5 }, 10)).toMatchObject({
+      limit: 500,
+      binding: 'rate_window',
+    });
+    expect(capacityOf({ ...limits, maxEntries: 7 }, 10)).toMatchObject({ limit: 7, binding: 'max_entries' });
+    expect(capacityOf({ ...limits, creditsPerQuery: 0, windowMinutes: 1000 }, 10)).toMatchObject({
+      byCredits: 10,
+      limit: 10,
+    });
+  });
+
+  it('given the head of the order and a count of the rest, defers the rest unseen for the binding reason', () => {
+    const plan = planCycle(
+      input(
+        [1, 2, 3, 4, 5].map((i) => entry(i)),
+        { creditBudget: 9, beyond: 995 },
+      ),
+    );
+    expect(ids(plan.selected)).toEqual([1, 2, 3]);
+    expect(plan.deferred.map((d) => d.entry.id)).toEqual([4, 5]);
+    expect(plan).toMatchObject({ deferredBeyond: 995, deferReason: 'credit_budget', complete: true });
+    expect(plan.capacity.byCredits).toBe(3);
+    expect(summarizePlan(plan)).toBe(
+      'cycle 2026-11-22: 3 selected (9 credits), 997 deferred (997 credit budget)',
+    );
+  });
+
+  it('says it is not complete when skips ate the head before the capacity was filled', () => {
+    const resting = (id: number) => entry(id, { lastOutcome: 'not_found', lastCycle: '2026-11-21' });
+    const plan = planCycle(
+      input([resting(1), resting(2), entry(3, { pid: 'P' })], { creditBudget: 9, beyond: 10 }),
+    );
+    expect(plan.complete).toBe(false);
+    expect(plan.deferredBeyond).toBe(0);
+    // With nothing beyond, the same head is a complete plan.
+    expect(planCycle(input([resting(1), resting(2), entry(3)], { creditBudget: 9 })).complete).toBe(true);
+  });
+
+  it('planning a long enough head selects what planning every entry selects', () => {
+    const rng = new Rng(7);
+    const key = (c: WatchCandidate) => [
+      c.priority,
+      c.lastRefreshedAt?.getTime() ?? Number.NEGATIVE_INFINITY,
+      c.id,
+    ];
+    const before = (a: WatchCandidate, b: WatchCandidate) => {
+      const [pa, sa, ia] = key(a) as [number, number, number];
+      const [pb, sb, ib] = key(b) as [number, number, number];
+      return pb - pa || sa - sb || ia - ib;
+    };
+    for (let round = 0; round < 50; round++) {
+      const n = rng.int(1, 400);
+      const all = Array.from({ length: n }, (_, i) =>
+        entry(i + 1, {
+          priority: rng.int(0, 3),
+          pid: rng.chance(0.6) ? `P${rng.int(1, 60)}` : null,
+          lastRefreshedAt: rng.chance(0.7) ? new Date(Date.UTC(2026, 10, rng.int(1, 21))) : null,
+          lastOutcome: rng.chance(0.15) ? 'not_found' : null,
+          lastCycle: rng.chance(0.5) ? '2026-11-19' : null,
+        }),
+      ).sort(before);
+      const over = { creditBudget: rng.int(0, 300) };
+      const full = planCycle(input(all, over));
+      // What the plan job does: a head, then a head four times longer until the plan is complete.
+      let size = rng.int(0, n);
+      let plan = planCycle(input(all.slice(0, size), { ...over, beyond: n - size }));
+      while (!plan.complete) {
+        size = Math.max(1, size * 4);
+        plan = planCycle(input(all.slice(0, size), { ...over, beyond: Math.max(0, n - size) }));
+      }
+      expect(ids(plan.selected)).toEqual(ids(full.selected));
+      expect(plan.selected.length + plan.deferred.length + plan.skipped.length + plan.deferredBeyond).toBe(n);
+      expect(plan.deferReason).toBe(full.deferReason);
     }
   });
 

@@ -1,0 +1,2 @@
+DROP INDEX "watchlist_plan_idx";--> statement-breakpoint
+CREATE INDEX "watchlist_plan_order_idx" ON "watchlist" USING btree ("priority" DESC NULLS FIRST,"last_refreshed_at" NULLS FIRST,"id") WHERE "watchlist"."active";
