@@ -381,6 +381,14 @@ export function serveCommand(): Command {
     .action(async (opts: { host: string; port: number }) => {
       const config = configOrExit();
       const url = sharedDatabaseUrl(config, 'daybook serve');
+      // Fastify, Bull Board and prom-client load only here: workers never pay for them.
+      const { AdminConfigError, checkBinding, startAdminServer } = await import('../runtime/admin.ts');
+      try {
+        checkBinding(opts.host, config.DAYBOOK_ADMIN_TOKEN ?? null);
+      } catch (err) {
+        if (err instanceof AdminConfigError) throw new UsageError(err.message);
+        throw err;
+      }
       const log = loggerFor(config);
       const closer = new Closer();
       await migrateDatabase(url);
@@ -390,8 +398,6 @@ export function serveCommand(): Command {
       closer.add('redis', async () => void (await redis.quit()));
       const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
       closer.add('queues', () => queues.close());
-      // Fastify, Bull Board and prom-client load only here: workers never pay for them.
-      const { AdminConfigError, startAdminServer } = await import('../runtime/admin.ts');
       try {
         const admin = await startAdminServer({
           sql: db.sql,

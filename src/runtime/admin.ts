@@ -145,12 +145,17 @@ export function metricsRegistry(sql: postgres.Sql, queues: Queues): Registry {
   return registry;
 }
 
-export async function buildAdminApp(options: AdminOptions): Promise<FastifyInstance> {
-  if (!LOOPBACK_HOSTS.has(options.host) && !options.token) {
+/** Refuses to bind beyond loopback without a token: checked before anything is opened. */
+export function checkBinding(host: string, token: string | null): void {
+  if (!LOOPBACK_HOSTS.has(host) && !token) {
     throw new AdminConfigError(
-      `binding the admin server to ${options.host} exposes it beyond this machine: set a token in DAYBOOK_ADMIN_TOKEN`,
+      `binding the admin server to ${host} exposes it beyond this machine: set a token in DAYBOOK_ADMIN_TOKEN`,
     );
   }
+}
+
+export async function buildAdminApp(options: AdminOptions): Promise<FastifyInstance> {
+  checkBinding(options.host, options.token);
   const app = Fastify({ logger: false });
   const token = options.token;
   if (token) {
