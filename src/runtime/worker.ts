@@ -189,6 +189,10 @@ export function startWorkers(
   for (const w of workers) {
     // A worker's own errors (a lost Redis connection) are logged, never thrown into the void.
     w.on('error', (err) => deps.log.error({ err: err.message, queue: w.name }, 'worker error'));
+    // A lock that lapsed while its worker lives (a starved event loop) means the job may run twice.
+    w.on('stalled', (jobId) =>
+      deps.log.warn({ queue: w.name, jobId }, 'job stalled: its lock lapsed; it runs again'),
+    );
   }
   return {
     events,
