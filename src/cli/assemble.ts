@@ -1,6 +1,9 @@
 /** Builds what the pipeline commands need from the configuration: client, limiter, logger. */
+
+import type postgres from 'postgres';
 import { LocalRateLimiter, perMinute, type RateLimiter, RedisRateLimiter } from '../budget/limiter.ts';
 import type { Config } from '../config/config.ts';
+import type { JobDeps } from '../runtime/deps.ts';
 import { createLogger, type Logger } from '../runtime/log.ts';
 import { redisConnection } from '../runtime/queues.ts';
 import { UpstreamClient } from '../upstream/client.ts';
@@ -86,6 +89,25 @@ export async function oneShotRedis(config: Config) {
     );
   }
   return redis;
+}
+
+/** Job dependencies for a one-shot product command in this process: a local limiter, no queue. */
+export function productCommandDeps(
+  config: Config,
+  client: UpstreamClient,
+  sql: postgres.Sql,
+  log: Logger,
+): JobDeps {
+  return {
+    sql,
+    client,
+    limiter: localLimiter(config),
+    config,
+    log,
+    now: () => new Date(),
+    // Product jobs enqueue nothing.
+    enqueue: { enterprises: async () => 0 },
+  };
 }
 
 export function redisLimiter(config: Config, redis: ReturnType<typeof redisFor>): RateLimiter {

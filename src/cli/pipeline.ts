@@ -12,7 +12,15 @@ import { startScheduler } from '../runtime/scheduler.ts';
 import { Closer, untilSignal } from '../runtime/shutdown.ts';
 import { startWorkers } from '../runtime/worker.ts';
 import { addDays, cycleOf, daysBetween, isCalendarDate } from '../time/cycles.ts';
-import { clientFor, localLimiter, loggerFor, oneShotRedis, redisFor, redisLimiter } from './assemble.ts';
+import {
+  clientFor,
+  localLimiter,
+  loggerFor,
+  oneShotRedis,
+  productCommandDeps,
+  redisFor,
+  redisLimiter,
+} from './assemble.ts';
 import { configOrExit, openStore, sharedDatabaseUrl } from './context.ts';
 import { productsGetCommand } from './products-get.ts';
 import { choiceArg, intArg, UsageError } from './usage.ts';
@@ -267,18 +275,11 @@ export function productsCommand(): Command {
       if (days < 0) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
       if (days > 3660) throw new UsageError('a backfill covers at most ten years at a time');
       const config = configOrExit();
+      // A missing key or base URL is a usage error before anything opens.
       const client = clientFor(config);
       const log = loggerFor(config, false);
       const db = await openStore(config);
-      const deps = {
-        sql: db.sql,
-        client,
-        limiter: localLimiter(config),
-        config,
-        log,
-        now: () => new Date(),
-        enqueue: { enterprises: async () => 0 },
-      };
+      const deps = productCommandDeps(config, client, db.sql, log);
       const landed = new Set(
         (
           await db.sql<{ date: string }[]>`

@@ -13,7 +13,7 @@ import { realSleep, withRetries } from '../runtime/inline.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { InvalidRequestError, UpstreamError } from '../upstream/errors.ts';
 import { checkProductName } from '../upstream/params.ts';
-import { clientFor, localLimiter, loggerFor } from './assemble.ts';
+import { clientFor, loggerFor, productCommandDeps } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { dateArg } from './pipeline.ts';
 import { intArg, UsageError } from './usage.ts';
@@ -69,18 +69,11 @@ export function productsGetCommand(): Command {
     .action(async (opts: GetOptions) => {
       const query = productQuery(opts);
       const config = configOrExit();
+      // A missing key or base URL is a usage error before anything opens.
       const client = clientFor(config);
       const log = loggerFor(config);
       const db = await openStore(config);
-      const deps = {
-        sql: db.sql,
-        client,
-        limiter: localLimiter(config),
-        config,
-        log,
-        now: () => new Date(),
-        enqueue: { enterprises: async () => 0 },
-      };
+      const deps = productCommandDeps(config, client, db.sql, log);
       try {
         let result: {
           query: typeof query;
