@@ -1,17 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduledPulls } from '../../jobs/products.ts';
-import { LocalRateLimiter, perMinute } from '../../src/budget/limiter.ts';
-import { loadConfig } from '../../src/config/config.ts';
 import { migrateDatabase } from '../../src/db/migrate.ts';
 import { rebuild } from '../../src/history/rebuild.ts';
-import { runInline } from '../../src/runtime/inline.ts';
-import { createLogger } from '../../src/runtime/log.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
-import { cycleStart, pacificDate } from '../../src/time/cycles.ts';
-import { UpstreamClient } from '../../src/upstream/client.ts';
+import { pacificDate } from '../../src/time/cycles.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { runCyclesInline } from '../support/inline.ts';
+import { startTestSim } from '../support/sim.ts';
 
 const VIEWS = [
   'enterprise_current order by pid',
@@ -38,29 +34,9 @@ describe('rebuild from the raw landing', { timeout: 120_000 }, () => {
     );
     const picks = world.all().filter((e, i) => changing.has(e.PID) || i < 30);
     await t.sql`insert into watchlist ${t.sql(picks.map((e) => ({ keyword: e.ENTNAME, keyword_key: keywordKey(e.ENTNAME) })))}`;
-    const config = loadConfig(
-      { DATABASE_URL: t.url, DAYBOOK_API_BASE_URL: sim.url, DAYBOOK_API_KEY: TEST_KEY, LOG_LEVEL: 'silent' },
-      '/nonexistent',
+    await runCyclesInline(t, sim, ['2026-11-10', '2026-11-11', '2026-11-12'], (now) =>
+      scheduledPulls(pacificDate(now), 2),
     );
-    const client = new UpstreamClient({ baseUrl: sim.url, apiKey: TEST_KEY, now: () => sim.sim.now() });
-    const limiter = new LocalRateLimiter({
-      'enterprise-search': perMinute(6000, 0),
-      'product-listing': perMinute(6000, 0),
-    });
-    for (const cycle of ['2026-11-10', '2026-11-11', '2026-11-12']) {
-      sim.sim.setClock(new Date(cycleStart(cycle).getTime() + 3600_000));
-      await runInline(
-        {
-          sql: t.sql,
-          client,
-          limiter,
-          config,
-          log: createLogger({ level: 'silent' }),
-          now: () => sim.sim.now(),
-        },
-        { cycle, concurrency: 4, productDates: scheduledPulls(pacificDate(sim.sim.now()), 2) },
-      );
-    }
   });
   afterAll(async () => {
     await sim.close();

@@ -4,17 +4,12 @@
  * world before and after that refresh, and nothing for enterprises it left alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalRateLimiter, perMinute } from '../../src/budget/limiter.ts';
-import { loadConfig } from '../../src/config/config.ts';
-import { runInline } from '../../src/runtime/inline.ts';
-import { createLogger } from '../../src/runtime/log.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import type { SimEnterprise } from '../../src/sim/types.ts';
-import { cycleStart } from '../../src/time/cycles.ts';
-import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { runCyclesInline } from '../support/inline.ts';
+import { startTestSim } from '../support/sim.ts';
 
 const BEFORE = '2026-11-11';
 const AFTER = '2026-11-12';
@@ -64,29 +59,7 @@ describe("the change log after the simulator's daily refresh", { timeout: 120_00
     );
     await t.sql`insert into watchlist ${t.sql(watched.map((e) => ({ keyword: e.ENTNAME, keyword_key: keywordKey(e.ENTNAME) })))}`;
 
-    const config = loadConfig(
-      { DATABASE_URL: t.url, DAYBOOK_API_BASE_URL: sim.url, DAYBOOK_API_KEY: TEST_KEY, LOG_LEVEL: 'silent' },
-      '/nonexistent',
-    );
-    const client = new UpstreamClient({ baseUrl: sim.url, apiKey: TEST_KEY, now: () => sim.sim.now() });
-    const limiter = new LocalRateLimiter({
-      'enterprise-search': perMinute(6000, 0),
-      'product-listing': perMinute(6000, 0),
-    });
-    for (const cycle of [BEFORE, AFTER]) {
-      sim.sim.setClock(new Date(cycleStart(cycle).getTime() + 3600_000));
-      await runInline(
-        {
-          sql: t.sql,
-          client,
-          limiter,
-          config,
-          log: createLogger({ level: 'silent' }),
-          now: () => sim.sim.now(),
-        },
-        { cycle, concurrency: 4, productDates: [] },
-      );
-    }
+    await runCyclesInline(t, sim, [BEFORE, AFTER]);
   });
   afterAll(async () => {
     await sim?.close();
