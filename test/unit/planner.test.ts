@@ -229,7 +229,7 @@ describe('the planner', () => {
       ).sort(before);
       const over = { creditBudget: rng.int(0, 300) };
       const full = planCycle(input(all, over));
-      // What the plan job does: a head, then a head four times longer until the plan is complete.
+      // As the plan job does: a head, then longer heads until the plan is complete.
       let size = rng.int(0, n);
       let plan = planCycle(input(all.slice(0, size), { ...over, beyond: n - size }));
       while (!plan.complete) {
