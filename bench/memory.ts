@@ -4,12 +4,15 @@
  * the worker runs as fast as it can, which is when it holds the most at once.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startBenchPipeline } from './pipeline.ts';
-import { round, since } from './support.ts';
+import { pollUntil, round, since } from './support.ts';
 
 export interface MemoryResult {
   entries: number;
   peakRssMiB: number;
+  /** VmRSS once the worker has started, before any job. */
+  idleRssMiB: number;
   /** The largest VmRSS seen by sampling every 200 ms (a cross-check of VmHWM). */
   sampledMaxRssMiB: number;
   rssAtEndMiB: number;
@@ -37,6 +40,19 @@ export async function benchMemory(entries = 10_000): Promise<MemoryResult> {
   });
   try {
     const w = p.spawnWorker('w1');
+    await pollUntil(
+      async () => {
+        try {
+          return readFileSync(join(p.logDir, 'w1.log'), 'utf8').includes('"worker started"');
+        } catch {
+          return false;
+        }
+      },
+      'the worker starting',
+      60_000,
+      50,
+    );
+    const idle = statusKiB(w.pid, 'VmRSS') ?? 0;
     let sampled = 0;
     const timer = setInterval(() => {
       sampled = Math.max(sampled, statusKiB(w.pid, 'VmRSS') ?? 0);
@@ -58,6 +74,7 @@ export async function benchMemory(entries = 10_000): Promise<MemoryResult> {
     return {
       entries,
       peakRssMiB,
+      idleRssMiB: round(idle / 1024, 1),
       sampledMaxRssMiB: round(sampled / 1024, 1),
       rssAtEndMiB: round((end ?? 0) / 1024, 1),
       wallSeconds,

@@ -86,7 +86,7 @@ function memoryLines(m: MemoryResult): Line[] {
   return [
     [
       `memory, 1 worker, ${n(m.entries)} entries`,
-      `peak RSS ${m.peakRssMiB} MiB (${m.jobsPerSecond} jobs/s)`,
+      `peak RSS ${m.peakRssMiB} MiB${m.idleRssMiB ? ` (idle ${m.idleRssMiB})` : ''}; ${m.jobsPerSecond} jobs/s`,
       '< 200 MiB',
       yes(m.met),
     ],

@@ -6,6 +6,7 @@ import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { budgetOf, resumeCycle } from '../budget/credits.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateDatabase } from '../db/migrate.ts';
+import { limitHeapGrowth } from '../runtime/heap.ts';
 import { realSleep, runInline, withRetries } from '../runtime/inline.ts';
 import { Queues, retryPolicy } from '../runtime/queues.ts';
 import { startScheduler } from '../runtime/scheduler.ts';
@@ -47,6 +48,8 @@ export function workerCommand(): Command {
       const config = configOrExit();
       const client = clientFor(config);
       const url = sharedDatabaseUrl(config, 'daybook worker');
+      // A worker runs for days: it keeps its heap near what is live (see heap.ts).
+      const heapGrowingPercent = limitHeapGrowth();
       const log = loggerFor(config);
       const closer = new Closer();
       await migrateDatabase(url);
@@ -75,7 +78,10 @@ export function workerCommand(): Command {
         },
       );
       closer.add('workers', running.close);
-      log.info({ concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY }, 'worker started');
+      log.info(
+        { concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY, heapGrowingPercent },
+        'worker started',
+      );
       const signal = await untilSignal();
       log.info({ signal }, 'worker stopping: finishing jobs in flight');
       await closer.closeAll(60_000, (name, err) => log.error({ name, err: String(err) }, 'close failed'));
