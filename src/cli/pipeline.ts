@@ -6,6 +6,7 @@ import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { budgetOf, resumeCycle } from '../budget/credits.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateDatabase } from '../db/migrate.ts';
+import { isConnectionLoss } from '../db/outage.ts';
 import { limitHeapGrowth } from '../runtime/heap.ts';
 import { realSleep, runInline, withRetries } from '../runtime/inline.ts';
 import { Queues, retryPolicy } from '../runtime/queues.ts';
@@ -51,6 +52,25 @@ export function workerCommand(): Command {
       // A worker runs for days: it keeps its heap near what is live (see heap.ts).
       const heapGrowingPercent = limitHeapGrowth();
       const log = loggerFor(config);
+      // The driver can reject a promise nobody awaits when the database drops a connection under
+      // it (seen with pg_terminate_backend, test/faults/postgres-outage.test.ts); the query that
+      // needed the connection has failed on its own path, so the worker carries on. Anything else
+      // unhandled is a bug: logged, and the process ends as Node would end it.
+      process.on('unhandledRejection', (err) => {
+        if (isConnectionLoss(err)) {
+          log.warn(
+            { err: String(err) },
+            'database connection lost under a query nobody awaited; carrying on',
+          );
+          return;
+        }
+        log.fatal(
+          { err: err instanceof Error ? (err.stack ?? err.message) : String(err) },
+          'unhandled rejection',
+        );
+        log.flush?.();
+        process.exit(1);
+      });
       const closer = new Closer();
       await migrateDatabase(url);
       const db = openDatabase(url, { max: (opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY) + 3 });

@@ -11,6 +11,7 @@ import { PLAN_JOB, PlanJobData, processPlan } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { pauseCycle } from '../budget/credits.ts';
 import type { LimitedOperation } from '../budget/limiter.ts';
+import { openClaims } from '../db/claims.ts';
 import { finishRun, startRun } from '../db/runs.ts';
 import { BadJobDataError, decide, parseJobData } from './boundary.ts';
 import type { JobDeps, JobReport } from './deps.ts';
@@ -21,6 +22,11 @@ export const MAX_CONSECUTIVE_REFUSALS = 30;
 
 /** The default job lock: BullMQ's own, renewed every 15 s by a live worker. */
 export const DEFAULT_LOCK_MS = 30_000;
+
+/** Another worker holds the entry: this run buys nothing and looks again after a backoff. */
+export class InFlightElsewhereError extends Error {
+  override readonly name = 'InFlightElsewhereError';
+}
 
 /** No retry follows this attempt if it fails (rate limits use no attempt). */
 function isLastAttempt(job: Job): boolean {
@@ -66,6 +72,12 @@ export function startWorkers(
 ): RunningWorkers {
   const events = new EventEmitter<{ job: [JobEvent] }>();
   const lockDuration = options.lockMs ?? DEFAULT_LOCK_MS;
+  // BullMQ's lock is a lease: a starved worker can lose it mid-job and a second worker start the
+  // same job. The claim in Postgres holds while its connection does, so the second one waits.
+  const databaseUrl = deps.config.DATABASE_URL;
+  if (!databaseUrl)
+    throw new Error('queue workers need DATABASE_URL (a Postgres server shared by every worker)');
+  const claims = openClaims(databaseUrl);
   const refusalsKey = `${queues.prefix}:refusals`;
 
   const wrap =
@@ -159,10 +171,20 @@ export function startWorkers(
       QUEUE_NAMES.enterprise,
       wrap(ENTERPRISE_JOB, 'enterprise-search', async (job) => {
         const data = parseJobData(EnterpriseJobData, job.data, ENTERPRISE_JOB);
-        return {
-          report: await processEnterprise(deps, data, job.id ?? '', isLastAttempt(job)),
-          cycle: data.cycle,
-        };
+        const claim = await claims.take(`daybook:enterprise:${data.cycle}`, data.watchId);
+        if (!claim) {
+          throw new InFlightElsewhereError(
+            `watch entry ${data.watchId} of cycle ${data.cycle} is in flight in another worker`,
+          );
+        }
+        try {
+          return {
+            report: await processEnterprise(deps, data, job.id ?? '', isLastAttempt(job)),
+            cycle: data.cycle,
+          };
+        } finally {
+          await claim.release();
+        }
       }),
       { ...common, concurrency: options.concurrency },
     ),
@@ -199,6 +221,7 @@ export function startWorkers(
     workers,
     close: async () => {
       await Promise.all(workers.map((w) => w.close()));
+      await claims.close();
     },
   };
 }
