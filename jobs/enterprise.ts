@@ -73,7 +73,7 @@ export async function processEnterprise(
 
   const runId = await startRun(sql, { kind: ENTERPRISE_JOB, cycle, entity, jobId });
   // A crash after landing but before bookkeeping: finish from the landed answer, buy nothing.
-  const recovered = await recoverLanded(deps, cycle, row.keyword, runId);
+  const recovered = await recoverLanded(deps, cycle, row.keyword);
   if (recovered) {
     await complete(deps, {
       cycle,
@@ -171,7 +171,7 @@ export async function processEnterprise(
   const bought = result;
   const landed = await whileUnreachable(
     async (retry) => {
-      const before = retry > 0 ? await recoverLanded(deps, cycle, row.keyword, runId) : null;
+      const before = retry > 0 ? await recoverLanded(deps, cycle, row.keyword) : null;
       if (before) return before;
       const ingest = await ingestEnterpriseSuccess(sql, bought, row.keyword, { runId, cycle });
       return {
@@ -280,7 +280,6 @@ async function recoverLanded(
   deps: JobDeps,
   cycle: string,
   keyword: string,
-  runId: number,
 ): Promise<Omit<Completion, 'cycle' | 'watchId' | 'keyword' | 'previousPid' | 'runId' | 'reserved'> | null> {
   const [raw] = await deps.sql<
     { id: string; params: Record<string, string>; body_json: unknown; fetched_at: Date }[]
@@ -308,7 +307,6 @@ async function recoverLanded(
   const summary = await deps.sql.begin((tx) =>
     applyEnterprises(tx, [{ normalized, fetchedAt: raw.fetched_at, rawResponseId, cycle, keyword }]),
   );
-  void runId;
   return {
     pid: normalized.pid,
     rawResponseId,

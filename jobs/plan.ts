@@ -28,6 +28,18 @@ import {
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
 import { cycleStart, isCalendarDate, nextRefresh } from '../src/time/cycles.ts';
 
+/** A watch entry as the plan job reads it from Postgres. */
+export interface CandidateRow {
+  id: string;
+  keyword: string;
+  priority: number;
+  pid: string | null;
+  last_refreshed_at: Date | null;
+  last_outcome: string | null;
+  last_cycle: string | null;
+  added_at: Date;
+}
+
 export const PLAN_JOB = 'plan';
 
 export const PlanJobData = z.object({
@@ -194,16 +206,7 @@ export async function readPlanInput(
     const size = Math.min(total, head ?? headSize(capacityOf(limits, total).limit, done.length));
     // The order of watchlist_plan_order_idx, which makes this an index scan that stops at `size`.
     const candidates = await tx<
-      {
-        id: string;
-        keyword: string;
-        priority: number;
-        pid: string | null;
-        last_refreshed_at: Date | null;
-        last_outcome: string | null;
-        last_cycle: string | null;
-        added_at: Date;
-      }[]
+      CandidateRow[]
     >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
       from watchlist where active
       order by priority desc, last_refreshed_at asc nulls first, id

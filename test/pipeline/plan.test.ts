@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decidePlan, deferredEntries, processPlan } from '../../jobs/plan.ts';
+import { type CandidateRow, decidePlan, deferredEntries, processPlan } from '../../jobs/plan.ts';
 import { resumeCycle } from '../../src/budget/credits.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { type Plan, planCycle, type WatchCandidate } from '../../src/plan/planner.ts';
@@ -43,16 +43,7 @@ describe('the plan job over a large watchlist', { timeout: 120_000 }, () => {
   async function planOverEverything(): Promise<Plan> {
     const { input } = await decidePlan(deps(), cycle);
     const rows = await db.sql<
-      {
-        id: string;
-        keyword: string;
-        priority: number;
-        pid: string | null;
-        last_refreshed_at: Date | null;
-        last_outcome: string | null;
-        last_cycle: string | null;
-        added_at: Date;
-      }[]
+      CandidateRow[]
     >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
       from watchlist where active`;
     const candidates = rows.map(

@@ -6,46 +6,21 @@ import {
   PRODUCT_SPEC,
   SCHEMA_FIELD_SETS,
 } from '../../src/normalize/drift.ts';
+import { sampleEnterpriseRecord } from '../support/records.ts';
 
-function record(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
+const record = (overrides: Record<string, unknown> = {}) =>
+  sampleEnterpriseRecord({
     PID: 'p-1',
-    ENTNAME: '上海示例科技有限公司',
-    HISTORYNAME: '',
-    IS_LISTED: 0,
-    LEGALPERSON: '张三',
-    LEGALPERSONDESC: '法定代表人',
-    ESDATE: '2008-05-12T00:00:00.000Z',
-    SCONFORM: '货币',
-    REGNO: '310141000157096',
-    UNCID: '91310115342050446K',
-    ENTTYPECODE: '1130',
-    ENTTYPE: '有限责任公司',
-    REGCAP: 500,
-    REGCAPCUR: '万人民币',
-    PROVINCE: 31,
-    OPFROM: '2008-05-12T00:00:00.000Z',
     OPTO: '长期',
-    REGORG: '上海市市场监督管理局',
-    APPRDATE: '2021-03-04T00:00:00.000Z',
-    REVOKEDATE: '',
-    REVOKEREASON: '',
-    ENTSTATUS: '存续',
-    OPLOC: '上海市浦东新区张江路 1 号',
     OPSCOPE: '软件开发',
     PERSONS: [{ NAME: '张三', POSITION: '执行董事' }],
     BE_INVEST: [
       { INV: '张三', INVTYPE: '自然人股东' },
       { PID: 'p-2', INV: '某公司', INVTYPE: '企业法人' },
     ],
-    participants: 12,
-    INDUSTRYPHY: 'I',
-    INDUSTRYBIG: '软件和信息技术服务业',
     industry_middle: '软件开发',
-    CLEARINGINFO: [],
     ...overrides,
-  };
-}
+  });
 
 const enterpriseAnswer = (content: Record<string, unknown>) => ({
   status: 'success',
