@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { benchCredit } from './credit.ts';
+import { benchDiff } from './diff.ts';
 import { benchLoad } from './load.ts';
 import { benchMemory } from './memory.ts';
 import { benchPlanner } from './planner.ts';
@@ -19,6 +20,7 @@ const PARTS = {
   memory: () => benchMemory(),
   rate: () => benchRate(),
   credit: () => benchCredit(),
+  diff: () => benchDiff(),
 } as const;
 type Part = keyof typeof PARTS;
 

@@ -1,5 +1,6 @@
 /** The printed table of bench/results.json: one line per figure, with its target and verdict. */
 import type { CreditResult } from './credit.ts';
+import type { DiffResult } from './diff.ts';
 import type { LoadResult } from './load.ts';
 import type { MemoryResult } from './memory.ts';
 import type { PlannerResult } from './planner.ts';
@@ -104,6 +105,17 @@ function plannerLines(p: PlannerResult): Line[] {
   ];
 }
 
+function diffLines(d: DiffResult): Line[] {
+  return [
+    [
+      `diff, ${n(d.children)} children, all changed`,
+      `${d.bestMs} ms (${n(d.changes)} changes)`,
+      '< 100 ms',
+      yes(d.met),
+    ],
+  ];
+}
+
 export function renderTable(doc: Document): string {
   const lines: Line[] = [];
   const render: Record<string, (x: never) => Line[]> = {
@@ -112,6 +124,7 @@ export function renderTable(doc: Document): string {
     load: loadLines,
     memory: memoryLines,
     planner: plannerLines,
+    diff: diffLines,
   };
   for (const [part, fn] of Object.entries(render)) {
     const result = doc.parts[part] as { error?: string } | undefined;

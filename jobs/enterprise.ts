@@ -1,20 +1,49 @@
 /**
- * Refresh one watched enterprise in one cycle: exactly one upstream call at most.
- * Skip if already fetched successfully in this cycle; reserve credits; fetch; land; persist;
- * settle credits; update the watch entry. A re-run after a crash first looks for an answer
- * that was already landed for this cycle and keyword, so a completed fetch is never bought twice.
+ * Refresh one watched enterprise in one cycle: at most one upstream call per attempt, and the
+ * entry bought at most once in the cycle, whatever runs at once (workers, `daybook run`,
+ * `resume --inline`). The attempt claims the cycle fetch (src/db/cycle-fetches.ts), keeps its
+ * lease while it works, reserves credits, checks its fence right before the call, lands the
+ * answer, applies it to history, and books what it cost and completes the fetch in one
+ * transaction. A claim taken over from a holder that died first looks for an answer that holder
+ * landed, so a completed purchase is never bought twice; a call that holder sent and never
+ * settled is presumed billed.
  */
 import { z } from 'zod';
-import { pauseCycle, recordBilling, reserveCredits, settleCredits } from '../src/budget/credits.ts';
+import { costOfAnswer, isBilledSuccess, usageOf } from '../src/budget/billing.ts';
+import { pauseCycle } from '../src/budget/credits.ts';
 import { acquire } from '../src/budget/limiter.ts';
-import { whileUnreachable } from '../src/db/outage.ts';
+import {
+  type Billing,
+  type Claim,
+  claimFetch,
+  completeFetch,
+  failFetch,
+  presumeLapsedCall,
+  releaseClaim,
+  renewLease,
+  reserveForCall,
+  setAside,
+  settleCall,
+  startCall,
+} from '../src/db/cycle-fetches.ts';
+import { isConnectionLoss, whileUnreachable } from '../src/db/outage.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
-import { recordDrift } from '../src/history/drift-store.ts';
-import { applyEnterprises } from '../src/history/enterprise-store.ts';
-import { ingestEnterpriseSuccess, ingestFailure } from '../src/history/ingest.ts';
-import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
+import { applyEnterpriseAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
+import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/runtime/boundary.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
-import { MalformedBodyError, RateLimitedError, UpstreamError } from '../src/upstream/errors.ts';
+import { holderOf } from '../src/runtime/holder.ts';
+import { brokenSuccessOf, type UpstreamResult } from '../src/upstream/client.ts';
+import {
+  BodyTooDeepError,
+  BodyTooLargeError,
+  MalformedBodyError,
+  NetworkError,
+  RateLimitedError,
+  RefusedBodyError,
+  TimeoutError,
+  UnexpectedResponseError,
+  UpstreamError,
+} from '../src/upstream/errors.ts';
 import { EnterpriseSuccess } from '../src/upstream/schemas.ts';
 
 export const ENTERPRISE_JOB = 'enterprise';
@@ -33,16 +62,8 @@ export function enterpriseJobId(cycle: string, watchId: number, round = 0): stri
   return `enterprise-${cycle}-${watchId}${round > 0 ? `-r${round}` : ''}`;
 }
 
-interface FetchRow {
-  status: string;
-  credits_reserved: number;
-  keyword: string;
-  pid: string | null;
-  active: boolean;
-}
-
 /**
- * Runs one refresh. `lastAttempt`: no retry follows, so a transient failure is final for the
+ * Runs one attempt. `lastAttempt`: no retry follows, so a transient failure is final for the
  * cycle and is recorded as `failed` with its reason (a rate limit never is: it uses no attempt).
  */
 export async function processEnterprise(
@@ -53,266 +74,392 @@ export async function processEnterprise(
 ): Promise<JobReport> {
   const { sql, config } = deps;
   const { cycle, watchId } = data;
-  const cost = config.DAYBOOK_CREDITS_PER_QUERY;
-
-  await sql`insert into cycle_fetches (cycle, watch_id, status) values (${cycle}, ${watchId}, 'planned')
-            on conflict (cycle, watch_id) do nothing`;
-  const [row] = await sql<FetchRow[]>`
-    select f.status, f.credits_reserved, w.keyword, w.pid, w.active
-    from cycle_fetches f join watchlist w on w.id = f.watch_id
-    where f.cycle = ${cycle} and f.watch_id = ${watchId}`;
-  if (!row) return { outcome: 'skipped', detail: `watch entry ${watchId} does not exist` };
-  const entity = row.keyword;
-  if (['succeeded', 'duplicate', 'failed'].includes(row.status)) {
-    return { outcome: 'skipped', entity, detail: `already ${row.status} in cycle ${cycle}` };
+  const leaseMs = config.DAYBOOK_JOB_LOCK_MS;
+  const got = await claimFetch(sql, cycle, watchId, holderOf(jobId), leaseMs);
+  switch (got.kind) {
+    case 'missing':
+      return { outcome: 'skipped', detail: `watch entry ${watchId} does not exist` };
+    case 'settled':
+      return { outcome: 'skipped', detail: `already ${got.status} in cycle ${cycle}` };
+    case 'not_planned':
+      // The plan decided: a deferred or skipped entry (or one it never planned) is not bought.
+      return {
+        outcome: got.status === 'deferred' ? 'deferred' : 'skipped',
+        detail: `not bought: the plan of cycle ${cycle} ${got.status === null ? 'did not plan it' : `marked it ${got.status}`}`,
+      };
+    case 'held':
+      throw new ClaimHeldError(
+        `watch entry ${watchId} of cycle ${cycle} is being bought by ${got.holder} (lease until ${got.leaseUntil.toISOString()})`,
+        got.leaseUntil,
+      );
   }
-  if (!row.active) {
-    await markFetch(deps, cycle, watchId, 'skipped', 'inactive', 'the watch entry was removed');
+  const claim = got.claim;
+  // The lease is renewed while this attempt works, however long the call or the landing takes.
+  let lost = false;
+  const heartbeat = setInterval(
+    () => {
+      renewLease(sql, claim, leaseMs).then(
+        (held) => {
+          if (!held) lost = true;
+        },
+        () => {},
+      );
+    },
+    Math.max(500, Math.floor(leaseMs / 3)),
+  );
+  heartbeat.unref();
+  try {
+    return await refresh(deps, claim, jobId, lastAttempt, () => lost);
+  } catch (err) {
+    // Every transition lets the claim go; one the attempt did not reach (an error it did not
+    // expect) is let go here, so the retry can take it at once.
+    await releaseClaim(sql, claim).catch(() => {});
+    throw err;
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+async function refresh(
+  deps: JobDeps,
+  claim: Claim,
+  jobId: string,
+  lastAttempt: boolean,
+  lostLease: () => boolean,
+): Promise<JobReport> {
+  const { sql, config } = deps;
+  const { cycle, watchId, keyword } = claim;
+  const cost = config.DAYBOOK_CREDITS_PER_QUERY;
+  const entity = keyword;
+  if (!claim.active) {
+    await setAside(sql, claim, 'skipped', 'inactive', 'the watch entry was removed');
     return { outcome: 'skipped', entity, detail: 'watch entry removed' };
   }
 
   const runId = await startRun(sql, { kind: ENTERPRISE_JOB, cycle, entity, jobId });
-  // A crash after landing but before bookkeeping: finish from the landed answer, buy nothing.
-  const recovered = await recoverLanded(deps, cycle, row.keyword);
+  // An answer of this entry already bought in this cycle (booked, or landed by a holder that died
+  // before booking it) is finished from, and nothing is bought.
+  const recovered = await recoverLanded(deps, claim);
   if (recovered) {
-    await complete(deps, {
-      cycle,
-      watchId,
-      keyword: row.keyword,
-      previousPid: row.pid,
-      runId,
-      reserved: row.credits_reserved,
-      ...recovered,
-    });
-    return { outcome: 'succeeded', entity, credits: 0, detail: 'recovered from a landed answer' };
+    await useAnswer(deps, claim, runId, recovered);
+    return {
+      outcome: 'succeeded',
+      entity,
+      credits: recovered.credits,
+      detail: 'recovered from a landed answer',
+    };
   }
+  // A call a holder before this one sent and never settled may have been billed: it counts.
+  await presumeLapsedCall(sql, claim, deps.now());
 
-  let reserved = row.credits_reserved;
-  // The reservation and its note on the entry commit together: a connection lost between the
-  // two would leave the credits reserved for good, and the retry would reserve them again.
-  const refused = await sql.begin(async (tx) => {
-    if (reserved === 0) {
-      const r = await reserveCredits(tx, cycle, cost);
-      if (!r.ok) return r;
-      reserved = cost;
-    }
-    await tx`update cycle_fetches set status = 'fetching', attempts = attempts + 1, credits_reserved = ${reserved},
-             updated_at = now() where cycle = ${cycle} and watch_id = ${watchId}`;
-    return null;
-  });
-  if (refused) {
-    await markFetch(deps, cycle, watchId, 'deferred', refused.reason, refused.detail);
-    await finishRun(sql, runId, {
-      outcome: refused.reason === 'paused' ? 'paused' : 'deferred',
-      errorCode: refused.reason,
-      errorMessage: refused.detail,
-    });
-    return { outcome: refused.reason === 'paused' ? 'paused' : 'deferred', entity, detail: refused.detail };
+  const reserved = await reserveForCall(sql, claim, cost);
+  if (!reserved.ok) {
+    if (reserved.reason === 'lost') throw new LostClaimError(reserved.detail);
+    await setAside(sql, claim, 'deferred', reserved.reason, reserved.detail);
+    const outcome = reserved.reason === 'paused' ? 'paused' : 'deferred';
+    await finishRun(sql, runId, { outcome, errorCode: reserved.reason, errorMessage: reserved.detail });
+    return { outcome, entity, detail: reserved.detail };
   }
 
   await acquire(deps.limiter, 'enterprise-search');
+  // The fencing check: a holder that lost its claim meanwhile does not buy.
+  if (lostLease() || !(await startCall(sql, claim, config.DAYBOOK_JOB_LOCK_MS))) {
+    await finishRun(sql, runId, { outcome: 'retrying', errorCode: 'claim_lost' });
+    throw new LostClaimError(
+      `watch entry ${watchId} of cycle ${cycle}: the claim lapsed before the call; nothing was bought`,
+    );
+  }
   let result: Awaited<ReturnType<typeof deps.client.searchEnterprise>>;
   try {
-    result = await deps.client.searchEnterprise(row.keyword);
+    result = await deps.client.searchEnterprise(keyword);
     deps.onUpstreamCall?.('enterprise-search', 'success', result.exchange.durationMs);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    deps.onUpstreamCall?.('enterprise-search', err.code, err.response?.durationMs ?? 0);
-    const rawResponseId = await ingestFailure(sql, err, { runId, cycle }, row.pid);
-    // Errors are not billed (upstream-api.md, Billing rules), but a success answer that broke off
-    // in transit was: it goes in the ledger (with the credits it showed, else the reserved cost),
-    // and the retry buys the record again.
-    const broken = err instanceof MalformedBodyError ? err.brokenSuccess : null;
-    const billed = broken ? (broken.credits ?? reserved) : 0;
-    await sql.begin(async (tx) => {
-      if (billed > 0) {
-        await recordBilling(tx, {
-          cycle,
-          operation: 'enterprise-search',
-          pid: broken?.pid ?? null,
-          keyword: row.keyword,
-          credits: billed,
-          remark: 'the answer broke off in transit after billing; bought again',
-          runId,
-          rawResponseId,
-          billedAt: err.response?.fetchedAt ?? deps.now(),
-        });
-      }
-      await settleCredits(tx, cycle, reserved, billed);
-      await tx`update cycle_fetches set credits_reserved = 0, credits_billed = credits_billed + ${billed}
-               where cycle = ${cycle} and watch_id = ${watchId}`;
-    });
-    const final = err.errorClass === 'permanent' || (lastAttempt && !(err instanceof RateLimitedError));
-    const outcome = err.errorClass === 'budget' ? 'deferred' : final ? 'failed' : 'retrying';
-    const reason =
-      err.errorClass === 'transient' && final
-        ? `gave up after the last attempt: ${err.message}`
-        : err.message;
-    await markFetch(deps, cycle, watchId, outcome, err.code, reason);
-    await sql`update watchlist set last_outcome = ${err.code}, last_error = ${err.message}, last_cycle = ${cycle}
-              where id = ${watchId}`;
-    if (err.errorClass === 'budget') {
-      await pauseCycle(sql, cycle, `insufficient_credits at ${deps.now().toISOString()}: ${err.message}`);
-      await finishRun(sql, runId, { outcome: 'paused', errorCode: err.code, errorMessage: err.message });
-      return { outcome: 'paused', entity, detail: err.message };
-    }
-    await finishRun(sql, runId, {
-      outcome: final ? 'failed' : 'retrying',
-      errorCode: err.code,
-      errorMessage: reason,
-      credits: billed,
-    });
-    throw err;
+    return failed(deps, claim, runId, err, lastAttempt);
   }
 
-  // The answer is bought. A database that drops or refuses connections now must not waste it
-  // (the job's retry would buy it again): landing is tried again here until the database answers,
-  // finishing from what landed when a lost connection had committed it after all.
+  // The answer is bought. It is landed exactly as received and booked first, each commit on its
+  // own: whatever happens after, the purchase is on record and is never made again this cycle.
+  // A database that drops or refuses connections meanwhile is waited for (the job's retry would
+  // buy the answer again), finishing from what landed when a lost connection had committed it.
   const bought = result;
-  const landed = await whileUnreachable(
-    async (retry) => {
-      const before = retry > 0 ? await recoverLanded(deps, cycle, row.keyword) : null;
-      if (before) return before;
-      const ingest = await ingestEnterpriseSuccess(sql, bought, row.keyword, { runId, cycle });
-      return {
-        pid: ingest.pid ?? '',
-        rawResponseId: ingest.rawResponseId,
-        billed: bought.data.metadata.usage?.credits ?? cost,
-        remark: bought.data.metadata.usage?.remark ?? null,
-        billedAt: bought.exchange.fetchedAt,
-        counts: ingest.summary
-          ? { versions: ingest.summary.initial + ingest.summary.changed, changes: ingest.summary.changes }
-          : {},
-      };
-    },
-    {
-      maxMs: LANDING_PATIENCE_MS,
-      onWait: (err, waitMs) =>
-        deps.log.warn(
-          { kind: ENTERPRISE_JOB, jobId, cycle, entity, waitMs, error: (err as Error).message },
-          'database unreachable with a bought answer in hand: waiting for it',
-        ),
-    },
-  );
-  await complete(deps, {
-    cycle,
-    watchId,
-    keyword: row.keyword,
-    previousPid: row.pid,
-    runId,
-    reserved,
-    ...landed,
+  const paid = costOfAnswer(bought.data.metadata.usage, cost);
+  const landed = await patiently(deps, jobId, claim, async (retry) => {
+    const before = retry > 0 ? await bookedAnswer(sql, claim) : null;
+    if (before) return before;
+    const l = await landExchange(sql, bought.exchange, { runId, cycle });
+    await sql.begin((tx) =>
+      settleCall(tx, claim, claim.fence, {
+        credits: paid.credits,
+        remark: paid.remark,
+        pid: bought.data.metadata.content.PID ?? null,
+        rawResponseId: l.id,
+        billedAt: l.landedAt,
+        runId,
+      }),
+    );
+    return { rawResponseId: l.id, landedAt: l.landedAt };
   });
+  const outcome = await useAnswer(deps, claim, runId, { ...landed, result: bought, credits: paid.credits });
+  return { ...outcome, entity, credits: paid.credits };
+}
+
+/** An answer bought and booked, to apply. */
+interface Bought {
+  rawResponseId: number;
+  landedAt: Date;
+  result: UpstreamResult<EnterpriseSuccess>;
+  credits: number;
+}
+
+/**
+ * Applies a booked answer to history and completes the fetch. An answer that cannot be applied
+ * (a value Postgres refuses, a key too long for an index, a list longer than a column counts)
+ * is a permanent failure of the entry for this cycle, with the reason: it was paid for, so it is
+ * not bought again, and its raw answer stays landed.
+ */
+async function useAnswer(
+  deps: JobDeps,
+  claim: Claim,
+  runId: number,
+  b: Bought,
+): Promise<{ outcome: 'succeeded'; counts: Record<string, number> }> {
+  const { sql } = deps;
+  const ctx = { runId, cycle: claim.cycle };
+  let ingest: Awaited<ReturnType<typeof applyEnterpriseAnswer>>;
+  try {
+    ingest = await patiently(deps, `run-${runId}`, claim, () =>
+      applyEnterpriseAnswer(sql, b.result, { id: b.rawResponseId, landedAt: b.landedAt }, claim.keyword, ctx),
+    );
+  } catch (err) {
+    if (isConnectionLoss(err)) throw err;
+    const reason =
+      `billed, landed (raw response ${b.rawResponseId}), not applicable: ${err instanceof Error ? err.message : String(err)}`.slice(
+        0,
+        1000,
+      );
+    await failFetch(sql, claim, {
+      final: true,
+      code: 'unusable_answer',
+      message: reason,
+      entryError: reason,
+    });
+    await finishRun(sql, runId, {
+      outcome: 'failed',
+      errorCode: 'unusable_answer',
+      errorMessage: reason,
+      credits: b.credits,
+    });
+    throw new FinalForCycleError(reason, { cause: err });
+  }
+  const counts: Record<string, number> = ingest.summary
+    ? { versions: ingest.summary.initial + ingest.summary.changed, changes: ingest.summary.changes }
+    : {};
+  await sql.begin(async (tx) => {
+    await completeFetch(tx, claim, {
+      pid: ingest.pid ?? '',
+      rawResponseId: b.rawResponseId,
+      refreshedAt: b.landedAt,
+    });
+    // In the same transaction: a worker dying after this commit must not leave the run "running".
+    await finishRun(tx, runId, { outcome: 'succeeded', credits: b.credits, counts });
+  });
+  return { outcome: 'succeeded', counts };
+}
+
+/** Runs `fn` until the database answers (up to LANDING_PATIENCE_MS), logging each wait. */
+function patiently<T>(
+  deps: JobDeps,
+  jobId: string,
+  claim: Claim,
+  fn: (retry: number) => Promise<T>,
+): Promise<T> {
+  return whileUnreachable(fn, {
+    maxMs: LANDING_PATIENCE_MS,
+    onWait: (err, waitMs) =>
+      deps.log.warn(
+        {
+          kind: ENTERPRISE_JOB,
+          jobId,
+          cycle: claim.cycle,
+          entity: claim.keyword,
+          waitMs,
+          error: (err as Error).message,
+        },
+        'database unreachable with a bought answer in hand: waiting for it',
+      ),
+  });
+}
+
+/** An answer that is not a usable success: land it, book what it may have cost, decide. */
+async function failed(
+  deps: JobDeps,
+  claim: Claim,
+  runId: number,
+  err: UpstreamError,
+  lastAttempt: boolean,
+): Promise<JobReport> {
+  const { sql, config } = deps;
+  const { cycle, keyword } = claim;
+  deps.onUpstreamCall?.('enterprise-search', err.code, err.response?.durationMs ?? 0);
+  const landed = await ingestFailure(sql, err, { runId, cycle });
+  const billing = billingOfFailure(err, config.DAYBOOK_CREDITS_PER_QUERY, landed.id, landed.landedAt, runId);
+  await sql.begin((tx) => settleCall(tx, claim, claim.fence, billing));
+  // An answer the upstream billed is never bought again in the cycle: it is final.
+  const final =
+    err.errorClass === 'permanent' || billing !== null || (lastAttempt && !(err instanceof RateLimitedError));
+  const reason =
+    billing !== null && err.errorClass === 'transient'
+      ? `billed, not usable, not bought again this cycle: ${err.message}`
+      : err.errorClass === 'transient' && final
+        ? `gave up after the last attempt: ${err.message}`
+        : err.message;
+  if (err.errorClass === 'budget') {
+    await setAside(sql, claim, 'deferred', err.code, err.message);
+    await sql`update watchlist set last_outcome = ${err.code}, last_error = ${err.message}, last_cycle = ${cycle}
+              where id = ${claim.watchId}`;
+    await pauseCycle(sql, cycle, `insufficient_credits at ${deps.now().toISOString()}: ${err.message}`);
+    await finishRun(sql, runId, { outcome: 'paused', errorCode: err.code, errorMessage: err.message });
+    return { outcome: 'paused', entity: keyword, detail: err.message };
+  }
+  await failFetch(sql, claim, { final, code: err.code, message: reason, entryError: err.message });
+  await finishRun(sql, runId, {
+    outcome: final ? 'failed' : 'retrying',
+    errorCode: err.code,
+    errorMessage: reason,
+    credits: billing?.credits ?? 0,
+  });
+  // A transient error whose answer was billed is final all the same: no retry buys it again.
+  if (final && err.errorClass === 'transient') throw new FinalForCycleError(reason, { cause: err });
+  throw err;
+}
+
+/**
+ * What a failed call cost. Error answers are not billed (the upstream bills once content is
+ * processed); a success is, whether it broke off in transit or failed validation, at the amount
+ * it stated or the configured cost (src/budget/billing.ts).
+ */
+export function billingOfFailure(
+  err: UpstreamError,
+  configuredCost: number,
+  rawResponseId: number,
+  landedAt: Date,
+  runId: number | null,
+): Billing | null {
+  let usage: unknown;
+  let pid: string | null = null;
+  let note: string;
+  // A success that arrived in part (cut off in transit, by the timeout, or at the size limit).
+  const broken =
+    err instanceof MalformedBodyError || err instanceof RefusedBodyError
+      ? err.brokenSuccess
+      : (err instanceof TimeoutError || err instanceof NetworkError) && err.response?.httpStatus === 200
+        ? brokenSuccessOf(err.response.bodyText)
+        : null;
+  if (broken) {
+    usage = broken.credits === null ? {} : { credits: broken.credits };
+    pid = broken.pid;
+    note =
+      err instanceof BodyTooDeepError
+        ? 'a success nested deeper than daybook reads, billed; not bought again this cycle'
+        : err instanceof BodyTooLargeError
+          ? 'a success larger than daybook reads, cut off after billing; not bought again this cycle'
+          : err instanceof TimeoutError
+            ? 'a success cut off by the timeout after billing; not bought again this cycle'
+            : 'the answer broke off in transit after billing; not bought again this cycle';
+  } else if (err instanceof UnexpectedResponseError && err.response?.bodyText) {
+    let body: unknown;
+    try {
+      body = JSON.parse(err.response.bodyText);
+    } catch {
+      return null;
+    }
+    if (!isBilledSuccess(body)) return null;
+    usage = usageOf(body);
+    const content = (body as { metadata?: { content?: { PID?: unknown } } }).metadata?.content;
+    pid = typeof content?.PID === 'string' && content.PID.trim() !== '' ? content.PID.trim() : null;
+    note = 'a success in an undocumented shape (not applied)';
+  } else {
+    return null;
+  }
+  const paid = costOfAnswer(usage, configuredCost);
   return {
-    outcome: 'succeeded',
-    entity,
-    credits: landed.billed,
-    counts: { changes: landed.counts.changes ?? 0 },
+    credits: paid.credits,
+    remark: paid.remark ? `${note}; ${paid.remark}` : note,
+    pid,
+    rawResponseId,
+    billedAt: landedAt,
+    runId,
   };
 }
 
-interface Completion {
-  cycle: string;
-  watchId: number;
-  keyword: string;
-  previousPid: string | null;
-  runId: number;
-  reserved: number;
-  pid: string;
-  rawResponseId: number;
-  billed: number;
-  remark: string | null;
-  billedAt: Date;
-  counts: Record<string, number>;
+/** The booked answer of this entry's call under the claim's fence, if the booking committed. */
+async function bookedAnswer(
+  sql: JobDeps['sql'],
+  claim: Claim,
+): Promise<{ rawResponseId: number; landedAt: Date } | null> {
+  const [row] = await sql<{ id: string; landed_at: Date }[]>`
+    select r.id, r.landed_at from credit_ledger l join raw_responses r on r.id = l.raw_response_id
+    where l.cycle = ${claim.cycle} and l.watch_id = ${claim.watchId} and l.call_fence = ${claim.fence}`;
+  return row ? { rawResponseId: Number(row.id), landedAt: row.landed_at } : null;
 }
 
-/** Books a successful fetch: ledger, budget, the cycle row, the watch entry, the run. */
-async function complete(deps: JobDeps, c: Completion): Promise<void> {
-  await deps.sql.begin(async (tx) => {
-    if (c.billed > 0) {
-      await recordBilling(tx, {
-        cycle: c.cycle,
-        operation: 'enterprise-search',
-        pid: c.pid,
-        keyword: c.keyword,
-        credits: c.billed,
-        remark: c.remark,
-        runId: c.runId,
-        rawResponseId: c.rawResponseId,
-        billedAt: c.billedAt,
-      });
-    }
-    await settleCredits(tx, c.cycle, c.reserved, c.billed);
-    const [dup] = await tx`select 1 from cycle_fetches where cycle = ${c.cycle} and pid = ${c.pid}
-                           and status = 'succeeded' and watch_id <> ${c.watchId}`;
-    await tx`update cycle_fetches set status = ${dup ? 'duplicate' : 'succeeded'}, pid = ${c.pid},
-               credits_reserved = 0, credits_billed = credits_billed + ${c.billed}, raw_response_id = ${c.rawResponseId},
-               error_code = null, error_message = null, updated_at = now()
-             where cycle = ${c.cycle} and watch_id = ${c.watchId}`;
-    if (c.previousPid !== null && c.previousPid !== c.pid) {
-      // The keyword now names another company: say so rather than mix two histories.
-      await tx`insert into enterprise_observations (pid, kind, cycle, keyword, detail, raw_response_id, observed_at)
-               values (${c.pid}, 'resolution_changed', ${c.cycle}, ${c.keyword},
-                       ${`keyword resolved to ${c.previousPid} before`}, ${c.rawResponseId}, ${c.billedAt})`;
-    }
-    await tx`update watchlist set pid = ${c.pid}, last_refreshed_at = ${c.billedAt}, last_cycle = ${c.cycle},
-               last_outcome = 'success', last_error = null where id = ${c.watchId}`;
-    // In the same transaction: a worker dying after this commit must not leave the run "running"
-    // (the next attempt sees the entry succeeded and skips it without a run of its own).
-    await finishRun(tx, c.runId, { outcome: 'succeeded', credits: c.billed, counts: c.counts });
-  });
-}
-
-async function markFetch(
-  deps: JobDeps,
-  cycle: string,
-  watchId: number,
-  status: string,
-  code: string | null,
-  message: string | null,
-): Promise<void> {
-  await deps.sql`update cycle_fetches set status = ${status}, error_code = ${code}, error_message = ${message},
-                 updated_at = now() where cycle = ${cycle} and watch_id = ${watchId} and status <> 'succeeded'`;
-}
-
-/** A success already landed for this cycle and keyword (a previous attempt died after landing). */
-async function recoverLanded(
-  deps: JobDeps,
-  cycle: string,
-  keyword: string,
-): Promise<Omit<Completion, 'cycle' | 'watchId' | 'keyword' | 'previousPid' | 'runId' | 'reserved'> | null> {
-  const [raw] = await deps.sql<
-    { id: string; params: Record<string, string>; body_json: unknown; fetched_at: Date }[]
-  >`
-    select id, params, body_json, fetched_at from raw_responses
-    where operation = 'enterprise-search' and cycle = ${cycle} and outcome = 'success'
-      and params->>'ent_name' = ${keyword}
-    order by id desc limit 1`;
+/**
+ * A success of this entry already bought in this cycle and not applied: one booked in the ledger
+ * (a holder died, or lost its database, after booking it), or one a holder landed and died
+ * before booking (its call unsettled; booked now, under that call). Null when there is none.
+ */
+async function recoverLanded(deps: JobDeps, claim: Claim): Promise<Bought | null> {
+  const { sql } = deps;
+  const [booked] = await sql<{ id: string; body_json: unknown; landed_at: Date; credits: number }[]>`
+    select r.id, r.body_json, r.landed_at, l.credits from credit_ledger l
+    join raw_responses r on r.id = l.raw_response_id
+    where l.cycle = ${claim.cycle} and l.watch_id = ${claim.watchId} and l.status = 'booked' and r.outcome = 'success'
+    order by l.id desc limit 1`;
+  let raw: { id: string; body_json: unknown; landed_at: Date } | undefined = booked;
+  if (!raw && claim.lapsedCall) {
+    [raw] = await sql<{ id: string; body_json: unknown; landed_at: Date }[]>`
+      select id, body_json, landed_at from raw_responses
+      where operation = 'enterprise-search' and cycle = ${claim.cycle} and outcome = 'success'
+        and params->>'ent_name' = ${claim.keyword} and landed_at >= ${claim.lapsedCall.startedAt}
+      order by id desc limit 1`;
+  }
   if (!raw) return null;
   const parsed = EnterpriseSuccess.safeParse(raw.body_json);
   if (!parsed.success) return null;
-  const normalized = normalizeEnterprise(parsed.data.metadata.content);
+  const paid = costOfAnswer(parsed.data.metadata.usage, deps.config.DAYBOOK_CREDITS_PER_QUERY);
   const rawResponseId = Number(raw.id);
-  // The first attempt may have died before recording the answer's drift; recording is idempotent.
-  await recordDrift(deps.sql, [
-    {
-      rawResponseId,
-      operation: 'enterprise-search',
-      params: raw.params,
-      body: raw.body_json,
-      fetchedAt: raw.fetched_at,
-    },
-  ]);
-  // Applying again is a no-op when the first attempt got that far (same content hash).
-  const summary = await deps.sql.begin((tx) =>
-    applyEnterprises(tx, [{ normalized, fetchedAt: raw.fetched_at, rawResponseId, cycle, keyword }]),
-  );
+  if (!booked && claim.lapsedCall) {
+    const call = claim.lapsedCall.fence;
+    await sql.begin((tx) =>
+      settleCall(tx, claim, call, {
+        credits: paid.credits,
+        remark: paid.remark,
+        pid: parsed.data.metadata.content.PID ?? null,
+        rawResponseId,
+        billedAt: raw.landed_at,
+        runId: null,
+      }),
+    );
+    claim.lapsedCall = null;
+  }
+  const text = JSON.stringify(raw.body_json);
+  // The run that finishes the purchase reports its credits (the one that bought it was cut short).
   return {
-    pid: normalized.pid,
     rawResponseId,
-    billed: parsed.data.metadata.usage?.credits ?? 0,
-    remark: parsed.data.metadata.usage?.remark ?? null,
-    billedAt: raw.fetched_at,
-    counts: { versions: summary.initial + summary.changed, changes: summary.changes },
+    landedAt: raw.landed_at,
+    credits: booked ? booked.credits : paid.credits,
+    result: {
+      data: parsed.data,
+      exchange: {
+        operation: 'enterprise-search',
+        params: { ent_name: claim.keyword },
+        httpStatus: 200,
+        bodyText: text,
+        bodyJson: raw.body_json,
+        durationMs: 0,
+        fetchedAt: raw.landed_at,
+      },
+    },
   };
 }

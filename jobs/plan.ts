@@ -1,7 +1,9 @@
 /**
  * Plan a cycle: decide which watch entries are refreshed in it (priority, then staleness, within
- * the credit budget and the rate window), record the decision in cycle_fetches (the Postgres
- * guard against buying twice), and enqueue one enterprise job per selected entry.
+ * the credit budget and the rate window), record the decision in cycle_fetches (the claims a
+ * buyer takes, src/db/cycle-fetches.ts), and enqueue one enterprise job per selected entry. The
+ * reading and the writing are one transaction under a per-cycle lock, so two plans of a cycle, or
+ * a plan and a `daybook resume`, never interleave; jobs are enqueued once it commits.
  *
  * Only the head of the plan order is read: the entries the cycle can afford, plus a margin for
  * the ones the planner skips (an index scan on watchlist_plan_order_idx), and a count of the
@@ -14,7 +16,8 @@
  */
 import { z } from 'zod';
 import { budgetOf, ensureCycleBudget } from '../src/budget/credits.ts';
-import type { Sql } from '../src/db/connect.ts';
+import { inTransaction, type Sql } from '../src/db/connect.ts';
+import { deferralMessage, fetchesInFlight, recordPlan } from '../src/db/cycle-fetches.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
 import {
   capacityOf,
@@ -40,6 +43,20 @@ export interface CandidateRow {
   added_at: Date;
 }
 
+/** A watch entry as the pure planner takes it. */
+export function candidateOf(c: CandidateRow): WatchCandidate {
+  return {
+    id: Number(c.id),
+    keyword: c.keyword,
+    priority: c.priority,
+    pid: c.pid,
+    lastRefreshedAt: c.last_refreshed_at,
+    lastOutcome: c.last_outcome,
+    lastCycle: c.last_cycle,
+    addedAt: c.added_at,
+  };
+}
+
 export const PLAN_JOB = 'plan';
 
 export const PlanJobData = z.object({
@@ -54,26 +71,38 @@ export function planJobId(cycle: string): string {
 /** What planning needs: no upstream client, no rate limiter. */
 export type PlanDeps = Pick<JobDeps, 'sql' | 'config' | 'log' | 'now' | 'enqueue'>;
 
-/** The text kept with a deferral. */
-export function deferralMessage(reason: string): string {
-  return `deferred by the planner: ${reason.replaceAll('_', ' ')}`;
+export { deferralMessage, recordPlan };
+
+/** The transaction-scoped lock one cycle's planning holds (works through any pooler). */
+async function lockCyclePlan(tx: Sql, cycle: string): Promise<void> {
+  await tx`select pg_advisory_xact_lock(hashtext('daybook:plan'), hashtext(${cycle}))`;
 }
 
-export async function processPlan(deps: PlanDeps, data: PlanJobData, jobId: string): Promise<JobReport> {
+/**
+ * Plans the cycle. `beforePlan` runs first in the plan's transaction, under its lock (a resume
+ * plans its deferred rows again there).
+ */
+export async function processPlan(
+  deps: PlanDeps,
+  data: PlanJobData,
+  jobId: string,
+  beforePlan?: (tx: Sql) => Promise<void>,
+): Promise<JobReport> {
   const { sql } = deps;
   const { cycle } = data;
   const runId = await startRun(sql, { kind: PLAN_JOB, cycle, jobId });
-  const { plan, input } = await decidePlan(deps, cycle);
-  await recordPlan(sql, plan);
-  // Entries already in flight are enqueued again too. Their job keeps running when it exists
-  // (the same job id makes the add a no-op); when it was lost (a Redis that kept nothing across a
-  // restart, a `daybook run` that died), this is what brings them back instead of stranding them.
-  const inFlight = await sql<{ watch_id: string }[]>`
-    select watch_id from cycle_fetches where cycle = ${cycle} and status in ('fetching', 'retrying')`;
-  const enqueued = await deps.enqueue.enterprises(cycle, [
-    ...plan.selected.map((e) => e.id),
-    ...inFlight.map((r) => Number(r.watch_id)),
-  ]);
+  await ensureCycleBudget(sql, cycle, deps.config.DAYBOOK_CREDIT_BUDGET);
+  const { plan, input, inFlight } = await sql.begin(async (tx) => {
+    await lockCyclePlan(tx, cycle);
+    await beforePlan?.(tx);
+    const decision = await decidePlan({ ...deps, sql: tx as unknown as PlanDeps['sql'] }, cycle);
+    await recordPlan(tx, decision.plan);
+    // Entries already in flight are enqueued again too. Their job keeps running when it exists
+    // (the same job id makes the add a no-op); when it was lost (a Redis that kept nothing across a
+    // restart, a `daybook run` that died), this is what brings them back instead of stranding them.
+    return { ...decision, inFlight: await fetchesInFlight(tx, cycle) };
+  });
+  const enqueued = await deps.enqueue.enterprises(cycle, [...plan.selected.map((e) => e.id), ...inFlight]);
   const counts = {
     selected: plan.selected.length,
     inFlight: inFlight.length,
@@ -92,41 +121,6 @@ export async function processPlan(deps: PlanDeps, data: PlanJobData, jobId: stri
   return { outcome: 'succeeded', entity: cycle, counts };
 }
 
-/**
- * Writes the plan's decisions: the selected entries become `planned`; the entries it skipped
- * become `skipped` with the reason; rows an earlier plan of this cycle had planned that this one
- * does not select become `deferred`. Rows already taken by a worker (fetching, retrying,
- * succeeded, duplicate, failed) are left alone. Deferred entries without a row stay without one.
- */
-export async function recordPlan(sql: Sql, plan: Plan): Promise<void> {
-  const { cycle } = plan;
-  const selected = plan.selected.map((e) => e.id);
-  await sql`
-    update cycle_fetches set status = 'deferred', error_code = ${plan.deferReason},
-      error_message = ${deferralMessage(plan.deferReason)}, updated_at = now()
-    where cycle = ${cycle} and status = 'planned' and not (watch_id = any(${selected}::bigint[]))`;
-  if (selected.length > 0) {
-    await sql`
-      insert into cycle_fetches (cycle, watch_id, status)
-      select ${cycle}::date, w, 'planned' from unnest(${selected}::bigint[]) as t(w)
-      on conflict (cycle, watch_id) do update set status = 'planned', error_code = null,
-        error_message = null, updated_at = now()
-      where cycle_fetches.status in ('planned', 'deferred', 'skipped')`;
-  }
-  const skipped = plan.skipped.filter((s) => s.reason !== 'already_fetched_this_cycle');
-  if (skipped.length > 0) {
-    await sql`
-      insert into cycle_fetches (cycle, watch_id, status, error_code, error_message)
-      select ${cycle}::date, w, 'skipped', c, m
-      from unnest(${skipped.map((s) => s.entry.id)}::bigint[], ${skipped.map((s) => s.reason)}::text[],
-                  ${skipped.map((s) => `skipped by the planner: ${s.detail ?? s.reason.replaceAll('_', ' ')}`)}::text[])
-        as t(w, c, m)
-      on conflict (cycle, watch_id) do update set status = 'skipped', error_code = excluded.error_code,
-        error_message = excluded.error_message, updated_at = now()
-      where cycle_fetches.status in ('planned', 'deferred', 'skipped')`;
-  }
-}
-
 export interface PlanDecision {
   input: PlanInput;
   plan: Plan;
@@ -143,7 +137,7 @@ export interface PlanDecision {
  * the capacity is filled or every active entry was read.
  */
 export async function decidePlan(
-  deps: Pick<JobDeps, 'sql' | 'config' | 'now'>,
+  deps: { sql: Sql; config: JobDeps['config']; now: JobDeps['now'] },
   cycle: string,
 ): Promise<PlanDecision> {
   let readMs = 0;
@@ -181,61 +175,55 @@ export function longerHead(read: number, limit: number, selected: number): numbe
  * it, this cycle's settled work, and the credits left. One snapshot.
  */
 export async function readPlanInput(
-  deps: Pick<JobDeps, 'sql' | 'config' | 'now'>,
+  deps: { sql: Sql; config: JobDeps['config']; now: JobDeps['now'] },
   cycle: string,
   head?: number,
 ): Promise<PlanInput> {
   const { sql, config } = deps;
-  await ensureCycleBudget(sql, cycle, config.DAYBOOK_CREDIT_BUDGET);
+  if ('begin' in sql) await ensureCycleBudget(sql, cycle, config.DAYBOOK_CREDIT_BUDGET);
   const now = deps.now();
   const cycleEnd = nextRefresh(cycleStart(cycle)).getTime();
-  return sql.begin('isolation level repeatable read read only', async (tx) => {
-    const budget = await budgetOf(tx, cycle);
-    const limits: PlanLimits = {
-      creditsPerQuery: config.DAYBOOK_CREDITS_PER_QUERY,
-      creditBudget: budget ? Math.max(0, budget.budget - budget.spent - budget.reserved) : 0,
-      rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
-      // A late plan (or a past cycle run by hand) still gets at least an hour of window.
-      windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
-    };
-    const done = await tx<{ watch_id: string; pid: string | null; active: boolean }[]>`
+  // One snapshot: its own read-only transaction, or the plan's (which holds the cycle's lock).
+  return inTransaction(
+    sql,
+    async (tx) => {
+      const budget = await budgetOf(tx, cycle);
+      const limits: PlanLimits = {
+        creditsPerQuery: config.DAYBOOK_CREDITS_PER_QUERY,
+        creditBudget: budget ? Math.max(0, budget.budget - budget.spent - budget.reserved) : 0,
+        rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
+        // A late plan (or a past cycle run by hand) still gets at least an hour of window.
+        windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
+      };
+      const done = await tx<{ watch_id: string; pid: string | null; active: boolean }[]>`
       select f.watch_id, f.pid, w.active from cycle_fetches f join watchlist w on w.id = f.watch_id
       where f.cycle = ${cycle} and f.status in ('succeeded', 'duplicate', 'failed', 'fetching', 'retrying')`;
-    const [active] = await tx<{ n: number }[]>`select count(*)::int as n from watchlist where active`;
-    const total = active?.n ?? 0;
-    const size = Math.min(total, head ?? headSize(capacityOf(limits, total).limit, done.length));
-    // The order of watchlist_plan_order_idx, which makes this an index scan that stops at `size`.
-    const candidates = await tx<
-      CandidateRow[]
-    >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
+      const [active] = await tx<{ n: number }[]>`select count(*)::int as n from watchlist where active`;
+      const total = active?.n ?? 0;
+      const size = Math.min(total, head ?? headSize(capacityOf(limits, total).limit, done.length));
+      // The order of watchlist_plan_order_idx, which makes this an index scan that stops at `size`.
+      const candidates = await tx<
+        CandidateRow[]
+      >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
       from watchlist where active
       order by priority desc, last_refreshed_at asc nulls first, id
       limit ${size}`;
-    const doneWatchIds = new Set(done.map((d) => Number(d.watch_id)));
-    // The active entries after the head that are still to do (done ones are not deferred).
-    const doneActive = done.filter((d) => d.active).length;
-    const doneInHead = candidates.filter((c) => doneWatchIds.has(Number(c.id))).length;
-    const beyond = Math.max(0, total - candidates.length - (doneActive - doneInHead));
-    return {
-      cycle,
-      ...limits,
-      candidates: candidates.map(
-        (c): WatchCandidate => ({
-          id: Number(c.id),
-          keyword: c.keyword,
-          priority: c.priority,
-          pid: c.pid,
-          lastRefreshedAt: c.last_refreshed_at,
-          lastOutcome: c.last_outcome,
-          lastCycle: c.last_cycle,
-          addedAt: c.added_at,
-        }),
-      ),
-      beyond,
-      doneWatchIds,
-      donePids: new Set(done.flatMap((d) => (d.pid ? [d.pid] : []))),
-    };
-  });
+      const doneWatchIds = new Set(done.map((d) => Number(d.watch_id)));
+      // The active entries after the head that are still to do (done ones are not deferred).
+      const doneActive = done.filter((d) => d.active).length;
+      const doneInHead = candidates.filter((c) => doneWatchIds.has(Number(c.id))).length;
+      const beyond = Math.max(0, total - candidates.length - (doneActive - doneInHead));
+      return {
+        cycle,
+        ...limits,
+        candidates: candidates.map(candidateOf),
+        beyond,
+        doneWatchIds,
+        donePids: new Set(done.flatMap((d) => (d.pid ? [d.pid] : []))),
+      };
+    },
+    'isolation level repeatable read read only',
+  );
 }
 
 export interface DeferredEntries {

@@ -1,8 +1,10 @@
 /** Pull one day's product trending list: fetch (configured limit, at most 20), land, normalize, snapshot. */
 import { z } from 'zod';
 import { acquire } from '../src/budget/limiter.ts';
-import { finishRun, startRun } from '../src/db/runs.ts';
-import { ingestFailure, ingestProductList } from '../src/history/ingest.ts';
+import { isConnectionLoss } from '../src/db/outage.ts';
+import { databaseNow, finishRun, startRun } from '../src/db/runs.ts';
+import { applyProductListAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
+import { FinalForCycleError } from '../src/runtime/boundary.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
 import { addDays, cycleOf, isCalendarDate } from '../src/time/cycles.ts';
 import { RateLimitedError, UpstreamError } from '../src/upstream/errors.ts';
@@ -17,6 +19,11 @@ export const ProductsJobData = z.object({
    */
   pull: z.string().regex(/^(d\d{1,2}|backfill)$/),
   limit: z.number().int().min(1).max(20),
+  /**
+   * The enterprise cycle the pull belongs to (its tick's, or the run's). Absent (a backfill, a
+   * `products get`), it is the cycle of the database's clock, never of the machine's.
+   */
+  cycle: z.string().refine(isCalendarDate, 'cycle must be a real calendar date YYYY-MM-DD').optional(),
 });
 export type ProductsJobData = z.infer<typeof ProductsJobData>;
 
@@ -41,13 +48,28 @@ export async function processProducts(
   lastAttempt = false,
 ): Promise<JobReport> {
   const { sql } = deps;
-  const cycle = cycleOf(deps.now());
+  const cycle = data.cycle ?? cycleOf(await databaseNow(sql));
   const runId = await startRun(sql, { kind: PRODUCTS_JOB, listDate: data.date, entity: data.pull, jobId });
   await acquire(deps.limiter, 'product-listing');
   try {
     const result = await deps.client.listProducts(data.date, data.limit);
     deps.onUpstreamCall?.('product-listing', 'success', result.exchange.durationMs);
-    const { summary } = await ingestProductList(sql, result, data.date, { runId, cycle });
+    const landed = await landExchange(sql, result.exchange, { runId, cycle });
+    let summary: Awaited<ReturnType<typeof applyProductListAnswer>>['summary'];
+    try {
+      ({ summary } = await applyProductListAnswer(sql, result, data.date, landed));
+    } catch (err) {
+      if (isConnectionLoss(err)) throw err;
+      // A list daybook cannot store (a value Postgres refuses): landed as received, reported,
+      // and not pulled again by a retry, which would only meet it again.
+      const reason =
+        `landed (raw response ${landed.id}), not applicable: ${err instanceof Error ? err.message : String(err)}`.slice(
+          0,
+          1000,
+        );
+      await finishRun(sql, runId, { outcome: 'failed', errorCode: 'unusable_answer', errorMessage: reason });
+      throw new FinalForCycleError(reason, { cause: err });
+    }
     const counts = {
       products: summary.products,
       newVersions: summary.initial + summary.changed,

@@ -41,7 +41,10 @@ export async function reserveCredits(sql: Sql, cycle: string, credits: number): 
   };
 }
 
-/** Settles a reservation with what the upstream billed (0 releases it). */
+/**
+ * Settles a reservation with what the upstream billed (0 releases it). `billed` may be negative:
+ * a call presumed spent whose answer showed it cost less.
+ */
 export async function settleCredits(
   sql: Sql,
   cycle: string,
@@ -96,26 +99,4 @@ export async function budgetOf(sql: Sql, cycle: string): Promise<BudgetState | n
         pausedReason: b.paused_reason,
       }
     : null;
-}
-
-/** Records one billed call in the ledger (idempotent per raw response). */
-export async function recordBilling(
-  sql: Sql,
-  entry: {
-    cycle: string;
-    operation: string;
-    pid: string | null;
-    keyword: string | null;
-    credits: number;
-    remark: string | null;
-    runId: number | null;
-    rawResponseId: number;
-    billedAt: Date;
-  },
-): Promise<void> {
-  await sql`
-    insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id, billed_at)
-    values (${entry.cycle}, ${entry.operation}, ${entry.pid}, ${entry.keyword}, ${entry.credits}, ${entry.remark},
-            ${entry.runId}, ${entry.rawResponseId}, ${entry.billedAt})
-    on conflict (raw_response_id) do nothing`;
 }

@@ -1,14 +1,16 @@
 /**
- * Rate limiting of upstream calls. The upstream may count with a sliding 60-second window, so
- * daybook does too: a log of admitted call times, a safety margin added to the window (a call
- * admitted here reaches the upstream a little later), and a minimum gap between starts so calls
- * are spread over the window rather than sent in bursts. Two implementations share the maths:
- * one in Redis (a Lua script; every worker on every machine shares it) and one in-process (for
- * the inline runner). When the upstream refuses anyway (429), `block` stops everyone for the
- * time it asked.
+ * Rate limiting of upstream calls, shared by every daybook process on one database: workers,
+ * `daybook run`, backfills, `products get`, `resume --inline`, on any number of machines. The
+ * upstream may count with a sliding 60-second window, so daybook does too: the start times of the
+ * calls admitted (by the database's clock, so no machine's clock matters), a safety margin added
+ * to the window (a call admitted here reaches the upstream a little later), and a minimum gap
+ * between starts so calls are spread over the window rather than sent in bursts. It lives in
+ * Postgres (a row per operation in `rate_limits`, changed under its lock by the function
+ * `daybook_rate_admit`) because the database is the one thing every mode shares, the embedded one
+ * included; it works through PgBouncer in transaction mode. When the upstream refuses anyway
+ * (429), `block` stops everyone for the time it asked and counts the refusal.
  */
-import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Sql } from '../db/connect.ts';
 
 export type LimitedOperation = 'enterprise-search' | 'product-listing';
 
@@ -34,8 +36,13 @@ export function minGapMs(rule: RateRule): number {
 export interface RateLimiter {
   /** Admits one call now (returns 0) or says how many ms to wait before asking again. */
   tryAcquire(op: LimitedOperation): Promise<number>;
-  /** Blocks `op` for everyone for `ms` (the upstream said rate_limit_exceeded). */
-  block(op: LimitedOperation, ms: number): Promise<void>;
+  /**
+   * Blocks `op` for everyone for `ms` (the upstream said rate_limit_exceeded); returns how many
+   * refusals in a row every process has now seen.
+   */
+  block(op: LimitedOperation, ms: number): Promise<number>;
+  /** The upstream answered a call of `op` without refusing it: the refusals in a row end. */
+  answered(op: LimitedOperation): Promise<void>;
 }
 
 /** Waits until admitted. Returns the total time waited. */
@@ -54,99 +61,44 @@ export async function acquire(
   }
 }
 
-const SCRIPT = `
-local blocked = redis.call('PTTL', KEYS[2])
-if blocked > 0 then return blocked end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local gap = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local count = redis.call('ZCARD', KEYS[1])
-if count >= limit then
-  local oldest = redis.call('ZRANGE', KEYS[1], count - limit, count - limit, 'WITHSCORES')
-  return math.max(1, tonumber(oldest[2]) + window - now + 1)
-end
-if gap > 0 and count > 0 then
-  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  local next = tonumber(last[2]) + gap
-  if next > now then return next - now end
-end
-redis.call('ZADD', KEYS[1], now, ARGV[4])
-redis.call('PEXPIRE', KEYS[1], window * 2)
-return 0
-`;
-
-/** The global limiter: one sorted set per operation in Redis, shared by every worker. */
-export class RedisRateLimiter implements RateLimiter {
-  private readonly redis: Redis;
-  private readonly prefix: string;
+/** The limiter in Postgres: every process on the database shares it. */
+export class DatabaseRateLimiter implements RateLimiter {
+  private readonly sql: Sql;
   private readonly rules: Record<LimitedOperation, RateRule>;
+  /** Whether a refusal may be counted (skips a write per answer while there is none). */
+  private readonly refused: Record<LimitedOperation, boolean> = {
+    'enterprise-search': true,
+    'product-listing': true,
+  };
 
-  constructor(redis: Redis, prefix: string, rules: Record<LimitedOperation, RateRule>) {
-    this.redis = redis;
-    this.prefix = prefix;
+  constructor(sql: Sql, rules: Record<LimitedOperation, RateRule>) {
+    this.sql = sql;
     this.rules = rules;
   }
 
   async tryAcquire(op: LimitedOperation): Promise<number> {
     const rule = this.rules[op];
-    const result = await this.redis.eval(
-      SCRIPT,
-      2,
-      `${this.prefix}:rate:${op}:log`,
-      `${this.prefix}:rate:${op}:blocked`,
-      rule.limit,
-      rule.windowMs + rule.marginMs,
-      minGapMs(rule),
-      randomUUID(),
-    );
-    return Number(result);
+    const [row] = await this.sql<{ wait: number }[]>`
+      select daybook_rate_admit(${op}, ${rule.limit}, ${rule.windowMs + rule.marginMs}, ${minGapMs(rule)}) as wait`;
+    return Number(row?.wait ?? 0);
   }
 
-  async block(op: LimitedOperation, ms: number): Promise<void> {
-    if (ms <= 0) return;
-    // Keep the longer of an existing block and this one.
-    const key = `${this.prefix}:rate:${op}:blocked`;
-    const ttl = await this.redis.pttl(key);
-    if (ttl < ms) await this.redis.set(key, '1', 'PX', Math.ceil(ms));
-  }
-}
-
-/** The same rule in-process, for the inline runner. */
-export class LocalRateLimiter implements RateLimiter {
-  private readonly rules: Record<LimitedOperation, RateRule>;
-  private readonly log: Record<LimitedOperation, number[]> = {
-    'enterprise-search': [],
-    'product-listing': [],
-  };
-  private readonly blockedUntil: Record<LimitedOperation, number> = {
-    'enterprise-search': 0,
-    'product-listing': 0,
-  };
-
-  constructor(rules: Record<LimitedOperation, RateRule>) {
-    this.rules = rules;
+  async block(op: LimitedOperation, ms: number): Promise<number> {
+    this.refused[op] = true;
+    const [row] = await this.sql<{ refusals: number }[]>`
+      insert into rate_limits (operation, blocked_until, refusals)
+      values (${op}, clock_timestamp() + ${Math.max(0, Math.ceil(ms))} * interval '1 millisecond', 1)
+      on conflict (operation) do update set
+        blocked_until = greatest(coalesce(rate_limits.blocked_until, '-infinity'), excluded.blocked_until),
+        refusals = rate_limits.refusals + 1
+      returning refusals`;
+    return row?.refusals ?? 1;
   }
 
-  async tryAcquire(op: LimitedOperation): Promise<number> {
-    const now = Date.now();
-    if (this.blockedUntil[op] > now) return this.blockedUntil[op] - now;
-    const rule = this.rules[op];
-    const window = rule.windowMs + rule.marginMs;
-    const times = this.log[op];
-    while (times.length > 0 && (times[0] as number) <= now - window) times.shift();
-    if (times.length >= rule.limit)
-      return Math.max(1, (times[times.length - rule.limit] as number) + window - now + 1);
-    const last = times[times.length - 1];
-    const gap = minGapMs(rule);
-    if (last !== undefined && last + gap > now) return last + gap - now;
-    times.push(now);
-    return 0;
-  }
-
-  async block(op: LimitedOperation, ms: number): Promise<void> {
-    this.blockedUntil[op] = Math.max(this.blockedUntil[op], Date.now() + ms);
+  async answered(op: LimitedOperation): Promise<void> {
+    // Another process may have counted refusals; this one looks once, then after its own refusals.
+    if (!this.refused[op]) return;
+    this.refused[op] = false;
+    await this.sql`update rate_limits set refusals = 0 where operation = ${op} and refusals > 0`;
   }
 }

@@ -1,7 +1,7 @@
 /** Builds what the pipeline commands need from the configuration: client, limiter, logger. */
 
 import type postgres from 'postgres';
-import { LocalRateLimiter, perMinute, type RateLimiter, RedisRateLimiter } from '../budget/limiter.ts';
+import { DatabaseRateLimiter, perMinute, type RateLimiter } from '../budget/limiter.ts';
 import type { Config } from '../config/config.ts';
 import type { JobDeps } from '../runtime/deps.ts';
 import { createLogger, type Logger } from '../runtime/log.ts';
@@ -34,6 +34,7 @@ export function clientFor(config: Config): UpstreamClient {
     baseUrl: config.DAYBOOK_API_BASE_URL,
     apiKey: config.DAYBOOK_API_KEY,
     timeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS,
+    maxBodyBytes: config.DAYBOOK_MAX_BODY_BYTES,
   });
 }
 
@@ -44,8 +45,9 @@ export function rateRules(config: Config) {
   } as const;
 }
 
-export function localLimiter(config: Config): RateLimiter {
-  return new LocalRateLimiter(rateRules(config));
+/** The rate limiter every daybook process on the database shares, whatever its mode. */
+export function limiterFor(config: Config, sql: postgres.Sql): RateLimiter {
+  return new DatabaseRateLimiter(sql, rateRules(config));
 }
 
 /** The long-lived connection of workers and schedulers: it reconnects for as long as it takes. */
@@ -91,7 +93,7 @@ export async function oneShotRedis(config: Config) {
   return redis;
 }
 
-/** Job dependencies for a one-shot product command in this process: a local limiter, no queue. */
+/** Job dependencies for a one-shot product command in this process: the shared limiter, no queue. */
 export function productCommandDeps(
   config: Config,
   client: UpstreamClient,
@@ -101,15 +103,11 @@ export function productCommandDeps(
   return {
     sql,
     client,
-    limiter: localLimiter(config),
+    limiter: limiterFor(config, sql),
     config,
     log,
     now: () => new Date(),
     // Product jobs enqueue nothing.
     enqueue: { enterprises: async () => 0 },
   };
-}
-
-export function redisLimiter(config: Config, redis: ReturnType<typeof redisFor>): RateLimiter {
-  return new RedisRateLimiter(redis, config.DAYBOOK_REDIS_PREFIX, rateRules(config));
 }

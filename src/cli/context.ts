@@ -29,6 +29,8 @@ export interface Store {
   sql: postgres.Sql;
   url: string;
   embedded: boolean;
+  /** Migrations applied when it was opened. */
+  migrated: number;
   close(): Promise<void>;
 }
 
@@ -41,9 +43,12 @@ export async function openStore(
   options: { max?: number; quiet?: boolean } = {},
 ): Promise<Store> {
   if (config.DATABASE_URL) {
-    await migrateDatabase(config.DATABASE_URL);
-    const db = openDatabase(config.DATABASE_URL, { max: options.max ?? 5 });
-    return { sql: db.sql, url: config.DATABASE_URL, embedded: false, close: db.close };
+    const migrated = await migrateDatabase(config.DATABASE_URL);
+    const db = openDatabase(config.DATABASE_URL, {
+      max: options.max ?? 5,
+      prepare: config.DAYBOOK_DB_PREPARE,
+    });
+    return { sql: db.sql, url: config.DATABASE_URL, embedded: false, migrated, close: db.close };
   }
   if (!options.quiet) {
     process.stderr.write(
@@ -53,8 +58,9 @@ export async function openStore(
   // PGlite is loaded only when it is used: queue-mode processes never pay for it.
   const { startEmbedded } = await import('../db/embedded.ts');
   const embedded = await startEmbedded(config.DAYBOOK_DATA_DIR);
+  let migrated: number;
   try {
-    await migrateDatabase(embedded.url);
+    migrated = await migrateDatabase(embedded.url);
   } catch (err) {
     await embedded.close();
     throw err;
@@ -65,6 +71,7 @@ export async function openStore(
     sql: db.sql,
     url: embedded.url,
     embedded: true,
+    migrated,
     close: async () => {
       await db.close();
       await embedded.close();

@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { Command } from 'commander';
 import { scheduledPulls } from '../../jobs/products.ts';
-import { LocalRateLimiter, perMinute } from '../budget/limiter.ts';
+import { DatabaseRateLimiter, perMinute } from '../budget/limiter.ts';
 import { runInline } from '../runtime/inline.ts';
 import { defaultSimOptions, SANDBOX_KEY } from '../sim/options.ts';
 import { addDays, cycleStart, pacificDate } from '../time/cycles.ts';
@@ -82,7 +82,7 @@ export function demoCommand(): Command {
           apiKey: SANDBOX_KEY,
           now: () => sim.sim.now(),
         });
-        const limiter = new LocalRateLimiter({
+        const limiter = new DatabaseRateLimiter(store.sql, {
           'enterprise-search': perMinute(DEMO_RATE),
           'product-listing': perMinute(DEMO_RATE),
         });

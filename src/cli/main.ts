@@ -4,7 +4,11 @@
  */
 import { CommanderError } from 'commander';
 import { buildProgram } from './program.ts';
+import { forTerminal } from './terminal.ts';
 import { UsageError } from './usage.ts';
+
+/** A message for the terminal: data it quotes (a value, an upstream error) cannot drive it. */
+const say = (message: string) => message.split('\n').map(forTerminal).join('\n');
 
 async function main(argv: string[]): Promise<number> {
   try {
@@ -17,13 +21,21 @@ async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : 2;
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`daybook: ${err.message}\n`);
+      process.stderr.write(`daybook: ${say(err.message)}\n`);
       return 2;
     }
-    process.stderr.write(`daybook: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`daybook: ${say(err instanceof Error ? err.message : String(err))}\n`);
     if (process.env.DAYBOOK_DEBUG) process.stderr.write(`${err instanceof Error ? err.stack : ''}\n`);
     return 1;
   }
+}
+
+// A reader that stops early (`daybook sql … | head`) closes the pipe: that is not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
 }
 
 process.exitCode = await main(process.argv);

@@ -4,7 +4,9 @@ import { Command, InvalidArgumentError } from 'commander';
 import { processPlan } from '../../jobs/plan.ts';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { budgetOf, resumeCycle } from '../budget/credits.ts';
+import type { Sql } from '../db/connect.ts';
 import { openDatabase } from '../db/connect.ts';
+import { replanDeferred } from '../db/cycle-fetches.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import { isConnectionLoss } from '../db/outage.ts';
 import { limitHeapGrowth } from '../runtime/heap.ts';
@@ -14,17 +16,10 @@ import { startScheduler } from '../runtime/scheduler.ts';
 import { Closer, untilSignal } from '../runtime/shutdown.ts';
 import { startWorkers } from '../runtime/worker.ts';
 import { addDays, cycleOf, daysBetween, isCalendarDate } from '../time/cycles.ts';
-import {
-  clientFor,
-  localLimiter,
-  loggerFor,
-  oneShotRedis,
-  productCommandDeps,
-  redisFor,
-  redisLimiter,
-} from './assemble.ts';
+import { clientFor, limiterFor, loggerFor, oneShotRedis, productCommandDeps, redisFor } from './assemble.ts';
 import { configOrExit, openStore, sharedDatabaseUrl } from './context.ts';
 import { productsGetCommand } from './products-get.ts';
+import { forTerminal } from './terminal.ts';
 import { choiceArg, intArg, UsageError } from './usage.ts';
 
 export function dateArg(what: string) {
@@ -73,7 +68,10 @@ export function workerCommand(): Command {
       });
       const closer = new Closer();
       await migrateDatabase(url);
-      const db = openDatabase(url, { max: (opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY) + 3 });
+      const db = openDatabase(url, {
+        max: (opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY) + 3,
+        prepare: config.DAYBOOK_DB_PREPARE,
+      });
       closer.add('database', db.close);
       const redis = redisFor(config);
       closer.add('redis', async () => void (await redis.quit()));
@@ -83,7 +81,7 @@ export function workerCommand(): Command {
         {
           sql: db.sql,
           client,
-          limiter: redisLimiter(config, redis),
+          limiter: limiterFor(config, db.sql),
           config,
           log,
           enqueue: queues,
@@ -165,7 +163,7 @@ export function runCommand(): Command {
       try {
         const cycle = opts.cycle ?? cycleOf(new Date());
         const summary = await runInline(
-          { sql: db.sql, client, limiter: localLimiter(config), config, log, now: () => new Date() },
+          { sql: db.sql, client, limiter: limiterFor(config, db.sql), config, log, now: () => new Date() },
           {
             cycle,
             concurrency: config.DAYBOOK_WORKER_CONCURRENCY,
@@ -182,12 +180,12 @@ export function runCommand(): Command {
           process.stdout.write(
             `cycle ${cycle}: products ${summary.productPulls.map((p) => `${p.date} ${p.outcome}`).join(', ') || 'skipped'}; enterprises ${e}` +
               (budget
-                ? `; credits ${budget.spent}/${budget.budget}${budget.pausedAt ? ` (paused: ${budget.pausedReason})` : ''}`
+                ? `; credits ${budget.spent}/${budget.budget}${budget.pausedAt ? ` (paused: ${forTerminal(String(budget.pausedReason))})` : ''}`
                 : '') +
               '\n',
           );
           for (const f of summary.failures)
-            process.stdout.write(`  failed: watch entry ${f.entity}: ${f.error}\n`);
+            process.stdout.write(`  failed: watch entry ${forTerminal(f.entity)}: ${forTerminal(f.error)}\n`);
         }
         if (summary.failures.length > 0 || summary.productPulls.some((p) => p.outcome === 'failed'))
           process.exitCode = 1;
@@ -218,25 +216,31 @@ export function resumeCommand(): Command {
         if (!(await resumeCycle(db.sql, cycle, opts.addBudget))) {
           throw new UsageError(`cycle ${cycle} has no budget yet: nothing was planned for it`);
         }
-        // Entries deferred with a row (by a worker refused credits, or a re-plan) are planned again;
-        // their jobs ran already, so they are enqueued under new ids (a resume round). The plan
-        // then decides over these and the entries it deferred without a row, within the budget.
-        const deferred = await db.sql<{ watch_id: string }[]>`
-          update cycle_fetches set status = 'planned', error_code = null, error_message = null
-          where cycle = ${cycle} and status = 'deferred' returning watch_id`;
-        const again = new Set(deferred.map((d) => Number(d.watch_id)));
+        // Entries deferred with a row (by a worker refused credits, or a re-plan) are planned again,
+        // in the plan's own transaction under its lock; their jobs ran already, so they are
+        // enqueued under new ids (a resume round). The plan then decides over these and the
+        // entries it deferred without a row, within the budget.
+        let again = new Set<number>();
+        const replan = async (tx: Sql) => {
+          again = new Set(await replanDeferred(tx, cycle));
+        };
         if (opts.inline) {
           const log = loggerFor(config);
           const summary = await runInline(
             {
               sql: db.sql,
               client: clientFor(config),
-              limiter: localLimiter(config),
+              limiter: limiterFor(config, db.sql),
               config,
               log,
               now: () => new Date(),
             },
-            { cycle, only: 'enterprises', concurrency: config.DAYBOOK_WORKER_CONCURRENCY },
+            {
+              cycle,
+              only: 'enterprises',
+              concurrency: config.DAYBOOK_WORKER_CONCURRENCY,
+              beforePlan: replan,
+            },
           );
           process.stdout.write(`cycle ${cycle} resumed inline: ${JSON.stringify(summary.enterprises)}\n`);
         } else {
@@ -267,6 +271,7 @@ export function resumeCommand(): Command {
               },
               { cycle },
               `resume-${cycle}-r${round}`,
+              replan,
             );
           } finally {
             await queues.close();
@@ -323,7 +328,6 @@ export function productsCommand(): Command {
           })
         : null;
       bar?.start(todo.length, 0, { date: '' });
-      const refusals = { count: 0 };
       const result = {
         requested: dates.length,
         skipped: dates.length - todo.length,
@@ -343,7 +347,6 @@ export function productsCommand(): Command {
             `backfill ${date}`,
             (last) => processProducts(deps, data, `backfill-${date}`, last),
             realSleep,
-            refusals,
           );
           if (r.outcome === 'failed') result.failed.push(`${date}: ${r.detail ?? 'failed'}`);
           else result.pulled++;
@@ -359,7 +362,7 @@ export function productsCommand(): Command {
         process.stdout.write(
           `backfill ${opts.from}..${opts.to}: ${result.pulled} pulled, ${result.skipped} already landed, ${result.failed.length} failed\n`,
         );
-        for (const f of result.failed) process.stdout.write(`  failed ${f}\n`);
+        for (const f of result.failed) process.stdout.write(`  failed ${forTerminal(f)}\n`);
       }
       if (result.failed.length > 0) process.exitCode = 1;
     });
@@ -419,7 +422,7 @@ export function serveCommand(): Command {
       const log = loggerFor(config);
       const closer = new Closer();
       await migrateDatabase(url);
-      const db = openDatabase(url, { max: 3 });
+      const db = openDatabase(url, { max: 3, prepare: config.DAYBOOK_DB_PREPARE });
       closer.add('database', db.close);
       const redis = redisFor(config);
       closer.add('redis', async () => void (await redis.quit()));
@@ -433,6 +436,7 @@ export function serveCommand(): Command {
           host: opts.host,
           port: opts.port,
           token: config.DAYBOOK_ADMIN_TOKEN ?? null,
+          allowedHosts: config.DAYBOOK_ADMIN_HOSTS ?? [],
         });
         closer.add('admin server', admin.close);
         log.info({ url: admin.url }, `admin server on ${admin.url} (/queues, /metrics, /healthz)`);

@@ -7,7 +7,7 @@
 import { Command } from 'commander';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { acquire } from '../budget/limiter.ts';
-import { finishRun, startRun } from '../db/runs.ts';
+import { databaseNow, finishRun, startRun } from '../db/runs.ts';
 import { ingestFailure, ingestProductDetail } from '../history/ingest.ts';
 import { realSleep, withRetries } from '../runtime/inline.ts';
 import { cycleOf } from '../time/cycles.ts';
@@ -16,6 +16,7 @@ import { checkProductName } from '../upstream/params.ts';
 import { clientFor, loggerFor, productCommandDeps } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { dateArg } from './pipeline.ts';
+import { forTerminal } from './terminal.ts';
 import { intArg, UsageError } from './usage.ts';
 
 export const PRODUCT_DETAIL_RUN = 'product-detail';
@@ -93,7 +94,6 @@ export function productsGetCommand(): Command {
             `products ${query.date}`,
             () => processProducts(deps, data, `get-${query.date}`),
             realSleep,
-            { count: 0 },
           );
           result = { query, ...r };
         } else {
@@ -102,7 +102,7 @@ export function productsGetCommand(): Command {
             'product-listing',
             `product ${query.name}`,
             async () => {
-              const cycle = cycleOf(deps.now());
+              const cycle = cycleOf(await databaseNow(db.sql));
               const runId = await startRun(db.sql, { kind: PRODUCT_DETAIL_RUN, entity: query.name });
               await acquire(deps.limiter, 'product-listing');
               try {
@@ -126,7 +126,6 @@ export function productsGetCommand(): Command {
               }
             },
             realSleep,
-            { count: 0 },
           );
           result = { query, ...r };
         }
@@ -134,7 +133,9 @@ export function productsGetCommand(): Command {
         else {
           const what = 'date' in query ? `list ${query.date}` : `product "${query.name}"`;
           process.stdout.write(
-            `${what}: ${result.outcome}${result.detail ? ` (${result.detail})` : ''}${result.counts ? ` ${JSON.stringify(result.counts)}` : ''}\n`,
+            `${forTerminal(
+              `${what}: ${result.outcome}${result.detail ? ` (${result.detail})` : ''}${result.counts ? ` ${JSON.stringify(result.counts)}` : ''}`,
+            )}\n`,
           );
         }
         if (result.outcome === 'failed') process.exitCode = 1;

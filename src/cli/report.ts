@@ -8,49 +8,67 @@ import { cycleOf } from '../time/cycles.ts';
 import { redisFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { dateArg } from './pipeline.ts';
-import { choiceArg, intArg } from './usage.ts';
+import { forTerminal } from './terminal.ts';
+import { choiceArg, intArg, UsageError } from './usage.ts';
 
-/** Prints rows as an aligned text table. */
+/** Columns a terminal gives a character: 2 for East Asian wide and fullwidth ones and emoji, else 1. */
+function charWidth(ch: string): number {
+  return /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f680}-\u{1f6ff}\u{1f900}-\u{1f9ff}\u{1fa70}-\u{1faff}\u{20000}-\u{3fffd}]/u.test(
+    ch,
+  )
+    ? 2
+    : 1;
+}
+
+function textWidth(s: string): number {
+  let w = 0;
+  for (const ch of s) w += charWidth(ch);
+  return w;
+}
+
+/**
+ * Prints rows as an aligned text table. Every cell and header goes through forTerminal (control
+ * characters, tab and newline among them, shown as inert escapes), and the widths are those of
+ * the escaped text.
+ */
 export function formatTable(rows: readonly Record<string, unknown>[], columns?: string[]): string {
   if (rows.length === 0) return '(no rows)\n';
   const cols = columns ?? Object.keys(rows[0] as object);
   const cell = (v: unknown) =>
-    v === null || v === undefined
-      ? ''
-      : v instanceof Date
-        ? v.toISOString()
-        : typeof v === 'object'
-          ? JSON.stringify(v)
-          : String(v).replace(/\s+/g, ' ');
+    forTerminal(
+      v === null || v === undefined
+        ? ''
+        : v instanceof Date
+          ? v.toISOString()
+          : typeof v === 'object'
+            ? JSON.stringify(v)
+            : String(v),
+    ).replace(/\s+/g, ' ');
+  const headers = cols.map((c) => forTerminal(c).replace(/\s+/g, ' '));
   const text = rows.map((r) => cols.map((c) => cell(r[c])));
-  const width = (s: string) =>
-    [...s].reduce(
-      (w, ch) =>
-        w +
-        (/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(
-          ch,
-        )
-          ? 2
-          : 1),
-      0,
-    );
-  const widths = cols.map((c, i) =>
-    Math.min(60, Math.max(width(c), ...text.map((t) => width(t[i] as string)))),
+  const widths = headers.map((h, i) =>
+    Math.min(60, Math.max(textWidth(h), ...text.map((t) => textWidth(t[i] as string)))),
   );
   const pad = (s: string, w: number) => {
+    const sw = textWidth(s);
+    if (sw <= w) return s + ' '.repeat(w - sw);
+    // Cut whole characters to leave a column for the ellipsis, then pad what a wide one left.
     let out = '';
+    let ow = 0;
     for (const ch of s) {
-      if (width(out + ch) > w) return `${out.slice(0, -1)}…`;
+      const cw = charWidth(ch);
+      if (ow + cw > w - 1) break;
       out += ch;
+      ow += cw;
     }
-    return out + ' '.repeat(w - width(out));
+    return `${out}…${' '.repeat(w - 1 - ow)}`;
   };
   const line = (vals: string[]) =>
     vals
       .map((v, i) => pad(v, widths[i] as number))
       .join('  ')
       .trimEnd();
-  return `${[line(cols), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n')}\n`;
+  return `${[line(headers), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n')}\n`;
 }
 
 export function statusCommand(): Command {
@@ -69,6 +87,10 @@ export function statusCommand(): Command {
         const progress = await db.sql<{ status: string; n: number }[]>`
           select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status order by status`;
         const budget = await budgetOf(db.sql, cycle);
+        // Credits of calls cut off before their answer (a process died): counted as spent.
+        const [presumed] = await db.sql<{ credits: number }[]>`
+          select coalesce(sum(credits), 0)::int as credits from credit_ledger
+          where cycle = ${cycle} and status = 'presumed'`;
         // Deferred entries: rows, and the active entries the cycle's plan did not reach (no row).
         const deferred = await deferredEntries(db.sql, cycle, 20);
         const byStatus = new Map(progress.map((p) => [p.status, p.n]));
@@ -131,7 +153,7 @@ export function statusCommand(): Command {
           cycle,
           watchlist: watch[0],
           progress: Object.fromEntries([...byStatus].sort(([a], [b]) => a.localeCompare(b))),
-          credits: budget,
+          credits: budget ? { ...budget, presumed: presumed?.credits ?? 0 } : null,
           deferred: deferred.first.map(({ watch_id: _w, ...rest }) => rest),
           deferredCount: deferred.total,
           deferredByReason: deferred.byReason,
@@ -155,13 +177,13 @@ export function statusCommand(): Command {
           `  progress: ${
             [...byStatus]
               .sort(([a], [b]) => a.localeCompare(b))
-              .map(([status, n]) => `${n} ${status}`)
+              .map(([status, n]) => `${n} ${forTerminal(status)}`)
               .join(', ') || 'nothing planned yet'
           }`,
         );
         if (budget) {
           out.push(
-            `  credits: ${budget.spent} spent + ${budget.reserved} reserved of ${budget.budget}${budget.pausedAt ? `; PAUSED: ${budget.pausedReason} (daybook resume)` : ''}`,
+            `  credits: ${budget.spent} spent${presumed?.credits ? ` (${presumed.credits} presumed: calls cut off before their answer)` : ''} + ${budget.reserved} reserved of ${budget.budget}${budget.pausedAt ? `; PAUSED: ${forTerminal(String(budget.pausedReason))} (daybook resume)` : ''}`,
           );
         }
         if (queues) {
@@ -173,11 +195,11 @@ export function statusCommand(): Command {
               )
               .join('; ')}`,
           );
-        } else if (queueError) out.push(`  queues: unavailable (${queueError})`);
+        } else if (queueError) out.push(`  queues: unavailable (${forTerminal(queueError)})`);
         process.stdout.write(`${out.join('\n')}\n`);
         if (deferred.total > 0) {
           const reasons = Object.entries(deferred.byReason)
-            .map(([r, n]) => `${n} ${r.replaceAll('_', ' ')}`)
+            .map(([r, n]) => `${n} ${forTerminal(r.replaceAll('_', ' '))}`)
             .join(', ');
           process.stdout.write(
             `\ndeferred: ${deferred.total} (${reasons}); the first ${deferred.first.length}:\n${formatTable(deferred.first, ['keyword', 'reason', 'detail'])}`,
@@ -252,8 +274,16 @@ export function driftCommand(): Command {
 
 export function changesCommand(): Command {
   return new Command('changes')
-    .description('Read the change log (analytics.enterprise_changes), newest first.')
-    .option('--since <date>', 'changes detected on or after this date (YYYY-MM-DD)', dateArg('--since'))
+    .description(
+      'Read the change log (analytics.enterprise_changes), newest first. --since and --until select by the cycle shown (the Beijing date of the refresh the change was found in); --detected-since by when daybook found it.',
+    )
+    .option('--since <date>', 'changes of this cycle or later (YYYY-MM-DD)', dateArg('--since'))
+    .option('--until <date>', 'changes of this cycle or earlier (YYYY-MM-DD)', dateArg('--until'))
+    .option(
+      '--detected-since <date>',
+      'changes daybook found on or after this date, UTC (YYYY-MM-DD)',
+      dateArg('--detected-since'),
+    )
     .option(
       '--severity <level>',
       'high, medium or low (and above)',
@@ -265,11 +295,15 @@ export function changesCommand(): Command {
     .action(
       async (opts: {
         since?: string;
+        until?: string;
+        detectedSince?: string;
         severity?: 'high' | 'medium' | 'low';
         pid?: string;
         limit: number;
         json?: boolean;
       }) => {
+        if (opts.since && opts.until && opts.since > opts.until)
+          throw new UsageError(`--since ${opts.since} is after --until ${opts.until}`);
         const config = configOrExit();
         const db = await openStore(config);
         try {
@@ -279,7 +313,9 @@ export function changesCommand(): Command {
           select cycle::text, detected_at, pid, current_name as name, category, field, kind, before, after, severity
           from analytics.enterprise_changes
           where severity = any(${severities})
-            ${opts.since ? db.sql`and detected_at >= ${opts.since}::date` : db.sql``}
+            ${opts.since ? db.sql`and cycle >= ${opts.since}::date` : db.sql``}
+            ${opts.until ? db.sql`and cycle <= ${opts.until}::date` : db.sql``}
+            ${opts.detectedSince ? db.sql`and detected_at >= ${`${opts.detectedSince}T00:00:00Z`}::timestamptz` : db.sql``}
             ${opts.pid ? db.sql`and pid = ${opts.pid}` : db.sql``}
           order by detected_at desc, change_id desc limit ${opts.limit}`;
           if (opts.json)

@@ -1,6 +1,58 @@
-/** `daybook sql "<query>"`: a read-only query against the configured database (embedded or not). */
+/**
+ * `daybook sql "<query>"`: one read-only statement against the configured database (embedded or
+ * not), run with the rights of a reader, never with those of DATABASE_URL's user.
+ *
+ * Why another role, and why a login of its own (issue 12). DATABASE_URL's user is often a
+ * superuser, which may run programs (`copy … to program`), read the server's files
+ * (`pg_read_file`), signal any backend and write anything; a read-only transaction stops none
+ * but the writes, and not even those once the text says `commit; insert …`. A `SET ROLE` to a
+ * reader in that same session is not enough: its session user is still the superuser, so
+ * `reset role`, `set role postgres`, `set_config('role', …)` or a DO block can step back out,
+ * inside the very statement. So, on a Postgres server, the text runs on a second connection that
+ * logs in as the database's sql reader (made by migration 0007: no superuser, member of no role,
+ * read-only by default, a statement timeout, SELECT on the analytics views only), with the
+ * password kept in the owner-only table `sql_reader`; that session has nothing to step back to.
+ * Whatever the role, the text also runs:
+ *
+ * - as one statement: the extended protocol (the driver's `unsafe` with `simple: false`) refuses
+ *   several in one text, so `commit; insert …` never reaches a second statement;
+ * - in a read-only transaction whose snapshot is taken first (so `set transaction read write`
+ *   is refused) and that is always rolled back, never committed: a large object, which Postgres
+ *   15 lets a read-only transaction create, is gone with it;
+ * - after a check that the session is who it should be (a pooler or proxy may log in as someone
+ *   else than asked, as the embedded database's socket does).
+ *
+ * When that login is not possible, the fallbacks, in order:
+ *
+ * - the embedded database (PGlite, DATABASE_URL unset) has one user, a superuser, whatever name
+ *   a client gives: the text runs after `SET LOCAL ROLE` to the reader, once PUBLIC (so the
+ *   reader) may neither call set_config nor run DO blocks in that database, the two ways out of
+ *   the role within one statement. Its one user owns the database's files anyway;
+ * - a DATABASE_URL user that is no superuser and holds none of the server's dangerous roles runs
+ *   the text as itself (it can do no more than that user can already, and within the rules
+ *   above; it can still signal its own role's backends);
+ * - otherwise the query is refused (exit 2), saying why.
+ *
+ * The sql reader reads the `analytics` views only (as the analytics role does): the internal
+ * tables are for `psql` with DATABASE_URL. This command never migrates: a database behind the
+ * migrations is an error (exit 1), and the embedded one is not created when missing.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { configOrExit, withStore } from './context.ts';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
+import postgres from 'postgres';
+import type { Config } from '../config/config.ts';
+import { openDatabase } from '../db/connect.ts';
+import { MIGRATIONS_DIR } from '../db/migrate.ts';
+import {
+  closeRoleEscapes,
+  ensureSqlReader,
+  ident,
+  sessionUserProblem,
+  sqlReaderProblem,
+} from '../db/roles.ts';
+import { configOrExit } from './context.ts';
 import { formatTable } from './report.ts';
 import { UsageError } from './usage.ts';
 
@@ -11,10 +63,198 @@ function csvField(v: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/** The configured database, opened as it is: not migrated, not created. */
+interface Opened {
+  sql: postgres.Sql;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+async function openAsIs(config: Config): Promise<Opened> {
+  if (config.DATABASE_URL) {
+    const db = openDatabase(config.DATABASE_URL, {
+      max: 1,
+      prepare: config.DAYBOOK_DB_PREPARE,
+      applicationName: 'daybook sql',
+    });
+    return { sql: db.sql, embedded: false, close: db.close };
+  }
+  process.stderr.write(
+    `daybook: DATABASE_URL is not set: using the embedded database (PGlite) in ${config.DAYBOOK_DATA_DIR}/\n`,
+  );
+  if (!existsSync(join(resolve(config.DAYBOOK_DATA_DIR), 'pgdata', 'PG_VERSION'))) {
+    throw new Error(
+      `there is no embedded database in ${config.DAYBOOK_DATA_DIR}/ yet: run \`daybook migrate\` (or \`daybook demo\`) first, or set DATABASE_URL`,
+    );
+  }
+  const { startEmbedded } = await import('../db/embedded.ts');
+  const embedded = await startEmbedded(config.DAYBOOK_DATA_DIR);
+  const db = openDatabase(embedded.url, { max: 1, applicationName: 'daybook sql' });
+  return {
+    sql: db.sql,
+    embedded: true,
+    close: async () => {
+      await db.close();
+      await embedded.close();
+    },
+  };
+}
+
+/** Throws (exit 1) when the database lacks migrations this daybook has. */
+async function assertMigrated(sql: postgres.Sql): Promise<void> {
+  const all = readMigrationFiles({ migrationsFolder: MIGRATIONS_DIR }).map((m) => m.folderMillis);
+  const [t] = await sql<{ exists: boolean; readable: boolean }[]>`
+    select to_regclass('drizzle.__drizzle_migrations') is not null as exists,
+      coalesce(has_table_privilege(to_regclass('drizzle.__drizzle_migrations'), 'SELECT'), false) as readable`;
+  let last = 0;
+  if (t?.exists) {
+    // A user who may not read the record cannot tell: the queries below will.
+    if (!t.readable) return;
+    const [r] = await sql<{ last: string | null }[]>`
+      select max(created_at)::text as last from drizzle.__drizzle_migrations`;
+    last = Number(r?.last ?? 0);
+  }
+  const applied = all.filter((m) => m <= last).length;
+  if (applied < all.length) {
+    throw new Error(
+      `the database is not migrated yet (${applied} of ${all.length} migrations applied): run \`daybook migrate\` first`,
+    );
+  }
+}
+
+/** Who runs the text: a login of its own, the reader entered with SET ROLE, or the session user. */
+type Runner =
+  | { kind: 'login'; role: string; sql: postgres.Sql }
+  | { kind: 'set-role'; role: string }
+  | { kind: 'self'; role: string };
+
+function refused(why: string): UsageError {
+  return new UsageError(`daybook sql runs queries as a read-only role, and cannot here: ${why}`);
+}
+
+async function chooseRunner(config: Config, opened: Opened): Promise<Runner> {
+  const found = await ensureSqlReader(opened.sql);
+  const reader = typeof found === 'object' ? found : null;
+  const problem = reader ? await sqlReaderProblem(opened.sql, reader.role) : null;
+  if (opened.embedded) {
+    if (!reader) throw refused('the embedded database has no sql reader role');
+    if (problem) throw refused(problem);
+    const left = await closeRoleEscapes(opened.sql, reader.role);
+    if (left) throw refused(left);
+    return { kind: 'set-role', role: reader.role };
+  }
+  const url = config.DATABASE_URL as string;
+  let why: string;
+  if (found === 'unreadable') {
+    why = 'only the owner of the table sql_reader may read which role that is';
+  } else if (!reader) {
+    why =
+      'this database has no sql reader role yet, and this user may not make one: run `daybook sql` once with a DATABASE_URL whose user is a superuser or has CREATEROLE';
+  } else if (problem) {
+    why = problem;
+  } else {
+    const login = postgres(url, {
+      max: 1,
+      prepare: false,
+      username: reader.role,
+      password: reader.password,
+      onnotice: () => {},
+      connection: { application_name: 'daybook sql' },
+    });
+    let kept = false;
+    try {
+      const [who] = await login<{ session_user: string; current_user: string }[]>`
+        select session_user::text as session_user, current_user::text as current_user`;
+      if (who?.session_user === reader.role && who.current_user === reader.role) {
+        kept = true;
+        return { kind: 'login', role: reader.role, sql: login };
+      }
+      why = `logging in as ${reader.role} gave a session of ${who?.session_user} (a pooler or proxy that changes the user?)`;
+    } catch (err) {
+      const e = err as { message?: string; code?: string };
+      if (!e.code) throw err;
+      why = `it could not log in as ${reader.role} (${e.message}): let pg_hba.conf, and any pooler in between, accept that role with its password`;
+    } finally {
+      if (!kept) await login.end({ timeout: 5 });
+    }
+  }
+  const self = await sessionUserProblem(opened.sql);
+  if (!self.problem) return { kind: 'self', role: self.user };
+  throw refused(`${why}; and DATABASE_URL's user ${self.problem}`);
+}
+
+const ROLLBACK = Symbol('rollback');
+
+const DATE_OID = 1082;
+const DATE_ARRAY_OID = 1182;
+
+/** A date value as the driver gives it (a Date at UTC midnight, or a list of them) as YYYY-MM-DD. */
+function calendarDay(v: unknown): unknown {
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? String(v) : v.toISOString().slice(0, 10);
+  if (Array.isArray(v)) return v.map(calendarDay);
+  return v;
+}
+
+interface Answer {
+  rows: Record<string, unknown>[];
+  columns: string[];
+}
+
+/** Runs `text` as one statement in a read-only transaction that is always rolled back. */
+async function runText(sql: postgres.Sql, runner: Runner, text: string): Promise<Answer> {
+  let answer: Answer | undefined;
+  try {
+    await sql.begin('read only', async (tx) => {
+      if (runner.kind === 'set-role') await tx.unsafe(`set local role ${ident(runner.role)}`);
+      // Takes the snapshot (so `set transaction read write` is refused) and checks who runs it.
+      const [who] = await tx<{ session_user: string; current_user: string }[]>`
+        select session_user::text as session_user, current_user::text as current_user`;
+      if (
+        who?.current_user !== runner.role ||
+        (runner.kind !== 'set-role' && who.session_user !== runner.role)
+      ) {
+        throw new Error(`daybook sql: the session runs as ${who?.current_user}, not ${runner.role}`);
+      }
+      let result: postgres.RowList<postgres.Row[]>;
+      try {
+        result = await tx.unsafe(text, [], { simple: false } as postgres.UnsafeQueryOptions);
+      } catch (err) {
+        const e = err as { message?: string; code?: string; position?: string };
+        if (!e.code) throw err;
+        // A person's SQL mistake, or a refusal: the server's message, no stack.
+        const several =
+          e.code === '42601' && /multiple commands/.test(e.message ?? '')
+            ? ' (daybook sql runs one statement at a time)'
+            : '';
+        throw new UsageError(
+          `query failed: ${e.message}${e.position ? ` (at character ${e.position})` : ''}${several}`,
+        );
+      }
+      if (!Array.isArray(result)) {
+        // COPY … TO STDOUT answers with a stream; the transaction is rolled back, the connection closed.
+        (result as unknown as NodeJS.ReadableStream).resume();
+        throw new UsageError('query failed: daybook sql does not run COPY; --csv prints rows as CSV');
+      }
+      // A date is a calendar day: printed YYYY-MM-DD in every format, not a midnight timestamp.
+      const dates = (result.columns ?? []).filter((c) => c.type === DATE_OID || c.type === DATE_ARRAY_OID);
+      const rows = ([...result] as Record<string, unknown>[]).map((r) => {
+        for (const c of dates) r[c.name] = calendarDay(r[c.name]);
+        return r;
+      });
+      answer = { rows, columns: result.columns?.map((c) => c.name) ?? Object.keys(rows[0] ?? {}) };
+      throw ROLLBACK;
+    });
+  } catch (err) {
+    if (err !== ROLLBACK) throw err;
+  }
+  if (!answer) throw new Error('daybook sql: the query gave no answer');
+  return answer;
+}
+
 export function sqlCommand(): Command {
   return new Command('sql')
     .description(
-      'Run a read-only SQL query and print the rows (the analytics.* views are the stable contract).',
+      'Run one read-only SQL statement as a read-only role and print the rows (the analytics.* views, the stable contract).',
     )
     .argument('<query>', 'the SQL, e.g. "select * from analytics.product_trending limit 5"')
     .option('--json', 'print rows as a JSON array')
@@ -22,6 +262,13 @@ export function sqlCommand(): Command {
     .addHelpText(
       'after',
       `
+The statement runs as the database's sql reader, a login role made by \`daybook migrate\` (when its
+user may create roles) that can read the analytics views and nothing else, in a read-only
+transaction that is rolled back. A database migrated by a user that could not make it gets it
+from the first \`daybook sql\` whose DATABASE_URL user can (a superuser, or CREATEROLE). Without
+it, or when it cannot log in (pg_hba.conf, a pooler), a DATABASE_URL user that is no superuser
+runs the statement itself, read-only and rolled back; a superuser's is refused.
+
 Examples:
   daybook sql "select list_date, position, name, votes_count from analytics.product_trending where is_latest_pull order by list_date desc, position limit 10"
   daybook sql --csv "select * from analytics.enterprise_changes where severity = 'high'" > high.csv`,
@@ -30,33 +277,25 @@ Examples:
       if (opts.json && opts.csv) throw new UsageError('choose one of --json and --csv');
       if (query.trim() === '') throw new UsageError('the query is empty');
       const config = configOrExit();
-      await withStore(config, async ({ sql }) => {
-        let rows: Record<string, unknown>[];
-        let columns: string[];
-        try {
-          const result = await sql.begin('read only', async (tx) => tx.unsafe(query));
-          rows = [...result] as Record<string, unknown>[];
-          columns =
-            (result as unknown as { columns?: { name: string }[] }).columns?.map((c) => c.name) ??
-            Object.keys(rows[0] ?? {});
-        } catch (err) {
-          const e = err as { message?: string; code?: string; position?: string };
-          if (e.code) {
-            // A person's SQL mistake: the server's message, no stack.
-            throw new UsageError(
-              `query failed: ${e.message}${e.position ? ` (at character ${e.position})` : ''}`,
-            );
-          }
-          throw err;
-        }
-        if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
-        else if (opts.csv) {
-          process.stdout.write(`${columns.map(csvField).join(',')}\n`);
-          for (const r of rows) process.stdout.write(`${columns.map((c) => csvField(r[c])).join(',')}\n`);
-        } else {
-          process.stdout.write(formatTable(rows, columns));
-          process.stdout.write(`(${rows.length} row${rows.length === 1 ? '' : 's'})\n`);
-        }
-      });
+      const opened = await openAsIs(config);
+      let runner: Runner | undefined;
+      let answer: Answer;
+      try {
+        await assertMigrated(opened.sql);
+        runner = await chooseRunner(config, opened);
+        answer = await runText(runner.kind === 'login' ? runner.sql : opened.sql, runner, query);
+      } finally {
+        if (runner?.kind === 'login') await runner.sql.end({ timeout: 5 });
+        await opened.close();
+      }
+      const { rows, columns } = answer;
+      if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
+      else if (opts.csv) {
+        process.stdout.write(`${columns.map(csvField).join(',')}\n`);
+        for (const r of rows) process.stdout.write(`${columns.map((c) => csvField(r[c])).join(',')}\n`);
+      } else {
+        process.stdout.write(formatTable(rows, columns));
+        process.stdout.write(`(${rows.length} row${rows.length === 1 ? '' : 's'})\n`);
+      }
     });
 }

@@ -14,7 +14,7 @@ export function migrateCommand(): Command {
       const config = configOrExit();
       const applied = config.DATABASE_URL
         ? await migrateDatabase(config.DATABASE_URL)
-        : await withStore(config, async () => 0);
+        : await withStore(config, async (store) => store.migrated);
       if (opts.json) process.stdout.write(`${JSON.stringify({ applied })}\n`);
       else
         process.stdout.write(
@@ -26,7 +26,7 @@ export function migrateCommand(): Command {
 export function rebuildCommand(): Command {
   return new Command('rebuild')
     .description(
-      'Empty the normalized tables and replay raw_responses in fetch order, in one transaction. The result equals the state before.',
+      'Empty the normalized tables and replay raw_responses in landing order, in one transaction, with the rules of live ingestion: every event is derived again, and answers live ingestion rejected as stale stay rejected. The result equals the state before.',
     )
     .option('--batch-size <n>', 'raw answers per batch (1-100000)', intArg('--batch-size', 1, 100_000), 1000)
     .option('--json', 'print the summary as JSON')
@@ -45,7 +45,7 @@ export function rebuildCommand(): Command {
         if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
         else {
           process.stdout.write(
-            `rebuilt from ${summary.rawRead} raw answers: ${summary.enterprises} enterprise answers, ${summary.productPulls} product lists, ${summary.productDetails} product details, ${summary.disappeared} disappearances; ${summary.unreadable} unreadable\n`,
+            `rebuilt from ${summary.rawRead} raw answers: ${summary.enterprises} enterprise answers, ${summary.productPulls} product lists, ${summary.productDetails} product details, ${summary.disappeared} disappearances; ${summary.unreadable} unreadable; ${summary.staleKept} answers kept unapplied as live ingestion rejected them (stale)\n`,
           );
         }
       });
@@ -55,7 +55,7 @@ export function rebuildCommand(): Command {
 export function analyticsRoleCommand(): Command {
   return new Command('analytics-role')
     .description(
-      'Create (or update) a login role that can SELECT the analytics views and nothing else: no writes, no raw landing, no internal tables.',
+      'Create (or update) a login role that can SELECT the analytics views and nothing else: no writes, no raw landing, no internal tables, no temporary tables or large objects (taken from PUBLIC in this database). Says on stderr what Postgres still allows it.',
     )
     .argument('<role>', 'role name, e.g. daybook_reader')
     .option('--password-env <var>', 'read the role password from this environment variable')
@@ -71,13 +71,18 @@ export function analyticsRoleCommand(): Command {
       }
       const config = configOrExit();
       await withStore(config, async ({ sql }) => {
+        let left: string[];
         try {
-          await grantAnalyticsRole(sql, role, password);
+          left = await grantAnalyticsRole(sql, role, password);
         } catch (err) {
           if (err instanceof RoleNameError) throw new UsageError(err.message);
           throw err;
         }
-        process.stdout.write(`role ${role} can read the analytics schema, and nothing else\n`);
+        process.stdout.write(
+          `role ${role} can read the analytics schema, and nothing else in this database\n`,
+        );
+        // What Postgres does not let daybook take away (see the README).
+        for (const note of left) process.stderr.write(`daybook: note: ${note}\n`);
       });
     });
 }

@@ -7,6 +7,7 @@ import { NAME_COLUMNS, PRIORITY_MAX, PRIORITY_MIN, parseWatchlistCsv } from '../
 import { type AddedWatch, type AddResult, addWatches, listWatches, removeWatch } from '../watch/store.ts';
 import { configOrExit, withStore } from './context.ts';
 import { formatTable } from './report.ts';
+import { forTerminal } from './terminal.ts';
 import { intArg, UsageError } from './usage.ts';
 
 const STATUS_TEXT: Record<AddedWatch['status'], string> = {
@@ -87,7 +88,7 @@ Examples:
         } catch (err) {
           if (!(err instanceof InvalidRequestError)) throw err;
           // JSON quoting shows a control character as an escape instead of printing it.
-          problems.push(`${JSON.stringify(n)}: ${err.message.replace(/^ent_name/, 'the name')}`);
+          problems.push(forTerminal(`${JSON.stringify(n)}: ${err.message.replace(/^ent_name/, 'the name')}`));
           return '';
         }
       });
@@ -106,7 +107,7 @@ Examples:
           return;
         }
         for (const w of r.watches)
-          process.stdout.write(`${STATUS_TEXT[w.status]}: ${w.keyword} (id ${w.id})\n`);
+          process.stdout.write(`${STATUS_TEXT[w.status]}: ${forTerminal(w.keyword)} (id ${w.id})\n`);
         process.stdout.write(`added ${r.added}, already watched ${r.existing}\n`);
       });
     });
@@ -138,7 +139,7 @@ Examples:
     )
     .action(async (file: string, opts: { skipInvalid?: boolean; dryRun?: boolean; json?: boolean }) => {
       const { entries, errors } = parseWatchlistCsv(readCsv(file));
-      for (const e of errors) process.stderr.write(`line ${e.line}: ${e.message}\n`);
+      for (const e of errors) process.stderr.write(`line ${e.line}: ${forTerminal(e.message)}\n`);
       if (errors.length > 0 && !opts.skipInvalid) {
         throw new UsageError(
           `${errors.length} invalid row(s) in ${file}; nothing imported (--skip-invalid imports the valid rows)`,
@@ -235,9 +236,13 @@ Examples:
       await withStore(config, async ({ sql }) => {
         const n = await removeWatch(sql, nameOrPid);
         if (n === 0) {
-          throw new UsageError(`nothing watched matches "${nameOrPid}" (see daybook watch list)`);
+          throw new UsageError(
+            `nothing watched matches "${forTerminal(nameOrPid)}" (see daybook watch list)`,
+          );
         }
-        process.stdout.write(`removed ${n} watch entr${n === 1 ? 'y' : 'ies'} matching "${nameOrPid}"\n`);
+        process.stdout.write(
+          `removed ${n} watch entr${n === 1 ? 'y' : 'ies'} matching "${forTerminal(nameOrPid)}"\n`,
+        );
       });
     });
   return watch;

@@ -60,6 +60,14 @@ const timeZone = (name: string) =>
 /** Every variable daybook reads, with its default. The README's table is made from this. */
 export const ENV_SCHEMA = z.object({
   DATABASE_URL: url('DATABASE_URL', ['postgres:', 'postgresql:']).optional(),
+  /**
+   * Whether the driver uses prepared statements: `false` behind PgBouncer in transaction mode
+   * before 1.21, which cannot keep them.
+   */
+  DAYBOOK_DB_PREPARE: z
+    .enum(['true', 'false'], { message: 'DAYBOOK_DB_PREPARE must be true or false' })
+    .default('true')
+    .transform((v) => v === 'true'),
   DAYBOOK_DATA_DIR: z.string().trim().min(1).default('.daybook'),
   REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   DAYBOOK_REDIS_PREFIX: z
@@ -79,6 +87,7 @@ export const ENV_SCHEMA = z.object({
     )
     .optional(),
   DAYBOOK_HTTP_TIMEOUT_MS: int('DAYBOOK_HTTP_TIMEOUT_MS', 1000, 600_000).default(30_000),
+  DAYBOOK_MAX_BODY_BYTES: int('DAYBOOK_MAX_BODY_BYTES', 1024, 1_073_741_824).default(16 * 1024 * 1024),
   DAYBOOK_ENTERPRISE_CRON: cron('DAYBOOK_ENTERPRISE_CRON').default('30 3 * * *'),
   DAYBOOK_PRODUCTS_CRON: cron('DAYBOOK_PRODUCTS_CRON').default('15 16 * * *'),
   DAYBOOK_CRON_TZ: timeZone('DAYBOOK_CRON_TZ').default('Asia/Shanghai'),
@@ -96,6 +105,38 @@ export const ENV_SCHEMA = z.object({
     .string()
     .trim()
     .min(16, 'DAYBOOK_ADMIN_TOKEN must be at least 16 characters')
+    .optional(),
+  /**
+   * More Host header values the admin server answers to, beyond its bound address and loopback
+   * names: comma-separated host names or IP addresses (IPv6 in brackets), each optionally with a
+   * port. Lowercased; see src/runtime/admin.ts.
+   */
+  DAYBOOK_ADMIN_HOSTS: z
+    .string()
+    .transform((v, ctx) => {
+      const hosts = v
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => h !== '');
+      // A DNS name (labels of letters, digits, - and _) or an IPv4 or bracketed IPv6 address, then
+      // an optional port from 1 to 65535.
+      const valid = (h: string) => {
+        const m =
+          /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/.exec(
+            h,
+          );
+        return m !== null && (m[1] === undefined || (Number(m[1]) >= 1 && Number(m[1]) <= 65535));
+      };
+      const bad = hosts.filter((h) => !valid(h));
+      if (hosts.length === 0 || bad.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `DAYBOOK_ADMIN_HOSTS must be a comma-separated list of host names or IP addresses, each optionally with a port (for example admin.example.com,daybook-admin:9464,[fd00::5])${bad.length > 0 ? `; not one: ${bad.map((h) => JSON.stringify(h)).join(', ')}` : ''}`,
+        });
+        return z.NEVER;
+      }
+      return hosts;
+    })
     .optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });

@@ -20,14 +20,32 @@ export interface OpenOptions {
   max?: number;
   /** Application name shown in pg_stat_activity. */
   applicationName?: string;
+  /**
+   * Named prepared statements (the driver's `prepare`, default true). False for PgBouncer in
+   * transaction pooling mode before 1.21, which cannot keep them across server connections.
+   */
+  prepare?: boolean;
 }
 
 /** Opens a pool to `url`. Server notices are not for daybook's users and are dropped. */
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const sql = postgres(url, {
     max: options.max ?? 5,
+    prepare: options.prepare ?? true,
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'daybook' },
   });
   return { sql, close: () => sql.end({ timeout: 5 }) };
+}
+
+/**
+ * Runs `body` in a transaction: a new one on a pool (with `mode`, such as an isolation level),
+ * or the caller's own when `sql` is already a transaction.
+ */
+export async function inTransaction<T>(sql: Sql, body: (tx: Sql) => Promise<T>, mode?: string): Promise<T> {
+  if ('begin' in sql) {
+    const run = (tx: postgres.TransactionSql) => body(tx);
+    return (mode ? await sql.begin(mode, run) : await sql.begin(run)) as T;
+  }
+  return body(sql);
 }

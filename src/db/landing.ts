@@ -18,6 +18,8 @@ export interface LandingRow {
   httpStatus: number | null;
   /** The body as received; null when nothing arrived. */
   bodyText: string | null;
+  /** The bytes as received, when the text cannot stand for them (see ResponseContext.bodyBytes). */
+  bodyBytes?: Uint8Array | null;
   /** success, or the error code daybook read from the answer. */
   outcome: string;
   fetchedAt: Date;
@@ -37,6 +39,7 @@ export function landingOfExchange(
     params: exchange.params,
     httpStatus: exchange.httpStatus,
     bodyText: exchange.bodyText,
+    bodyBytes: exchange.bodyBytes ?? null,
     outcome: 'success',
     fetchedAt: exchange.fetchedAt,
     durationMs: exchange.durationMs,
@@ -52,43 +55,73 @@ export function landingOfError(error: UpstreamError, runId: number | null, cycle
     params: error.request.params,
     httpStatus: error.response?.httpStatus ?? null,
     bodyText: error.response?.bodyText ?? null,
+    bodyBytes: error.response?.bodyBytes ?? null,
     outcome: error.code,
     fetchedAt: error.response?.fetchedAt ?? new Date(),
     durationMs: error.response?.durationMs ?? null,
   };
 }
 
-/** JSON bodies go to body_json; anything else (or JSON that jsonb cannot hold) to body_text. */
-function splitBody(text: string | null): { json: unknown; text: string | null } {
-  if (text === null || text.trim() === '') return { json: null, text };
-  // jsonb cannot hold \u0000; keep such bodies verbatim as text.
-  if (text.includes('\\u0000')) return { json: null, text };
+/**
+ * Which column holds the body: JSON goes to body_json, parsed by Postgres from the text as
+ * received, so numbers keep every digit (jsonb keeps them as numeric; a JavaScript parse would
+ * round them); anything else goes to body_text verbatim. JSON that jsonb refuses (a \u0000
+ * escape, nesting deeper than the server walks) lands as text too.
+ */
+function isJson(text: string | null): text is string {
+  if (text === null || text.trim() === '') return false;
+  if (text.includes('\\u0000')) return false;
   try {
-    return { json: JSON.parse(text), text: null };
+    JSON.parse(text);
+    return true;
   } catch {
-    return { json: null, text };
+    return false;
   }
 }
 
-/** Lands rows in one statement; returns their ids in order. */
-export async function landRaw(sql: Sql, rows: readonly LandingRow[]): Promise<number[]> {
-  if (rows.length === 0) return [];
-  const values = rows.map((r) => {
-    const body = splitBody(r.bodyText);
-    return {
-      run_id: r.runId,
-      cycle: r.cycle,
-      operation: r.operation,
-      params: sql.json(r.params),
-      http_status: r.httpStatus,
-      body_json: body.json === null ? null : sql.json(body.json as postgres.JSONValue),
-      body_text: body.text,
-      sha256: r.bodyText === null ? null : createHash('sha256').update(r.bodyText).digest('hex'),
-      outcome: r.outcome,
-      fetched_at: r.fetchedAt,
-      duration_ms: r.durationMs,
-    };
-  });
-  const ids = await sql<{ id: string }[]>`insert into raw_responses ${sql(values)} returning id`;
-  return ids.map((r) => Number(r.id));
+/** SQLSTATEs of a body jsonb will not hold: bad escape, too deep, too large a value. */
+const JSONB_REFUSED = new Set(['22P02', '22P05', '54001', '54000', '22003', '2202E']);
+
+/** A landed answer: its id and when it landed, by the database's clock. */
+export interface Landed {
+  id: number;
+  landedAt: Date;
+}
+
+/**
+ * Lands rows, each exactly as received, and returns their ids and landing times, in order. A
+ * landing never fails for what an answer holds: a body jsonb refuses lands as text, and bytes
+ * text cannot stand for (`bodyBytes`) land as bytes.
+ */
+export async function landRaw(sql: Sql, rows: readonly LandingRow[]): Promise<Landed[]> {
+  const out: Landed[] = [];
+  for (const r of rows) {
+    const json = isJson(r.bodyText);
+    try {
+      out.push(await landOne(sql, r, json));
+    } catch (err) {
+      if (!json || !JSONB_REFUSED.has(String((err as { code?: unknown }).code))) throw err;
+      out.push(await landOne(sql, r, false));
+    }
+  }
+  return out;
+}
+
+async function landOne(sql: Sql, r: LandingRow, asJson: boolean): Promise<Landed> {
+  const text = r.bodyText;
+  const sha256 = text === null ? null : createHash('sha256').update(text).digest('hex');
+  const bytes = r.bodyBytes ? Buffer.from(r.bodyBytes) : null;
+  const land = async (q: Sql) => {
+    const [row] = await q<{ id: string; landed_at: Date }[]>`
+      insert into raw_responses (run_id, cycle, operation, params, http_status, body_json, body_text, body_bytes,
+                                 sha256, outcome, fetched_at, duration_ms)
+      values (${r.runId}, ${r.cycle}, ${r.operation}, ${q.json(r.params)}, ${r.httpStatus},
+              ${asJson ? text : null}::text::jsonb, ${asJson ? null : text}, ${bytes}, ${sha256}, ${r.outcome},
+              ${r.fetchedAt}, ${r.durationMs})
+      returning id, landed_at`;
+    return { id: Number(row?.id), landedAt: row?.landed_at as Date };
+  };
+  // In a savepoint when inside a transaction, so a refused jsonb does not abort it.
+  if (!('begin' in sql)) return (sql as postgres.TransactionSql).savepoint((sp) => land(sp));
+  return land(sql);
 }

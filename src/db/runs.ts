@@ -52,3 +52,9 @@ export async function finishRun(sql: Sql, id: number, finish: RunFinish): Promis
       credits = ${finish.credits ?? 0}, error_code = ${finish.errorCode ?? null}, error_message = ${finish.errorMessage ?? null}
     where id = ${id}`;
 }
+
+/** The database's clock: what every machine agrees on, whatever its own clock says. */
+export async function databaseNow(sql: Sql): Promise<Date> {
+  const [row] = await sql<{ now: Date }[]>`select now() as now`;
+  return row?.now ?? new Date();
+}

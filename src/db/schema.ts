@@ -1,5 +1,5 @@
 /**
- * The tables daybook keeps (DESIGN.md, Tables). Everything here is internal; the `analytics`
+ * The tables daybook keeps (README, The data). Everything here is internal; the `analytics`
  * views (migrations/*_analytics_views.sql) are the SQL contract for users.
  */
 import { sql } from 'drizzle-orm';
@@ -7,6 +7,8 @@ import {
   bigint,
   bigserial,
   boolean,
+  check,
+  customType,
   date,
   index,
   integer,
@@ -20,6 +22,8 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
+/** Bytes as received, for what text cannot hold exactly. */
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'string' });
 const id = (name: string) => bigint(name, { mode: 'number' });
 
@@ -62,13 +66,24 @@ export const rawResponses = pgTable(
     bodyJson: jsonb('body_json'),
     /** The body when it is not JSON (an HTML page, a truncated document), else null. */
     bodyText: text('body_text'),
+    /**
+     * The body's bytes as received, when its text cannot stand for them exactly: a charset other
+     * than UTF-8, bytes that did not decode, or a NUL character (which Postgres text refuses).
+     */
+    bodyBytes: bytea('body_bytes'),
     /** sha256 hex of the body text as received. */
     sha256: text('sha256'),
     /** Daybook's reading of the answer: success, or the error code. */
     outcome: text('outcome').notNull(),
     /** The enterprise cycle the call belonged to (replays use it). */
     cycle: date('cycle', { mode: 'string' }),
+    /** When the answer arrived, by the clock of the process that made the call (informative only). */
     fetchedAt: tstz('fetched_at').notNull(),
+    /**
+     * When the answer was landed, by the database's clock: every machine agrees on it, so history
+     * is ordered by it (valid_from, staleness), never by a worker's wall clock.
+     */
+    landedAt: tstz('landed_at').notNull().defaultNow(),
     durationMs: integer('duration_ms'),
   },
   (t) => [
@@ -84,6 +99,11 @@ export const enterprises = pgTable('enterprises', {
   firstSeenAt: tstz('first_seen_at').notNull(),
   /** The fetch time of the latest payload applied (a payload older than this is stale). */
   lastSeenAt: tstz('last_seen_at').notNull(),
+  /**
+   * The raw answer landed last among those applied: with last_seen_at (milliseconds) it orders
+   * answers landed in the same millisecond, by the landing sequence.
+   */
+  lastSeenRawId: id('last_seen_raw_id'),
   /** present, or disappeared (found before, now not_found); history is never deleted. */
   presence: text('presence').notNull().default('present'),
 });
@@ -395,12 +415,27 @@ export const creditLedger = pgTable(
     credits: integer('credits').notNull(),
     remark: text('remark'),
     runId: id('run_id').references(() => runs.id, { onDelete: 'set null' }),
+    /** The answer billed; null for a presumed call, whose answer never landed. */
     rawResponseId: id('raw_response_id').references(() => rawResponses.id),
     billedAt: tstz('billed_at').notNull(),
+    /**
+     * booked: the upstream answered and billed (the amount it stated, or the configured cost when
+     * it stated none, said in `remark`); presumed: the call was sent and its outcome never became
+     * known (the process died), so its reserved credits count as spent until an answer proves
+     * otherwise.
+     */
+    status: text('status').notNull().default('booked'),
+    /** The watch entry and the claim (fence) of the enterprise call: one row per call. */
+    watchId: id('watch_id'),
+    callFence: id('call_fence'),
   },
   (t) => [
     index('credit_ledger_cycle_idx').on(t.cycle),
     uniqueIndex('credit_ledger_raw_key').on(t.rawResponseId),
+    uniqueIndex('credit_ledger_call_key')
+      .on(t.cycle, t.watchId, t.callFence)
+      .where(sql`${t.callFence} is not null`),
+    check('credit_ledger_status_check', sql`${t.status} in ('booked', 'presumed')`),
   ],
 );
 
@@ -439,8 +474,8 @@ export const watchlist = pgTable(
 );
 
 /**
- * One row per (cycle, watch entry) that was planned: the last line of defence against buying
- * the same record twice in a cycle, whatever the queue does.
+ * One row per (cycle, watch entry) that was planned: the claim on buying it. Every transition is
+ * a named function in src/db/cycle-fetches.ts; nothing else writes this table.
  */
 export const cycleFetches = pgTable(
   'cycle_fetches',
@@ -449,8 +484,16 @@ export const cycleFetches = pgTable(
     watchId: id('watch_id')
       .notNull()
       .references(() => watchlist.id, { onDelete: 'cascade' }),
-    /** planned, fetching, succeeded, failed, skipped, deferred */
+    /** planned, deferred, skipped, fetching, retrying, succeeded, duplicate, failed */
     status: text('status').notNull(),
+    /** Who holds the claim (a process and job), and until when; a lapsed lease may be taken over. */
+    holder: text('holder'),
+    leaseUntil: tstz('lease_until'),
+    /** Raised by every claim: a holder whose fence is no longer the row's has lost the claim. */
+    fence: id('fence').notNull().default(0),
+    /** The fence of a call sent and not yet settled (its outcome unknown until it is). */
+    callFence: id('call_fence'),
+    callStartedAt: tstz('call_started_at'),
     pid: text('pid'),
     attempts: integer('attempts').notNull().default(0),
     creditsReserved: integer('credits_reserved').notNull().default(0),
@@ -464,8 +507,37 @@ export const cycleFetches = pgTable(
     primaryKey({ columns: [t.cycle, t.watchId] }),
     index('cycle_fetches_status_idx').on(t.cycle, t.status),
     uniqueIndex('cycle_fetches_pid_once_key').on(t.cycle, t.pid).where(sql`${t.status} = 'succeeded'`),
+    check(
+      'cycle_fetches_status_check',
+      sql`${t.status} in ('planned', 'deferred', 'skipped', 'fetching', 'retrying', 'succeeded', 'duplicate', 'failed')`,
+    ),
   ],
 );
+
+/**
+ * What each keyword last resolved to (the PID of its latest applied answer). Derived from the raw
+ * landing like the history tables, so a rebuild re-derives `resolution_changed` and
+ * `disappeared` exactly as live ingestion decided them.
+ */
+export const keywordResolutions = pgTable('keyword_resolutions', {
+  keyword: text('keyword').primaryKey(),
+  pid: text('pid').notNull(),
+  rawResponseId: id('raw_response_id').references(() => rawResponses.id),
+  resolvedAt: tstz('resolved_at').notNull(),
+});
+
+/**
+ * The rate limiter every daybook process shares (src/budget/limiter.ts): per operation, the
+ * start times of the calls admitted in the current window and a block set by a refusal, both
+ * by the database's clock.
+ */
+export const rateLimits = pgTable('rate_limits', {
+  operation: text('operation').primaryKey(),
+  calls: timestamp('calls', { withTimezone: true, mode: 'string' }).array().notNull().default(sql`'{}'`),
+  blockedUntil: tstz('blocked_until'),
+  /** Rate-limit refusals in a row, by any process; an answer resets it. */
+  refusals: integer('refusals').notNull().default(0),
+});
 
 /** The credit budget of a cycle: reservations are taken atomically against it. */
 export const cycleBudgets = pgTable('cycle_budgets', {

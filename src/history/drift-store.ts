@@ -15,13 +15,25 @@ export interface LandedAnswer {
   params: Record<string, string>;
   body: unknown;
   fetchedAt: Date;
+  /** The answer's bytes were kept apart (body_bytes): its text is not the UTF-8 the upstream documents. */
+  bytesKept?: boolean;
 }
+
+/** The drift of an answer whose text could not stand for its bytes. */
+const BYTES_KEPT: DriftItem = {
+  field: '$body',
+  kind: 'type_variant',
+  seen: 'bytes that are not UTF-8 text (kept in body_bytes)',
+  expected: 'UTF-8 JSON',
+  records: 1,
+  example: null,
+};
 
 /** Detects and records the drift of `answers`; returns how many of them showed drift. */
 export async function recordDrift(sql: Sql, answers: readonly LandedAnswer[]): Promise<number> {
   let drifted = 0;
   const rows = answers.flatMap((a) => {
-    const items = detectDrift(a.operation, a.params, a.body);
+    const items = [...(a.bytesKept ? [BYTES_KEPT] : []), ...detectDrift(a.operation, a.params, a.body)];
     if (items.length > 0) drifted++;
     return items.map((d: DriftItem) => ({
       raw_response_id: a.rawResponseId,

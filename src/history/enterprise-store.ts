@@ -8,7 +8,10 @@
  * - a payload fetched before the latest one applied is stale: it is rejected (its raw answer
  *   stays landed) and recorded as a `stale_ignored` observation, so history is never rewritten;
  * - an enterprise found before and now not_found gets `disappeared`, and `reappeared` when it
- *   comes back; nothing is ever deleted.
+ *   comes back; nothing is ever deleted;
+ * - a keyword that resolves to another PID than its last applied answer did records
+ *   `resolution_changed` (keyword_resolutions holds what each keyword resolved to).
+ * Times are landing times by the database's clock, so every machine orders history the same way.
  * Rows of the enterprises touched are locked in PID order, so concurrent batches serialise
  * per enterprise without deadlocks.
  */
@@ -21,6 +24,7 @@ import { enterpriseContentHash } from './hash.ts';
 
 export interface EnterpriseObservation {
   normalized: NormalizedEnterprise;
+  /** When the answer landed, by the database's clock: the order of history and `valid_from`. */
   fetchedAt: Date;
   rawResponseId: number | null;
   /** The cycle the fetch belongs to. */
@@ -54,6 +58,8 @@ interface Current {
   hash: string | null;
   normalized: NormalizedEnterprise | null;
   lastSeenAt: Date;
+  /** The raw answer behind lastSeenAt: answers landed in one millisecond are ordered by it. */
+  lastSeenRawId: number | null;
   presence: string;
   /** Set when this batch wrote a new current version. */
   touched: boolean;
@@ -148,7 +154,7 @@ export async function applyEnterprises(
     versionIds: [],
   };
   if (observations.length === 0) return summary;
-  const items = [...observations].sort((a, b) => a.fetchedAt.getTime() - b.fetchedAt.getTime());
+  const items = [...observations].sort((a, b) => (landedBefore(a, b) ? -1 : landedBefore(b, a) ? 1 : 0));
 
   const firstSeen = new Map<string, Date>();
   for (const o of items) if (!firstSeen.has(o.normalized.pid)) firstSeen.set(o.normalized.pid, o.fetchedAt);
@@ -161,6 +167,7 @@ export async function applyEnterprises(
     {
       pid: string;
       last_seen_at: Date;
+      last_seen_raw_id: string | null;
       presence: string;
       id: string | null;
       version: number | null;
@@ -168,7 +175,7 @@ export async function applyEnterprises(
       normalized: NormalizedEnterprise | null;
     }[]
   >`
-    select e.pid, e.last_seen_at, e.presence, v.id, v.version, v.content_hash, v.normalized
+    select e.pid, e.last_seen_at, e.last_seen_raw_id, e.presence, v.id, v.version, v.content_hash, v.normalized
     from enterprises e left join enterprise_versions v on v.id = e.current_version_id
     where e.pid = any(${pids}::text[])
     order by e.pid
@@ -181,10 +188,22 @@ export async function applyEnterprises(
       hash: r.content_hash,
       normalized: r.normalized,
       lastSeenAt: r.last_seen_at,
+      lastSeenRawId: r.last_seen_raw_id === null ? null : Number(r.last_seen_raw_id),
       presence: r.presence,
       touched: false,
     });
   }
+
+  // What the batch's keywords resolved to before it, locked like the enterprises.
+  const keywords = [...new Set(items.flatMap((o) => (o.keyword === null ? [] : [o.keyword])))].sort();
+  const resolved = new Map<string, string>();
+  if (keywords.length > 0) {
+    const rs = await sql<{ keyword: string; pid: string }[]>`
+      select keyword, pid from keyword_resolutions where keyword = any(${keywords}::text[])
+      order by keyword for update`;
+    for (const r of rs) resolved.set(r.keyword, r.pid);
+  }
+  const resolutions = new Map<string, { pid: string; rawResponseId: number | null; at: Date }>();
 
   const writes: { o: EnterpriseObservation; hash: string; version: number; previousId: number | null }[] = [];
   const observationRows: Record<string, unknown>[] = [];
@@ -210,7 +229,7 @@ export async function applyEnterprises(
     const pid = o.normalized.pid;
     const cur = state.get(pid) as Current;
     if (cur.versionId !== null || cur.touched) {
-      if (o.fetchedAt.getTime() < cur.lastSeenAt.getTime()) {
+      if (landedBefore(o, { fetchedAt: cur.lastSeenAt, rawResponseId: cur.lastSeenRawId })) {
         summary.stale++;
         observe(
           pid,
@@ -221,6 +240,15 @@ export async function applyEnterprises(
         continue;
       }
     }
+    if (o.keyword !== null) {
+      const before = resolved.get(o.keyword);
+      if (before !== undefined && before !== pid) {
+        // The keyword now names another company: say so rather than mix two histories.
+        observe(pid, 'resolution_changed', o, `keyword resolved to ${before} before`);
+      }
+      resolved.set(o.keyword, pid);
+      resolutions.set(o.keyword, { pid, rawResponseId: o.rawResponseId, at: o.fetchedAt });
+    }
     if (cur.presence === 'disappeared') {
       summary.reappeared++;
       observe(pid, 'reappeared', o);
@@ -228,6 +256,7 @@ export async function applyEnterprises(
     }
     const hash = enterpriseContentHash(o.normalized);
     cur.lastSeenAt = o.fetchedAt;
+    cur.lastSeenRawId = o.rawResponseId;
     if (cur.hash === hash) {
       summary.unchanged++;
       continue;
@@ -342,21 +371,48 @@ export async function applyEnterprises(
   await insertRows(sql, 'enterprise_observations', observationRows);
 
   // Every enterprise in the batch has a version now: a stored one or one written above.
+  // The rows are locked and `state` started from them: its last-seen values are the latest.
   const pointerRows = [...state.entries()].map(([pid, cur]) => [
     pid,
     String(lastId.get(pid)),
     cur.lastSeenAt.toISOString(),
+    cur.lastSeenRawId === null ? '' : String(cur.lastSeenRawId),
     cur.presence,
   ]);
   await sql`
     update enterprises e set
       current_version_id = u.version_id::bigint,
-      last_seen_at = greatest(e.last_seen_at, u.last_seen_at::timestamptz),
+      last_seen_at = u.last_seen_at::timestamptz,
+      last_seen_raw_id = nullif(u.last_seen_raw_id, '')::bigint,
       presence = u.presence
-    from (values ${sql(pointerRows)}) as u(pid, version_id, last_seen_at, presence)
+    from (values ${sql(pointerRows)}) as u(pid, version_id, last_seen_at, last_seen_raw_id, presence)
     where e.pid = u.pid`;
+  if (resolutions.size > 0) {
+    const rows = [...resolutions.entries()].map(([keyword, r]) => ({
+      keyword,
+      pid: r.pid,
+      raw_response_id: r.rawResponseId,
+      resolved_at: r.at,
+    }));
+    await sql`insert into keyword_resolutions ${sql(rows)}
+              on conflict (keyword) do update set pid = excluded.pid,
+                raw_response_id = excluded.raw_response_id, resolved_at = excluded.resolved_at`;
+  }
   summary.versionIds = ids;
   return summary;
+}
+
+/**
+ * Whether answer `a` landed before `b`: by landing time to the millisecond (what a Date holds),
+ * then by the landing sequence (the raw answer's id), which every machine agrees on.
+ */
+export function landedBefore(
+  a: { fetchedAt: Date; rawResponseId: number | null },
+  b: { fetchedAt: Date; rawResponseId: number | null },
+): boolean {
+  const d = a.fetchedAt.getTime() - b.fetchedAt.getTime();
+  if (d !== 0) return d < 0;
+  return a.rawResponseId !== null && b.rawResponseId !== null && a.rawResponseId < b.rawResponseId;
 }
 
 async function insertRowsOnConflict(sql: Sql, rows: Record<string, unknown>[]): Promise<void> {
@@ -385,4 +441,17 @@ export async function markDisappeared(sql: Sql, items: readonly DisappearanceObs
       values (${o.pid}, 'disappeared', ${o.cycle}, ${o.keyword}, ${o.rawResponseId}, ${o.fetchedAt})`;
   }
   return n;
+}
+
+/**
+ * A keyword answered not_found: the enterprise it resolved to before, if any, is recorded as
+ * disappeared (`markDisappeared`). Returns 1 when it was, else 0.
+ */
+export async function disappearKeyword(
+  sql: Sql,
+  o: { keyword: string; fetchedAt: Date; rawResponseId: number | null; cycle: string },
+): Promise<number> {
+  const [r] = await sql<{ pid: string }[]>`select pid from keyword_resolutions where keyword = ${o.keyword}`;
+  if (!r) return 0;
+  return markDisappeared(sql, [{ pid: r.pid, ...o }]);
 }

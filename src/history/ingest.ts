@@ -2,18 +2,19 @@
  * The storage core's entry points: land an upstream outcome, then normalize and persist it.
  * Landing commits on its own first, so the raw answer survives whatever happens next; the
  * normalized writes of one batch then go in one transaction. Jobs, rebuilds and tests all
- * come through here.
+ * come through here. History is ordered by the landing time (the database's clock), never by the
+ * clock of the machine that made the call.
  */
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
-import { landingOfError, landingOfExchange, landRaw } from '../db/landing.ts';
+import { type Landed, landingOfError, landingOfExchange, landRaw } from '../db/landing.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import type { Exchange, UpstreamResult } from '../upstream/client.ts';
 import { NotFoundError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
 import type { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from '../upstream/schemas.ts';
 import { recordDrift } from './drift-store.ts';
-import { applyEnterprises, type EnterpriseApplySummary, markDisappeared } from './enterprise-store.ts';
+import { applyEnterprises, disappearKeyword, type EnterpriseApplySummary } from './enterprise-store.ts';
 import { applyProductPulls, type ProductApplySummary } from './product-store.ts';
 
 export interface IngestContext {
@@ -23,8 +24,9 @@ export interface IngestContext {
 
 export interface EnterpriseIngestResult {
   rawResponseId: number;
+  /** When the answer landed, by the database's clock. */
+  landedAt: Date;
   pid: string | null;
-  credits: number;
   summary: EnterpriseApplySummary | null;
 }
 
@@ -35,39 +37,50 @@ export async function ingestEnterpriseSuccess(
   keyword: string,
   ctx: IngestContext,
 ): Promise<EnterpriseIngestResult> {
-  const [rawId] = await landRaw(sql, [landingOfExchange(result.exchange, ctx.runId, ctx.cycle)]);
-  await recordDriftOf(sql, rawId as number, result.exchange);
+  const landed = await landExchange(sql, result.exchange, ctx);
+  return applyEnterpriseAnswer(sql, result, landed, keyword, ctx);
+}
+
+/** Lands a successful exchange exactly as received (commits on its own). */
+export async function landExchange(
+  sql: postgres.Sql,
+  exchange: Exchange,
+  ctx: IngestContext,
+): Promise<Landed> {
+  const [landed] = await landRaw(sql, [landingOfExchange(exchange, ctx.runId, ctx.cycle)]);
+  return landed as Landed;
+}
+
+/** Records the drift of a landed enterprise answer and applies it to history, in one transaction. */
+export async function applyEnterpriseAnswer(
+  sql: postgres.Sql,
+  result: UpstreamResult<EnterpriseSuccess>,
+  landed: Landed,
+  keyword: string,
+  ctx: IngestContext,
+): Promise<EnterpriseIngestResult> {
+  const { id: rawId, landedAt } = landed;
+  await recordDriftOf(sql, rawId, result.exchange);
   const normalized = normalizeEnterprise(result.data.metadata.content);
   const summary = await sql.begin((tx) =>
     applyEnterprises(tx, [
-      {
-        normalized,
-        fetchedAt: result.exchange.fetchedAt,
-        rawResponseId: rawId ?? null,
-        cycle: ctx.cycle,
-        keyword,
-      },
+      { normalized, fetchedAt: landedAt, rawResponseId: rawId, cycle: ctx.cycle, keyword },
     ]),
   );
-  return {
-    rawResponseId: rawId as number,
-    pid: normalized.pid,
-    credits: result.data.metadata.usage?.credits ?? 0,
-    summary,
-  };
+  return { rawResponseId: rawId, landedAt, pid: normalized.pid, summary };
 }
 
 /**
- * Lands a failed call. When it is not_found for a keyword that resolved to `knownPid` before,
- * the enterprise is recorded as disappeared.
+ * Lands a failed call. When it is not_found for a keyword that resolved to an enterprise before,
+ * that enterprise is recorded as disappeared.
  */
 export async function ingestFailure(
   sql: postgres.Sql,
   error: UpstreamError,
   ctx: IngestContext,
-  knownPid: string | null = null,
-): Promise<number> {
-  const [rawId] = await landRaw(sql, [landingOfError(error, ctx.runId, ctx.cycle)]);
+): Promise<Landed> {
+  const [landed] = await landRaw(sql, [landingOfError(error, ctx.runId, ctx.cycle)]);
+  const rawId = (landed as Landed).id;
   // A JSON success the schema refused (a required field gone) is drift too.
   if (error instanceof UnexpectedResponseError && error.response?.bodyText) {
     await recordDriftOf(sql, rawId as number, {
@@ -75,20 +88,21 @@ export async function ingestFailure(
       params: error.request.params,
       bodyJson: parseJsonOrUndefined(error.response.bodyText),
       fetchedAt: error.response.fetchedAt,
+      bodyBytes: error.response.bodyBytes ?? null,
     });
   }
-  if (error instanceof NotFoundError && knownPid !== null) {
-    await markDisappeared(sql, [
-      {
-        pid: knownPid,
-        keyword: error.request.params.ent_name ?? null,
-        fetchedAt: error.response?.fetchedAt ?? new Date(),
-        rawResponseId: rawId ?? null,
+  const keyword = error.request.params.ent_name;
+  if (error instanceof NotFoundError && keyword !== undefined) {
+    await sql.begin((tx) =>
+      disappearKeyword(tx, {
+        keyword,
+        fetchedAt: (landed as Landed).landedAt,
+        rawResponseId: rawId,
         cycle: ctx.cycle,
-      },
-    ]);
+      }),
+    );
   }
-  return rawId as number;
+  return landed as Landed;
 }
 
 /** Lands a day's list and applies its products, snapshots and comments. */
@@ -98,15 +112,24 @@ export async function ingestProductList(
   listDate: string,
   ctx: IngestContext,
 ): Promise<{ rawResponseId: number; summary: ProductApplySummary }> {
-  const [rawId] = await landRaw(sql, [landingOfExchange(result.exchange, ctx.runId, ctx.cycle)]);
-  await recordDriftOf(sql, rawId as number, result.exchange);
-  const list = normalizeProductList(result.data.metadata, listDate, result.exchange.fetchedAt);
+  const landed = await landExchange(sql, result.exchange, ctx);
+  return applyProductListAnswer(sql, result, listDate, landed);
+}
+
+/** Records the drift of a landed list and applies its products, snapshots and comments. */
+export async function applyProductListAnswer(
+  sql: postgres.Sql,
+  result: UpstreamResult<ProductListSuccess>,
+  listDate: string,
+  landed: Landed,
+): Promise<{ rawResponseId: number; summary: ProductApplySummary }> {
+  const { id: rawId, landedAt } = landed;
+  await recordDriftOf(sql, rawId, result.exchange);
+  const list = normalizeProductList(result.data.metadata, listDate, landedAt);
   const summary = await sql.begin((tx) =>
-    applyProductPulls(tx, [
-      { ...list, fetchedAt: result.exchange.fetchedAt, rawResponseId: rawId as number },
-    ]),
+    applyProductPulls(tx, [{ ...list, fetchedAt: landedAt, rawResponseId: rawId }]),
   );
-  return { rawResponseId: rawId as number, summary };
+  return { rawResponseId: rawId, summary };
 }
 
 /** Lands a product detail and applies it (a version, comments; no trending snapshot). */
@@ -115,27 +138,23 @@ export async function ingestProductDetail(
   result: UpstreamResult<ProductDetailSuccess>,
   ctx: IngestContext,
 ): Promise<{ rawResponseId: number; summary: ProductApplySummary }> {
-  const [rawId] = await landRaw(sql, [landingOfExchange(result.exchange, ctx.runId, ctx.cycle)]);
-  await recordDriftOf(sql, rawId as number, result.exchange);
+  const [landed] = await landRaw(sql, [landingOfExchange(result.exchange, ctx.runId, ctx.cycle)]);
+  const { id: rawId, landedAt } = landed as Landed;
+  await recordDriftOf(sql, rawId, result.exchange);
   const product = normalizeProduct(result.data.metadata);
   const summary = await sql.begin((tx) =>
     applyProductPulls(tx, [
-      {
-        products: [product],
-        snapshots: [],
-        fetchedAt: result.exchange.fetchedAt,
-        rawResponseId: rawId as number,
-      },
+      { products: [product], snapshots: [], fetchedAt: landedAt, rawResponseId: rawId },
     ]),
   );
-  return { rawResponseId: rawId as number, summary };
+  return { rawResponseId: rawId, summary };
 }
 
 /** Records the format drift of a landed answer (nothing is written when it has none). */
 async function recordDriftOf(
   sql: postgres.Sql,
   rawResponseId: number,
-  exchange: Pick<Exchange, 'operation' | 'params' | 'bodyJson' | 'fetchedAt'>,
+  exchange: Pick<Exchange, 'operation' | 'params' | 'bodyJson' | 'fetchedAt' | 'bodyBytes'>,
 ): Promise<void> {
   await recordDrift(sql, [
     {
@@ -144,6 +163,7 @@ async function recordDriftOf(
       params: exchange.params,
       body: exchange.bodyJson,
       fetchedAt: exchange.fetchedAt,
+      bytesKept: Boolean(exchange.bodyBytes),
     },
   ]);
 }

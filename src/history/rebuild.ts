@@ -1,17 +1,22 @@
 /**
- * Rebuilds every normalized table from the raw landing: empties them and replays
- * raw_responses in fetch order through the same normalizers and stores as live ingestion, in
- * batches, inside one transaction (a failed rebuild leaves the previous state in place).
- * Replay applies answers in fetch order, so it records no `stale_ignored` events. The format drift
- * report is derived from the landing too, and is re-derived the same way.
+ * Rebuilds every normalized table from the raw landing: empties them and replays raw_responses
+ * in landing order (the database's clock to the millisecond, then the landing sequence) through the same
+ * normalizers and stores as live ingestion, with the same rules, in batches, inside one
+ * transaction (a failed rebuild leaves the previous state in place). Every event is derived again
+ * the way live ingestion derived it: `initial`, `reappeared`, `resolution_changed` (through
+ * keyword_resolutions) and `disappeared`. One decision cannot be derived from the landing alone:
+ * which answers live ingestion rejected as stale, which depends on the order concurrent workers
+ * applied them in. Those `stale_ignored` events are kept as they are, and their answers are not
+ * applied, so the rebuilt history is the live one. The format drift report is re-derived too.
  */
 import type postgres from 'postgres';
+import { isConnectionLoss } from '../db/outage.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from '../upstream/schemas.ts';
 import { type LandedAnswer, recordDrift } from './drift-store.ts';
-import { applyEnterprises, type EnterpriseObservation, markDisappeared } from './enterprise-store.ts';
+import { applyEnterprises, disappearKeyword, type EnterpriseObservation } from './enterprise-store.ts';
 import { applyProductPulls, type ProductPull } from './product-store.ts';
 
 /** The tables a rebuild empties: everything derived from raw_responses. */
@@ -30,6 +35,7 @@ export const DERIVED_TABLES = [
   'product_links',
   'product_versions',
   'products',
+  'keyword_resolutions',
   'raw_response_drift',
   'format_drift',
 ] as const;
@@ -40,6 +46,10 @@ export interface RebuildSummary {
   productPulls: number;
   productDetails: number;
   disappeared: number;
+  /** Answers live ingestion had rejected as stale: their events kept, the answers not applied. */
+  staleKept: number;
+  /** Answers that could not be applied (a value Postgres refuses): skipped, as live ingestion did. */
+  unusable: number;
   /** Landed successes whose body no longer parses (kept in the landing, not applied). */
   unreadable: number;
   /** Answers that showed format drift. */
@@ -56,7 +66,19 @@ interface RawRow {
   body_json: unknown;
   outcome: string;
   fetched_at: Date;
+  landed_at: Date;
+  bytes_kept: boolean;
   cycle: string | null;
+}
+
+interface KeptEvent {
+  pid: string;
+  kind: string;
+  cycle: string;
+  keyword: string | null;
+  detail: string | null;
+  raw_response_id: string | null;
+  observed_at: Date;
 }
 
 export async function rebuild(
@@ -70,42 +92,79 @@ export async function rebuild(
     productPulls: 0,
     productDetails: 0,
     disappeared: 0,
+    staleKept: 0,
+    unusable: 0,
     unreadable: 0,
     drifted: 0,
   };
   await sql.begin(async (tx) => {
+    // The live decisions that cannot be derived again (see above), kept by the answer they rejected.
+    const kept = new Map<string, KeptEvent[]>();
+    for (const e of await tx<KeptEvent[]>`
+      select pid, kind, cycle::text as cycle, keyword, detail, raw_response_id, observed_at
+      from enterprise_observations where kind = 'stale_ignored' and raw_response_id is not null
+      order by id`) {
+      const list = kept.get(String(e.raw_response_id)) ?? [];
+      list.push(e);
+      kept.set(String(e.raw_response_id), list);
+    }
     await tx.unsafe(`truncate ${DERIVED_TABLES.join(', ')} restart identity`);
     const [count] = await tx<{ n: number }[]>`
       select count(*)::int as n from raw_responses where outcome in ${tx(REPLAYED)}`;
     const total = count?.n ?? 0;
-    const pidOfKeyword = new Map<string, string>();
     let enterpriseBatch: EnterpriseObservation[] = [];
     let productBatch: ProductPull[] = [];
     let driftBatch: LandedAnswer[] = [];
+    // A batch is applied in a savepoint; when it fails, its answers one by one, and one that
+    // cannot be applied (live ingestion could not either: the entry failed for its cycle) is skipped.
+    const each = async <T>(
+      batch: T[],
+      apply: (q: postgres.TransactionSql, items: T[]) => Promise<unknown>,
+    ) => {
+      try {
+        await tx.savepoint((sp) => apply(sp, batch));
+      } catch (err) {
+        if (isConnectionLoss(err)) throw err;
+        for (const item of batch) {
+          try {
+            await tx.savepoint((sp) => apply(sp, [item]));
+          } catch (e) {
+            if (isConnectionLoss(e)) throw e;
+            summary.unusable++;
+          }
+        }
+      }
+    };
     const flush = async () => {
-      if (enterpriseBatch.length > 0) await applyEnterprises(tx, enterpriseBatch);
-      if (productBatch.length > 0) await applyProductPulls(tx, productBatch);
-      if (driftBatch.length > 0) summary.drifted += await recordDrift(tx, driftBatch);
+      if (enterpriseBatch.length > 0) await each(enterpriseBatch, applyEnterprises);
+      if (productBatch.length > 0) await each(productBatch, applyProductPulls);
+      if (driftBatch.length > 0)
+        await each(driftBatch, async (q, items) => {
+          summary.drifted += await recordDrift(q, items);
+        });
       enterpriseBatch = [];
       productBatch = [];
       driftBatch = [];
     };
     // Keyset pages rather than a cursor: the batch writes below run on this same transaction.
-    let after: { fetchedAt: Date; id: string } | null = null;
+    // The order live ingestion uses (landedBefore): the landing time to the millisecond, then the
+    // landing sequence. Milliseconds are what a Date holds, so the keyset is exact.
+    let after: { landedAt: Date; id: string } | null = null;
     for (;;) {
       const rows: RawRow[] = await tx<RawRow[]>`
-        select id, operation, params, body_json, outcome, fetched_at, cycle::text as cycle
+        select id, operation, params, body_json, outcome, fetched_at, landed_at,
+               body_bytes is not null as bytes_kept, cycle::text as cycle
         from raw_responses
         where outcome in ${tx(REPLAYED)}
-          ${after ? tx`and (fetched_at, id) > (${after.fetchedAt}, ${after.id})` : tx``}
-        order by fetched_at, id limit ${batchSize}`;
+          ${after ? tx`and (date_trunc('milliseconds', landed_at), id) > (${after.landedAt}, ${after.id}::bigint)` : tx``}
+        order by date_trunc('milliseconds', landed_at), id limit ${batchSize}`;
       if (rows.length === 0) break;
       const last = rows[rows.length - 1] as RawRow;
-      after = { fetchedAt: last.fetched_at, id: last.id };
+      after = { landedAt: last.landed_at, id: last.id };
       for (const r of rows) {
         summary.rawRead++;
         const rawId = Number(r.id);
-        const cycle = r.cycle ?? cycleOf(r.fetched_at);
+        const cycle = r.cycle ?? cycleOf(r.landed_at);
         if (r.outcome !== 'not_found' && r.body_json !== null) {
           const answer: LandedAnswer = {
             rawResponseId: rawId,
@@ -113,19 +172,29 @@ export async function rebuild(
             params: r.params,
             body: r.body_json,
             fetchedAt: r.fetched_at,
+            bytesKept: r.bytes_kept,
           };
           driftBatch.push(answer);
         }
         if (r.outcome === 'unexpected_response') continue;
+        const stale = kept.get(r.id);
+        if (stale) {
+          await flush();
+          await tx`insert into enterprise_observations ${tx(stale, 'pid', 'kind', 'cycle', 'keyword', 'detail', 'raw_response_id', 'observed_at')}`;
+          summary.staleKept += stale.length;
+          continue;
+        }
         if (r.operation === 'enterprise-search') {
           const keyword = r.params.ent_name ?? null;
           if (r.outcome === 'not_found') {
-            const pid = keyword === null ? undefined : pidOfKeyword.get(keyword);
-            if (pid === undefined) continue;
+            if (keyword === null) continue;
             await flush();
-            summary.disappeared += await markDisappeared(tx, [
-              { pid, keyword, fetchedAt: r.fetched_at, rawResponseId: rawId, cycle },
-            ]);
+            summary.disappeared += await disappearKeyword(tx, {
+              keyword,
+              fetchedAt: r.landed_at,
+              rawResponseId: rawId,
+              cycle,
+            });
             continue;
           }
           const parsed = EnterpriseSuccess.safeParse(r.body_json);
@@ -134,8 +203,7 @@ export async function rebuild(
             continue;
           }
           const normalized = normalizeEnterprise(parsed.data.metadata.content);
-          if (keyword !== null) pidOfKeyword.set(keyword, normalized.pid);
-          enterpriseBatch.push({ normalized, fetchedAt: r.fetched_at, rawResponseId: rawId, cycle, keyword });
+          enterpriseBatch.push({ normalized, fetchedAt: r.landed_at, rawResponseId: rawId, cycle, keyword });
           summary.enterprises++;
         } else if (r.operation === 'product-listing' && r.outcome === 'success') {
           if (r.params.date !== undefined) {
@@ -144,8 +212,8 @@ export async function rebuild(
               summary.unreadable++;
               continue;
             }
-            const list = normalizeProductList(parsed.data.metadata, r.params.date, r.fetched_at);
-            productBatch.push({ ...list, fetchedAt: r.fetched_at, rawResponseId: rawId });
+            const list = normalizeProductList(parsed.data.metadata, r.params.date, r.landed_at);
+            productBatch.push({ ...list, fetchedAt: r.landed_at, rawResponseId: rawId });
             summary.productPulls++;
           } else {
             const parsed = ProductDetailSuccess.safeParse(r.body_json);
@@ -157,7 +225,7 @@ export async function rebuild(
             productBatch.push({
               products: [product],
               snapshots: [],
-              fetchedAt: r.fetched_at,
+              fetchedAt: r.landed_at,
               rawResponseId: rawId,
             });
             summary.productDetails++;

@@ -1,5 +1,5 @@
 /**
- * Format drift: how an upstream answer differs from upstream-api.md. Pure; works on the body as
+ * Format drift: how an upstream answer differs from docs/upstream.md. Pure; works on the body as
  * parsed JSON (`unknown`), so it also reads answers the schemas refused.
  *
  * Three kinds, each keyed by the field's path and the shape seen:
@@ -38,7 +38,15 @@ export interface DriftItem {
   example: string | null;
 }
 
-type JsonType = 'null' | 'boolean' | 'integer' | 'number' | 'string' | 'array' | 'object';
+type JsonType =
+  | 'null'
+  | 'boolean'
+  | 'integer'
+  | 'number'
+  | 'non-finite number'
+  | 'string'
+  | 'array'
+  | 'object';
 
 /** A documented field: its JSON type, and for timestamps the formats the spec shows. */
 interface FieldSpec {
@@ -64,7 +72,7 @@ const str: FieldSpec = { type: 'string' };
 const int: FieldSpec = { type: 'integer' };
 const any: FieldSpec = { type: 'any' };
 
-/** metadata.content of enterprise-search (upstream-api.md, Enterprise record). */
+/** metadata.content of enterprise-search (docs/upstream.md, Enterprise record). */
 export const ENTERPRISE_RECORD_SPEC: Readonly<Record<string, FieldSpec>> = {
   PID: str,
   ENTNAME: str,
@@ -103,7 +111,7 @@ export const ENTERPRISE_RECORD_SPEC: Readonly<Record<string, FieldSpec>> = {
   CLEARINGINFO: { type: 'array', items: { liqMem: str, ligpriSign: str } },
 };
 
-/** One product object (upstream-api.md, Product object). */
+/** One product object (docs/upstream.md, Product object). */
 export const PRODUCT_SPEC: Readonly<Record<string, FieldSpec>> = {
   id: str,
   product_id: str,
@@ -313,7 +321,9 @@ function describe(s: FieldSpec): string {
 export function jsonType(v: unknown): JsonType {
   if (v === null || v === undefined) return 'null';
   if (Array.isArray(v)) return 'array';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  // A number beyond double range (1e400) parses to Infinity: the shape to report, not a number.
+  if (typeof v === 'number')
+    return !Number.isFinite(v) ? 'non-finite number' : Number.isInteger(v) ? 'integer' : 'number';
   if (typeof v === 'boolean') return 'boolean';
   if (typeof v === 'string') return 'string';
   return 'object';

@@ -3,7 +3,12 @@
  * /healthz checking Postgres and Redis. Metrics are computed at scrape time from the shared
  * state (Postgres and Redis), so one admin server reports for every worker on every machine.
  * Bound to 127.0.0.1 by default; bound anywhere else it requires a token (header
- * `Authorization: Bearer <token>`, or `?token=` once, which sets a cookie for the browser).
+ * `Authorization: Bearer <token>`, or `?token=` once, which sets a cookie for the browser and
+ * redirects to the same address without the token).
+ *
+ * With or without a token, it answers only to expected Host headers (see `allowedHosts`): a page
+ * on another site whose name a DNS rebinding points at 127.0.0.1 sends its own name as the Host,
+ * and gets 421 instead of Bull Board's pause and clean buttons.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +22,7 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Queues } from './queues.ts';
 
 export const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 
 export class AdminConfigError extends Error {
   override readonly name = 'AdminConfigError';
@@ -29,11 +35,74 @@ export interface AdminOptions {
   host: string;
   port: number;
   token: string | null;
+  /** More Host values to answer to (DAYBOOK_ADMIN_HOSTS): names or addresses, each with an optional port. */
+  allowedHosts?: readonly string[];
 }
 
 export interface RunningAdmin {
   url: string;
   close(): Promise<void>;
+}
+
+/** How long the token cookie lasts: a working day; then `?token=` or the header again. */
+export const TOKEN_COOKIE_MAX_AGE_S = 8 * 3600;
+
+/** A Host header value, lowercased, split into its name (an IPv6 address keeps its brackets) and port. */
+export function splitHost(value: string): { name: string; port: string | null } | null {
+  const m = /^(\[[0-9a-f:.]+\]|[^:[\]\s/@]+)(?::(\d{1,5}))?$/.exec(value.trim().toLowerCase());
+  return m ? { name: m[1] as string, port: m[2] ?? null } : null;
+}
+
+/**
+ * The Host values the server answers to, as `name` (any port) or `name:port` (that port only):
+ * - the bound address, as given to --host (an IPv6 address in brackets);
+ * - bound to loopback or to every interface (0.0.0.0, ::), the loopback names `localhost`,
+ *   `127.0.0.1` and `[::1]`: a browser sends them only for a page it loaded from this machine;
+ * - `extra`, from DAYBOOK_ADMIN_HOSTS: the names a reverse proxy, a port mapping or a Prometheus
+ *   in another container use (a service name, the machine's DNS name).
+ * The built-in names go with any port, so a published port (`-p 127.0.0.1:8080:9464`) works: the
+ * port adds nothing against DNS rebinding, whose Host carries the attacker's name.
+ */
+export function allowedHosts(boundHost: string, extra: readonly string[] = []): string[] {
+  const bound = boundHost.trim().toLowerCase();
+  const names = new Set([bound.includes(':') && !bound.startsWith('[') ? `[${bound}]` : bound]);
+  if (LOOPBACK_HOSTS.has(bound) || WILDCARD_HOSTS.has(bound))
+    for (const n of ['localhost', '127.0.0.1', '[::1]']) names.add(n);
+  return [...names, ...extra.map((h) => h.trim().toLowerCase())];
+}
+
+/** Whether a request's Host header (undefined: none) is one of `allowed` (see allowedHosts). */
+export function hostAllowed(header: string | undefined, allowed: readonly string[]): boolean {
+  const given = header === undefined ? null : splitHost(header);
+  if (!given) return false;
+  return allowed.some((entry) => {
+    const want = splitHost(entry);
+    return want !== null && want.name === given.name && (want.port === null || want.port === given.port);
+  });
+}
+
+/** The request target without any `token` query parameter, the rest kept as sent; always a path on this server. */
+export function withoutToken(url: string): string {
+  const q = url.indexOf('?');
+  // Leading slashes and backslashes are folded into one: `//evil.example` in a Location is another site.
+  const path = `/${(q === -1 ? url : url.slice(0, q)).replace(/^[/\\]+/, '')}`;
+  const kept =
+    q === -1
+      ? []
+      : url
+          .slice(q + 1)
+          .split('&')
+          .filter((part) => part !== '' && [...new URLSearchParams(part).keys()][0] !== 'token');
+  return kept.length > 0 ? `${path}?${kept.join('&')}` : path;
+}
+
+/** A cookie value percent-decoded, or as it is when it is not valid percent-encoding. */
+function decodedOrRaw(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 function sameToken(given: string | undefined, token: string): boolean {
@@ -157,23 +226,43 @@ export function checkBinding(host: string, token: string | null): void {
 export async function buildAdminApp(options: AdminOptions): Promise<FastifyInstance> {
   checkBinding(options.host, options.token);
   const app = Fastify({ logger: false });
+  const hosts = allowedHosts(options.host, options.allowedHosts);
+  const pathOf = (url: string) => url.split('?', 1)[0];
+  // Every route, Bull Board's API and the 404s included, answers only to an expected Host, before
+  // any token is looked at: a foreign Host with a good token gets no cookie and no data. /healthz
+  // is the one exception: an orchestrator probes it by the container's address or a service name
+  // nobody listed, and to such a Host it says only ok or unhealthy (the handler leaves out the
+  // error texts, which can name internal addresses).
+  app.addHook('onRequest', async (request, reply) => {
+    if (pathOf(request.url) === '/healthz' || hostAllowed(request.headers.host, hosts)) return;
+    return reply
+      .code(421)
+      .type('text/plain; charset=utf-8')
+      .send('misdirected request: this server does not answer to that Host (see DAYBOOK_ADMIN_HOSTS)\n');
+  });
   const token = options.token;
   if (token) {
     app.addHook('onRequest', async (request, reply) => {
-      if (request.url === '/healthz') return;
+      if (pathOf(request.url) === '/healthz') return;
       const header = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
       const query = new URL(request.url, 'http://admin').searchParams.get('token') ?? undefined;
       const cookie = /(?:^|;\s*)daybook_token=([^;]+)/.exec(request.headers.cookie ?? '')?.[1];
       if (sameToken(query, token)) {
+        // Secure only over TLS on this socket: X-Forwarded-Proto is not trusted (no trustProxy).
         reply.header(
           'Set-Cookie',
-          `daybook_token=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+          `daybook_token=${encodeURIComponent(token)}; Path=/; Max-Age=${TOKEN_COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Strict${request.protocol === 'https' ? '; Secure' : ''}`,
         );
+        // A page load drops the token from the address bar (and history, and Referer); other
+        // methods go on as they are, as a 303 would turn them into a GET.
+        if (request.method === 'GET' || request.method === 'HEAD') {
+          reply.header('Cache-Control', 'no-store');
+          return reply.redirect(withoutToken(request.url), 303);
+        }
         return;
       }
-      if (sameToken(header, token) || sameToken(cookie ? decodeURIComponent(cookie) : undefined, token))
-        return;
-      reply
+      if (sameToken(header, token) || sameToken(cookie ? decodedOrRaw(cookie) : undefined, token)) return;
+      return reply
         .code(401)
         .send({ error: 'a token is required: Authorization: Bearer <token>, or ?token=<token>' });
     });
@@ -190,7 +279,7 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
     return registry.metrics();
   });
 
-  app.get('/healthz', async (_request, reply) => {
+  app.get('/healthz', async (request, reply) => {
     const checks: Record<string, string> = {};
     const withTimeout = <T>(p: Promise<T>) =>
       Promise.race([
@@ -211,6 +300,7 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
     }
     const ok = Object.values(checks).every((v) => v === 'ok');
     reply.code(ok ? 200 : 503);
+    if (!hostAllowed(request.headers.host, hosts)) return { status: ok ? 'ok' : 'unhealthy' };
     return { status: ok ? 'ok' : 'unhealthy', ...checks };
   });
   app.get('/', async (_request, reply) => reply.redirect('/queues'));

@@ -1,19 +1,19 @@
 /**
- * `daybook run`: the same job processors, in-process, without Redis: a local rate limiter, the
- * same retry policy (backoff with jitter, rate limits not counted as attempts), and bounded
- * concurrency with p-limit. For a one-shot run (a CronJob, a CI step) and the embedded demo.
+ * `daybook run`: the same job processors, in-process, without Redis: the same rate limiter and
+ * claims as the workers (both in Postgres), the same job boundary (boundary.ts: backoff with
+ * jitter, rate limits not counted as attempts), and bounded concurrency with p-limit. For a
+ * one-shot run (a CronJob, a CI step) and the embedded demo; safe beside workers and other runs.
  */
 import pLimit from 'p-limit';
 import { processEnterprise } from '../../jobs/enterprise.ts';
 import { processPlan } from '../../jobs/plan.ts';
 import { processProducts, scheduledPulls } from '../../jobs/products.ts';
-import { pauseCycle } from '../budget/credits.ts';
 import type { LimitedOperation } from '../budget/limiter.ts';
+import type { Sql } from '../db/connect.ts';
 import { pacificDate } from '../time/cycles.ts';
-import { decide } from './boundary.ts';
+import { afterFailure } from './boundary.ts';
 import type { JobDeps, JobReport } from './deps.ts';
 import { type RetryPolicy, retryPolicy } from './queues.ts';
-import { MAX_CONSECUTIVE_REFUSALS } from './worker.ts';
 
 export interface InlineSummary {
   cycle: string;
@@ -32,38 +32,58 @@ export function backoffMs(attempt: number, policy: RetryPolicy): number {
 export type Sleep = (ms: number) => Promise<void>;
 export const realSleep: Sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs one job body with the queue's retry semantics. */
+/**
+ * Runs one job body with the queue's retry semantics: the job boundary decides, this carries it
+ * out in process. An entry another process is buying is left to it (`skipped`).
+ */
 export async function withRetries(
   deps: JobDeps,
   op: LimitedOperation,
   label: string,
   body: (lastAttempt: boolean) => Promise<JobReport>,
   sleep: Sleep,
-  refusals: { count: number },
-): Promise<JobReport | { outcome: 'failed'; detail: string }> {
+  cycle: string | null = null,
+): Promise<JobReport | { outcome: 'failed'; detail: string; paused?: boolean }> {
   const policy = retryPolicy(deps.config);
   let attempt = 1;
   for (;;) {
     try {
       const report = await body(attempt >= policy.attempts);
-      refusals.count = 0;
+      await deps.limiter.answered(op);
       return report;
     } catch (err) {
-      const d = decide(err, deps.now());
-      if (d.kind === 'permanent') return { outcome: 'failed', detail: d.message };
-      if (d.kind === 'rate_limited') {
-        refusals.count++;
-        if (refusals.count >= MAX_CONSECUTIVE_REFUSALS)
-          return { outcome: 'failed', detail: `upstream keeps refusing: ${d.message}` };
-        await deps.limiter.block(op, d.waitMs);
-        deps.log.warn({ label, waitMs: d.waitMs }, 'rate limited by the upstream; waiting');
-        continue;
+      const next = await afterFailure(err, {
+        sql: deps.sql,
+        limiter: deps.limiter,
+        now: deps.now(),
+        op,
+        cycle,
+        attempt,
+        attempts: policy.attempts,
+      });
+      switch (next.do) {
+        case 'fail':
+          await deps.limiter.answered(op);
+          return { outcome: 'failed', detail: next.message };
+        case 'pause':
+          return { outcome: 'failed', detail: next.message, paused: true };
+        case 'yield':
+          return { outcome: 'skipped', detail: `in flight elsewhere: ${next.message}` };
+        case 'wait':
+          deps.log.warn(
+            { label, waitMs: next.ms, refusals: next.refusals },
+            'rate limited by the upstream; waiting',
+          );
+          await sleep(next.ms);
+          continue;
+        case 'retry': {
+          await deps.limiter.answered(op);
+          const wait = backoffMs(attempt, policy);
+          deps.log.warn({ label, attempt, waitMs: wait, error: next.message }, 'transient failure; retrying');
+          attempt++;
+          await sleep(wait);
+        }
       }
-      if (attempt >= policy.attempts) return { outcome: 'failed', detail: d.message };
-      const wait = backoffMs(attempt, policy);
-      deps.log.warn({ label, attempt, waitMs: wait, error: d.message }, 'transient failure; retrying');
-      attempt++;
-      await sleep(wait);
     }
   }
 }
@@ -74,6 +94,8 @@ export interface InlineOptions {
   /** Product list dates to pull; by default the scheduled pulls of today's Pacific date. */
   productDates?: { date: string; pull: string }[];
   concurrency: number;
+  /** Runs in the plan's transaction, under its lock, before it plans (a resume re-plans deferred rows there). */
+  beforePlan?: (tx: Sql) => Promise<void>;
   sleep?: Sleep;
   onProgress?: (done: number, total: number) => void;
 }
@@ -94,21 +116,19 @@ export async function runInline(
       },
     },
   };
-  const refusals = { product: { count: 0 }, enterprise: { count: 0 } };
 
   if (options.only !== 'enterprises') {
     const pulls =
       options.productDates ??
       scheduledPulls(pacificDate(deps.now()), deps.config.DAYBOOK_PRODUCT_LOOKBACK_DAYS);
     for (const p of pulls) {
-      const data = { ...p, limit: deps.config.DAYBOOK_PRODUCT_LIMIT };
+      const data = { ...p, limit: deps.config.DAYBOOK_PRODUCT_LIMIT, cycle: options.cycle };
       const r = await withRetries(
         full,
         'product-listing',
         `products ${p.date}`,
         (last) => processProducts(full, data, `inline-products-${p.date}-${p.pull}`, last),
         sleep,
-        refusals.product,
       );
       summary.productPulls.push({
         date: p.date,
@@ -120,7 +140,7 @@ export async function runInline(
   }
 
   if (options.only !== 'products') {
-    await processPlan(full, { cycle: options.cycle }, `inline-plan-${options.cycle}`);
+    await processPlan(full, { cycle: options.cycle }, `inline-plan-${options.cycle}`, options.beforePlan);
     const limit = pLimit(options.concurrency);
     let done = 0;
     await Promise.all(
@@ -139,7 +159,7 @@ export async function runInline(
                 last,
               ),
             sleep,
-            refusals.enterprise,
+            options.cycle,
           );
           summary.enterprises[r.outcome] = (summary.enterprises[r.outcome] ?? 0) + 1;
           if (r.outcome === 'failed')
@@ -156,10 +176,8 @@ export async function runInline(
             `enterprise ${r.outcome}`,
           );
           options.onProgress?.(++done, planned.length);
-          if (r.outcome === 'failed' && r.detail?.startsWith('upstream keeps refusing')) {
-            await pauseCycle(deps.sql, options.cycle, r.detail);
-            limit.clearQueue();
-          }
+          // The boundary paused the cycle: what is still queued here would only be deferred.
+          if ('paused' in r && r.paused) limit.clearQueue();
         }),
       ),
     );

@@ -1,11 +1,12 @@
 /**
  * Logging: pino JSON lines by default, pretty when stderr is a terminal. The API key is redacted
- * twice: by path (any `apiKey`, `authorization` field) and by value (the key's text anywhere in a
- * line is replaced), so it cannot leak through an error message either.
+ * twice: by path (any `apiKey`, `authorization` field) and by value (the key anywhere in a line,
+ * escaped, URL-encoded or in base64 too, is replaced), so it cannot leak through an error message.
  */
 import { createRequire } from 'node:module';
 import { type Logger, pino } from 'pino';
 import type pinoPretty from 'pino-pretty';
+import { redactSecrets } from '../upstream/redact.ts';
 
 export type { Logger };
 
@@ -26,7 +27,7 @@ function scrubbing(out: NodeJS.WritableStream, secrets: readonly string[]): Node
   return {
     write(chunk: string | Uint8Array) {
       let text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      for (const s of live) text = text.split(s).join('[redacted]');
+      text = redactSecrets(text, live);
       return out.write(text);
     },
   } as NodeJS.WritableStream;

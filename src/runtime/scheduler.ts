@@ -72,7 +72,13 @@ export async function enqueueForTick(
   if (task === 'enterprise') return [await deps.queues.addPlan({ cycle: cycleOf(scheduledAt) })];
   const ids: string[] = [];
   for (const p of scheduledPulls(pacificDate(scheduledAt), deps.config.DAYBOOK_PRODUCT_LOOKBACK_DAYS)) {
-    ids.push(await deps.queues.addProducts({ ...p, limit: deps.config.DAYBOOK_PRODUCT_LIMIT }));
+    ids.push(
+      await deps.queues.addProducts({
+        ...p,
+        limit: deps.config.DAYBOOK_PRODUCT_LIMIT,
+        cycle: cycleOf(scheduledAt),
+      }),
+    );
   }
   return ids;
 }

@@ -1,32 +1,24 @@
 /**
- * `daybook worker`: BullMQ workers for the three queues, sharing one global rate limiter per
- * upstream operation (Redis), the Postgres credit budget, and the job boundary. Each job is at
- * most one upstream call. SIGTERM/SIGINT close the workers, which finish in-flight jobs first.
+ * `daybook worker`: BullMQ workers for the three queues, sharing one rate limiter per upstream
+ * operation and one credit budget (both in Postgres), and the job boundary (boundary.ts) with
+ * every other mode. Each job is at most one upstream call, and an entry is claimed in Postgres
+ * (cycle_fetches) before it is bought, so a job whose BullMQ lock lapsed cannot buy it twice.
+ * SIGTERM/SIGINT close the workers, which finish in-flight jobs first.
  */
 import { EventEmitter } from 'node:events';
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ENTERPRISE_JOB, EnterpriseJobData, processEnterprise } from '../../jobs/enterprise.ts';
 import { PLAN_JOB, PlanJobData, processPlan } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, ProductsJobData, processProducts } from '../../jobs/products.ts';
-import { pauseCycle } from '../budget/credits.ts';
 import type { LimitedOperation } from '../budget/limiter.ts';
-import { openClaims } from '../db/claims.ts';
 import { finishRun, startRun } from '../db/runs.ts';
-import { BadJobDataError, decide, parseJobData } from './boundary.ts';
+import { afterFailure, BadJobDataError, parseJobData } from './boundary.ts';
 import type { JobDeps, JobReport } from './deps.ts';
 import { QUEUE_NAMES, type Queues } from './queues.ts';
 
-/** After this many rate-limit refusals in a row, the upstream is taken to be refusing for the day. */
-export const MAX_CONSECUTIVE_REFUSALS = 30;
-
 /** The default job lock: BullMQ's own, renewed every 15 s by a live worker. */
 export const DEFAULT_LOCK_MS = 30_000;
-
-/** Another worker holds the entry: this run buys nothing and looks again after a backoff. */
-export class InFlightElsewhereError extends Error {
-  override readonly name = 'InFlightElsewhereError';
-}
 
 /** No retry follows this attempt if it fails (rate limits use no attempt). */
 function isLastAttempt(job: Job): boolean {
@@ -72,13 +64,6 @@ export function startWorkers(
 ): RunningWorkers {
   const events = new EventEmitter<{ job: [JobEvent] }>();
   const lockDuration = options.lockMs ?? DEFAULT_LOCK_MS;
-  // BullMQ's lock is a lease: a starved worker can lose it mid-job and a second worker start the
-  // same job. The claim in Postgres holds while its connection does, so the second one waits.
-  const databaseUrl = deps.config.DATABASE_URL;
-  if (!databaseUrl)
-    throw new Error('queue workers need DATABASE_URL (a Postgres server shared by every worker)');
-  const claims = openClaims(databaseUrl);
-  const refusalsKey = `${queues.prefix}:refusals`;
 
   const wrap =
     (
@@ -86,13 +71,13 @@ export function startWorkers(
       op: LimitedOperation | null,
       run: (job: Job) => Promise<{ report: JobReport; cycle?: string; date?: string }>,
     ) =>
-    async (job: Job): Promise<JobReport> => {
+    async (job: Job, token?: string): Promise<JobReport> => {
       const started = performance.now();
       const base = { kind, jobId: job.id ?? '?' };
       const dataOf = job.data as { cycle?: string; date?: string };
       try {
         const { report, cycle, date } = await run(job);
-        if (op) await connection.del(`${refusalsKey}:${op}`);
+        if (op) await deps.limiter.answered(op);
         const event: JobEvent = {
           ...base,
           outcome: report.outcome,
@@ -107,54 +92,69 @@ export function startWorkers(
         events.emit('job', event);
         return report;
       } catch (err) {
-        const decision = decide(err, deps.now());
         const durationMs = Math.round(performance.now() - started);
         const ctx = { ...base, cycle: dataOf.cycle, date: dataOf.date, durationMs };
-        if (decision.kind === 'rate_limited' && op) {
-          const queue = kind === ENTERPRISE_JOB ? queues.enterprise : queues.products;
-          await deps.limiter.block(op, decision.waitMs);
-          await queue.rateLimit(decision.waitMs);
-          const refusals = await connection.incr(`${refusalsKey}:${op}`);
-          await connection.pexpire(`${refusalsKey}:${op}`, 6 * 3600_000);
-          deps.log.warn(
-            { ...ctx, waitMs: decision.waitMs, refusals },
-            `${kind} rate limited by the upstream`,
-          );
-          events.emit('job', { ...ctx, outcome: 'rate_limited', detail: decision.message });
-          if (refusals >= MAX_CONSECUTIVE_REFUSALS && dataOf.cycle) {
-            await pauseCycle(
-              deps.sql,
-              dataOf.cycle,
-              `the upstream refused ${refusals} calls in a row (a daily call cap?): stopped for the cycle`,
+        const next = await afterFailure(err, {
+          sql: deps.sql,
+          limiter: deps.limiter,
+          now: deps.now(),
+          op,
+          cycle: kind === ENTERPRISE_JOB ? (dataOf.cycle ?? null) : null,
+          attempt: job.attemptsMade + 1,
+          attempts: job.opts.attempts ?? 1,
+        });
+        switch (next.do) {
+          case 'wait':
+          case 'pause': {
+            const queue = kind === ENTERPRISE_JOB ? queues.enterprise : queues.products;
+            const waitMs = next.do === 'wait' ? next.ms : 60_000;
+            await queue.rateLimit(waitMs);
+            deps.log.warn(
+              { ...ctx, waitMs, refusals: next.refusals },
+              `${kind} rate limited by the upstream`,
             );
-            deps.log.error(
-              { cycle: dataOf.cycle, refusals },
-              'upstream keeps refusing: enterprise work paused for the cycle',
+            if (next.do === 'pause')
+              deps.log.error(
+                { cycle: dataOf.cycle, refusals: next.refusals },
+                'upstream keeps refusing: enterprise work paused for the cycle',
+              );
+            events.emit('job', { ...ctx, outcome: 'rate_limited', detail: next.message });
+            throw Worker.RateLimitError();
+          }
+          case 'yield': {
+            deps.log.info({ ...ctx, waitMs: next.ms, detail: next.message }, `${kind} held elsewhere; later`);
+            await job.moveToDelayed(Date.now() + next.ms, token);
+            throw new DelayedError();
+          }
+          case 'fail': {
+            if (op) await deps.limiter.answered(op);
+            if (err instanceof BadJobDataError) {
+              // Nothing ran, so no run row says so yet: record one, for `daybook status`.
+              const runId = await startRun(deps.sql, { kind, entity: base.jobId, jobId: base.jobId });
+              await finishRun(deps.sql, runId, {
+                outcome: 'failed',
+                errorCode: 'bad_job_data',
+                errorMessage: next.message,
+              });
+            }
+            deps.log.warn(
+              { ...ctx, attempt: job.attemptsMade + 1, error: next.message },
+              `${kind} failed${next.permanent ? ' permanently' : ''}`,
             );
+            events.emit('job', { ...ctx, outcome: 'failed', detail: next.message });
+            if (next.permanent) throw new UnrecoverableError(next.message);
+            throw err;
           }
-          throw Worker.RateLimitError();
-        }
-        if (decision.kind === 'permanent') {
-          if (err instanceof BadJobDataError) {
-            // Nothing ran, so no run row says so yet: record one, for `daybook status`.
-            const runId = await startRun(deps.sql, { kind, entity: base.jobId, jobId: base.jobId });
-            await finishRun(deps.sql, runId, {
-              outcome: 'failed',
-              errorCode: 'bad_job_data',
-              errorMessage: decision.message,
-            });
+          case 'retry': {
+            if (op) await deps.limiter.answered(op);
+            deps.log.warn(
+              { ...ctx, attempt: job.attemptsMade + 1, error: next.message },
+              `${kind} will retry`,
+            );
+            events.emit('job', { ...ctx, outcome: 'retrying', detail: next.message });
+            throw err;
           }
-          deps.log.warn({ ...ctx, error: decision.message }, `${kind} failed permanently`);
-          events.emit('job', { ...ctx, outcome: 'failed', detail: decision.message });
-          throw new UnrecoverableError(decision.message);
         }
-        const last = isLastAttempt(job);
-        deps.log.warn(
-          { ...ctx, attempt: job.attemptsMade + 1, error: decision.message },
-          `${kind} ${last ? 'failed' : 'will retry'}`,
-        );
-        events.emit('job', { ...ctx, outcome: last ? 'failed' : 'retrying', detail: decision.message });
-        throw err;
       }
     };
 
@@ -171,20 +171,10 @@ export function startWorkers(
       QUEUE_NAMES.enterprise,
       wrap(ENTERPRISE_JOB, 'enterprise-search', async (job) => {
         const data = parseJobData(EnterpriseJobData, job.data, ENTERPRISE_JOB);
-        const claim = await claims.take(`daybook:enterprise:${data.cycle}`, data.watchId);
-        if (!claim) {
-          throw new InFlightElsewhereError(
-            `watch entry ${data.watchId} of cycle ${data.cycle} is in flight in another worker`,
-          );
-        }
-        try {
-          return {
-            report: await processEnterprise(deps, data, job.id ?? '', isLastAttempt(job)),
-            cycle: data.cycle,
-          };
-        } finally {
-          await claim.release();
-        }
+        return {
+          report: await processEnterprise(deps, data, job.id ?? '', isLastAttempt(job)),
+          cycle: data.cycle,
+        };
       }),
       { ...common, concurrency: options.concurrency },
     ),
@@ -221,7 +211,6 @@ export function startWorkers(
     workers,
     close: async () => {
       await Promise.all(workers.map((w) => w.close()));
-      await claims.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Registry code maths (DOMAIN.md): the 18-character unified social credit code of GB 32100-2015
+ * Registry code maths (docs/registry.md): the 18-character unified social credit code of GB 32100-2015
  * with its organisation-code check (GB 11714), and the 15-digit registration number with its
  * ISO 7064 MOD 11,10 check digit. Pure functions; randomness only through the `Rng` passed in.
  */

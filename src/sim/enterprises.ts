@@ -5,7 +5,7 @@
  * on the order in which cycles are asked for. Records are deeply frozen: callers cannot
  * corrupt the world.
  *
- * Records follow DOMAIN.md: the name fits the enterprise type (分公司 after the head office's
+ * Records follow docs/registry.md: the name fits the enterprise type (分公司 after the head office's
  * name, 合伙企业（有限合伙）, 专业合作社, 个人独资 forms), the USCC and registration number carry
  * the division code of the registering authority named in REGORG, in the province of PROVINCE
  * and the city or district of OPLOC; industry fields match the name's industry word and the

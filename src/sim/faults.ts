@@ -159,6 +159,17 @@ export function driftEnterprise(content: Record<string, unknown>, rng: Rng): Rec
   return out;
 }
 
+/**
+ * Format drift on the billing block of an enterprise answer, seen on real providers: the amount
+ * as a numeric string, or no `usage` at all. The answer is billed all the same.
+ */
+export function driftUsage(usage: { credits: number; remark: string }, rng: Rng): unknown {
+  const v = rng.pick(['creditsString', 'usageMissing', 'none', 'none']);
+  if (v === 'creditsString') return { ...usage, credits: String(usage.credits) };
+  if (v === 'usageMissing') return undefined;
+  return usage;
+}
+
 /** Format drift on a product object: extra fields, missing optional fields, counts as strings. */
 export function driftProduct(product: Record<string, unknown>, rng: Rng): Record<string, unknown> {
   const out: Record<string, unknown> = { ...product };

@@ -1,6 +1,6 @@
 /**
  * The Markdown texts the upstream sends next to its JSON, rendered from the simulator's records
- * in the layouts of upstream-api.md. Renderers never throw: records may have been drifted by a
+ * in the layouts of docs/upstream.md. Renderers never throw: records may have been drifted by a
  * fault spec, so every value is read defensively and anything unusable is written `Unknown`.
  */
 import type { SimEnterprise, SimProduct } from './types.ts';

@@ -7,7 +7,7 @@ import { addDays, daysBetween, isCalendarDate, pacificDate, pacificDayStart } fr
 import { hash32, type Rng, rngFor } from './rng.ts';
 import type { SimComment, SimMedia, SimProduct } from './types.ts';
 
-/** Topic names, as DOMAIN.md lists them. */
+/** Topic names, as docs/registry.md lists them. */
 export const PRODUCT_TOPICS = [
   'Artificial Intelligence',
   'Productivity',
@@ -23,7 +23,7 @@ export const PRODUCT_TOPICS = [
 
 /** Slots reserved per day; ids and names are derived from day × MAX_PER_DAY + slot. */
 const MAX_PER_DAY = 50;
-/** Median final votes by rank (DOMAIN.md, 2025); ranks between knots are interpolated in log space. */
+/** Median final votes by rank (docs/registry.md, 2025); ranks between knots are interpolated in log space. */
 const RANK_KNOTS: readonly (readonly [number, number])[] = [
   [1, 516],
   [2, 407],

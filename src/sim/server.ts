@@ -1,5 +1,5 @@
 /**
- * The upstream simulator: an HTTP server implementing ../shared/upstream-api.md over a seeded
+ * The upstream simulator: an HTTP server implementing docs/upstream.md over a seeded
  * world, with keys and credit balances, a sliding-window rate limit, a settable clock, fault
  * injection, and a control surface under /_sim for tests. The spec's gaps (HTTP status of
  * errors, the code for date + product_name together, for a bad limit, the default limit) are
@@ -13,6 +13,7 @@ import { EnterpriseWorld } from './enterprises.ts';
 import {
   driftEnterprise,
   driftProduct,
+  driftUsage,
   type FaultPlan,
   type FaultSpec,
   formatFaultSpec,
@@ -94,7 +95,11 @@ export class Simulator {
   private readonly accounts = new Map<string, KeyAccount>();
   private readonly limiter: SlidingWindowLimiter;
   private readonly attempts = new Map<string, number>();
-  private clockOffsetMs = 0;
+  /**
+   * The simulated time is this plus the monotonic clock: it runs on at the real pace from where it
+   * was set, and a step of the machine's wall clock (a time sync) never moves it.
+   */
+  private clockOffsetMs = Date.now() - performance.now();
   counters: SimCounters = emptyCounters();
 
   constructor(options: SimOptions) {
@@ -119,11 +124,11 @@ export class Simulator {
 
   /** The simulated time: the system clock moved by whatever the control surface set. */
   now(): Date {
-    return new Date(Date.now() + this.clockOffsetMs);
+    return new Date(Math.floor(performance.now() + this.clockOffsetMs));
   }
 
   setClock(at: Date): void {
-    this.clockOffsetMs = at.getTime() - Date.now();
+    this.clockOffsetMs = at.getTime() - performance.now();
   }
 
   advanceClock(ms: number): void {
@@ -268,14 +273,13 @@ export class Simulator {
     const content = plan.drift
       ? driftEnterprise(found as unknown as Record<string, unknown>, plan.rng)
       : (found as unknown as Record<string, unknown>);
-    return {
-      status: 'success',
-      markdown: renderEnterpriseMarkdown(found),
-      metadata: {
-        usage: { credits, remark: 'enterprise-search: enterprise registry query' },
-        content,
-      },
+    const usage = { credits, remark: 'enterprise-search: enterprise registry query' };
+    const metadata: Record<string, unknown> = {
+      usage: plan.drift ? driftUsage(usage, plan.rng) : usage,
+      content,
     };
+    if (metadata.usage === undefined) delete metadata.usage;
+    return { status: 'success', markdown: renderEnterpriseMarkdown(found), metadata };
   }
 
   /** The product-listing operation after admission. */

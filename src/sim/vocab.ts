@@ -1,5 +1,5 @@
 /**
- * Word lists for the simulated enterprise registry (value sets from DOMAIN.md where it has them).
+ * Word lists for the simulated enterprise registry (value sets from docs/registry.md where it has them).
  * Plain data: the generator in enterprises.ts combines these into records.
  */
 
@@ -942,7 +942,7 @@ export const SCOPE_GENERAL_TAIL = '（除依法须经批准的项目外，凭营
 /** Closing sentence of an older scope. */
 export const SCOPE_APPROVAL_TAIL = '【依法须经批准的项目，经相关部门批准后方可开展经营活动】';
 
-/** Enterprise type code → type text (DOMAIN.md codes, texts as the registry writes them). */
+/** Enterprise type code → type text (docs/registry.md codes, texts as the registry writes them). */
 export const ENT_TYPE_TEXT: Readonly<Record<string, string>> = {
   '1100': '有限责任公司',
   '1110': '有限责任公司(国有独资)',
@@ -1026,7 +1026,7 @@ export const REVOKE_REASONS: readonly string[] = [
 
 export const CANCEL_REASONS: readonly string[] = ['提交虚假材料取得公司登记', '以欺诈手段取得公司登记'];
 
-/** Positions of key personnel (DOMAIN.md). */
+/** Positions of key personnel (docs/registry.md). */
 export const POSITIONS: readonly string[] = [
   '执行董事',
   '监事',

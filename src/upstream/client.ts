@@ -8,6 +8,8 @@
 import type { z } from 'zod';
 import {
   AuthenticationError,
+  BodyTooDeepError,
+  BodyTooLargeError,
   type BrokenSuccess,
   errorForCode,
   MalformedBodyError,
@@ -22,6 +24,7 @@ import {
   type UpstreamError,
 } from './errors.ts';
 import { checkEntName, checkListDate, checkListLimit, checkProductName } from './params.ts';
+import { redactSecrets } from './redact.ts';
 import { parseRetryAfter } from './retry-after.ts';
 import { EnterpriseSuccess, ErrorBody, ProductDetailSuccess, ProductListSuccess } from './schemas.ts';
 
@@ -29,8 +32,10 @@ export interface ClientOptions {
   /** e.g. https://api.example.com (without /v1). */
   baseUrl: string;
   apiKey: string;
-  /** Per-request timeout covering connect, headers and body. Default 30 s. */
+  /** Per-request timeout covering connect, headers and the whole body read. Default 30 s. */
   timeoutMs?: number;
+  /** The largest body read, after decompression; a larger one is cut off and refused. Default 16 MiB. */
+  maxBodyBytes?: number;
   /** Clock for Retry-After dates; defaults to the system clock. */
   now?: () => Date;
 }
@@ -50,11 +55,39 @@ export interface UpstreamResult<T> {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The deepest nesting of objects and arrays daybook reads. The documented record is 4 levels
+ * deep; an answer nested deeper than this would only drive recursive code (hashing, diffing,
+ * serialising) into the stack's limit, so it is refused before anything walks it.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** How deeply `text` nests objects and arrays, read in one pass outside strings (no recursion). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > max) max = depth;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
+}
 
 export class UpstreamClient {
   readonly #apiKey: string;
   readonly baseUrl: string;
   readonly timeoutMs: number;
+  readonly maxBodyBytes: number;
   readonly #now: () => Date;
 
   constructor(options: ClientOptions) {
@@ -62,6 +95,7 @@ export class UpstreamClient {
     this.#apiKey = options.apiKey;
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.#now = options.now ?? (() => new Date());
   }
 
@@ -100,6 +134,8 @@ export class UpstreamClient {
     const url = `${this.baseUrl}/v1/${operation}?${new URLSearchParams(params).toString()}`;
     const fetchedAt = this.#now();
     const started = performance.now();
+    // One deadline for the whole call: connecting, the headers and every byte of the body.
+    const deadline = Date.now() + this.timeoutMs;
     const elapsed = () => Math.round(performance.now() - started);
 
     let res: Response;
@@ -122,18 +158,49 @@ export class UpstreamClient {
       });
     }
 
-    const { text: received, error: readError } = await readBody(res);
+    const body = await readBody(res, deadline, this.maxBodyBytes);
+    const decoded = decodeBody(body.bytes, res.headers.get('content-type'));
     // An upstream that echoes the key back (in an error message, say) must not get it landed,
-    // logged or recorded: it is cut out of the body before anything reads it.
-    const text = received.split(this.#apiKey).join('[redacted]');
+    // logged or recorded: it is cut out of the body, in any encoding, before anything reads it.
+    const text = redactSecrets(decoded.text, [this.#apiKey]);
+    const exact = decoded.charset === 'utf-8' && decoded.problem === null && !text.includes('\u0000');
     const response: ResponseContext = {
       httpStatus: res.status,
       bodyText: text,
       durationMs: elapsed(),
       fetchedAt,
+      decoding: decoded.problem,
+      // Bytes read as latin1 are one character each, so the key's ASCII is cut out of them too.
+      bodyBytes: exact
+        ? null
+        : Buffer.from(redactSecrets(Buffer.from(body.bytes).toString('latin1'), [this.#apiKey]), 'latin1'),
     };
-    if (readError) throw this.#transportError(readError, request, response);
+    if (body.tooLarge) {
+      throw new BodyTooLargeError(
+        `${operation} (HTTP ${res.status}): the body exceeded ${this.maxBodyBytes} bytes and was cut off there`,
+        request,
+        response,
+        res.status === 200 ? brokenSuccessOf(text) : null,
+      );
+    }
+    if (body.timedOut) {
+      throw new TimeoutError(
+        `${operation}: no complete answer within ${this.timeoutMs} ms (${body.bytes.length} bytes of the body arrived)`,
+        request,
+        response,
+      );
+    }
+    if (body.error) throw this.#transportError(body.error, request, response);
 
+    const depth = jsonDepth(text);
+    if (depth > MAX_JSON_DEPTH) {
+      throw new BodyTooDeepError(
+        `${operation} (HTTP ${res.status}): the body is nested ${depth} levels deep, more than the ${MAX_JSON_DEPTH} daybook reads`,
+        request,
+        response,
+        res.status === 200 ? brokenSuccessOf(text) : null,
+      );
+    }
     const exchange: Exchange = { operation, params, ...response, bodyJson: parseJson(text) };
     const error = this.#errorOf(exchange, res.headers.get('retry-after'), request, response);
     if (error) throw error;
@@ -228,21 +295,82 @@ export class UpstreamClient {
   }
 }
 
-/** Reads the whole body as text, keeping what arrived when the stream breaks. */
-async function readBody(res: Response): Promise<{ text: string; error: unknown }> {
-  if (!res.body) return { text: '', error: null };
-  const decoder = new TextDecoder();
+interface BodyRead {
+  bytes: Uint8Array;
+  error: unknown;
+  tooLarge: boolean;
+  timedOut: boolean;
+}
+
+/**
+ * Reads the body as bytes, keeping what arrived when the stream breaks, and stopping at
+ * `maxBytes` (after decompression: a small gzip can inflate to gigabytes) or at the call's
+ * `deadline`. It always settles: each read races the deadline, and the stream is cancelled.
+ */
+async function readBody(res: Response, deadline: number, maxBytes: number): Promise<BodyRead> {
+  const out: BodyRead = { bytes: new Uint8Array(0), error: null, tooLarge: false, timedOut: false };
+  if (!res.body) return out;
   const reader = res.body.getReader();
-  let text = '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), Math.max(0, deadline - Date.now()));
+  });
   try {
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
+      const next = await Promise.race([reader.read(), expired]);
+      if (next === 'expired') {
+        out.timedOut = true;
+        break;
+      }
+      if (next.done) break;
+      const room = maxBytes - size;
+      if (next.value.length > room) {
+        chunks.push(next.value.subarray(0, room));
+        size += room;
+        out.tooLarge = true;
+        break;
+      }
+      chunks.push(next.value);
+      size += next.value.length;
     }
-    return { text: text + decoder.decode(), error: null };
   } catch (error) {
-    return { text, error };
+    out.error = error;
+  } finally {
+    clearTimeout(timer);
+    if (out.timedOut || out.tooLarge) reader.cancel().catch(() => {});
+  }
+  out.bytes = Buffer.concat(chunks, size);
+  return out;
+}
+
+/**
+ * The body's text, decoded by its declared charset (UTF-8 when none is declared; GBK, GB18030,
+ * Big5 and the other WHATWG labels are honoured). Bytes that do not decode become U+FFFD in the
+ * text, and `problem` says so: the landing then keeps the bytes as received, and format drift
+ * reports it.
+ */
+export function decodeBody(
+  bytes: Uint8Array,
+  contentType: string | null,
+): { text: string; charset: string; problem: string | null } {
+  const declared = /charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase() ?? 'utf-8';
+  let decoder: InstanceType<typeof TextDecoder>;
+  let charset = declared;
+  let problem: string | null = null;
+  try {
+    decoder = new TextDecoder(declared, { fatal: true });
+  } catch {
+    decoder = new TextDecoder('utf-8', { fatal: true });
+    charset = 'utf-8';
+    problem = `unknown charset "${declared.slice(0, 40)}": read as UTF-8`;
+  }
+  try {
+    return { text: decoder.decode(bytes), charset, problem };
+  } catch {
+    const text = new TextDecoder(charset).decode(bytes);
+    return { text, charset, problem: `bytes that are not valid ${charset}` };
   }
 }
 
@@ -261,7 +389,7 @@ function parseJson(text: string): unknown {
  */
 export function brokenSuccessOf(text: string | null): BrokenSuccess | null {
   if (!text || !/^\s*\{\s*"(?:status|result)"\s*:\s*"success"/.test(text)) return null;
-  const credits = /"usage"\s*:\s*\{[^{}]*?"credits"\s*:\s*(\d+)/.exec(text);
+  const credits = /"usage"\s*:\s*\{[^{}]*?"credits"\s*:\s*"?(\d+)/.exec(text);
   const pid = /"content"\s*:\s*\{\s*"PID"\s*:\s*"((?:[^"\\]|\\.)+)"/.exec(text);
   return {
     credits: credits ? Number(credits[1]) : null,

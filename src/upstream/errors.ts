@@ -20,6 +20,13 @@ export interface ResponseContext {
   durationMs: number;
   /** When the request was sent. */
   fetchedAt: Date;
+  /** Set when the body's bytes did not decode as declared (the text holds U+FFFD for them). */
+  decoding?: string | null;
+  /**
+   * The body's bytes as received (the key cut out), when its text cannot stand for them exactly:
+   * a charset other than UTF-8, bytes that did not decode, or a NUL character.
+   */
+  bodyBytes?: Uint8Array | null;
 }
 
 export type ErrorClass = 'permanent' | 'budget' | 'transient';
@@ -169,6 +176,35 @@ export class MalformedBodyError extends TransientError {
     this.brokenSuccess = brokenSuccess;
   }
 }
+/**
+ * An answer refused for its size or shape before it is read (the same answer would be refused
+ * again, so it is permanent for the cycle). A success refused so was billed (`brokenSuccess`).
+ */
+export abstract class RefusedBodyError extends PermanentError {
+  readonly brokenSuccess: BrokenSuccess | null;
+  constructor(
+    message: string,
+    request: RequestContext,
+    response: ResponseContext | null,
+    brokenSuccess: BrokenSuccess | null = null,
+  ) {
+    super(message, request, response);
+    this.brokenSuccess = brokenSuccess;
+  }
+}
+
+/** The body exceeded the size daybook reads (after decompression). */
+export class BodyTooLargeError extends RefusedBodyError {
+  override readonly name = 'BodyTooLargeError';
+  readonly code = 'body_too_large';
+}
+
+/** The body nests deeper than daybook reads. */
+export class BodyTooDeepError extends RefusedBodyError {
+  override readonly name = 'BodyTooDeepError';
+  readonly code = 'body_too_deep';
+}
+
 export class TimeoutError extends TransientError {
   override readonly name = 'TimeoutError';
   readonly code = 'timeout';

@@ -1,7 +1,6 @@
 /**
- * Parameter rules checked before any request is sent (upstream-api.md and DESIGN.md, Product
- * parameters). Pure: each returns the value to send or throws InvalidRequestError naming the
- * parameter and the problem.
+ * Parameter rules checked before any request is sent (docs/upstream.md, Calls). Pure: each
+ * returns the value to send or throws InvalidRequestError naming the parameter and the problem.
  */
 import { isCalendarDate } from '../time/cycles.ts';
 import { InvalidRequestError } from './errors.ts';

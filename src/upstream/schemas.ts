@@ -1,6 +1,6 @@
 /**
  * Response schemas for the two upstream operations, as daybook reads them. They follow
- * ../shared/upstream-api.md but are tolerant readers: unknown fields are kept (loose objects),
+ * docs/upstream.md but are tolerant readers: unknown fields are kept (loose objects),
  * optional fields may be absent or null, and the documented type variants are accepted
  * (REGCAP as number or string, OPTO as date or text). The undocumented-type fields are `unknown`.
  * Only these parsers can build the parsed types.
@@ -68,6 +68,10 @@ export const EnterpriseRecord = z.looseObject({
 });
 export type EnterpriseRecord = z.infer<typeof EnterpriseRecord>;
 
+/**
+ * The documented billing block. Read for the ledger by src/budget/billing.ts, whatever its shape:
+ * a billed answer with an undocumented `usage` (credits as a string, say) is still a success.
+ */
 export const Usage = z.looseObject({
   credits: z.number(),
   remark: text,
@@ -77,7 +81,7 @@ export const EnterpriseSuccess = z.looseObject({
   status: z.literal('success'),
   markdown: text,
   metadata: z.looseObject({
-    usage: Usage.nullish(),
+    usage: z.union([Usage, z.unknown()]).optional(),
     content: EnterpriseRecord,
   }),
 });

@@ -34,7 +34,7 @@ describe('format drift', { timeout: 240_000 }, () => {
     const w = p.startWorkers(4);
     const before = (await p.queues.products.getJobCounts('completed')).completed ?? 0;
     await p.queues.addPlan({ cycle });
-    for (const pull of pulls) await p.queues.addProducts({ ...pull, limit: 20 });
+    for (const pull of pulls) await p.queues.addProducts({ ...pull, limit: 20, cycle });
     await until(
       [w],
       async () => {
@@ -81,6 +81,25 @@ describe('format drift', { timeout: 240_000 }, () => {
     const [r] = await query;
     return (r?.n as number | undefined) ?? -1;
   };
+
+  it('every billed answer is booked, its billing block drifted (a string, or none) or not', async () => {
+    const [ledger] = await p.db.sql<{ n: number; credits: number; assumed: number; presumed: number }[]>`
+      select count(*) filter (where status = 'booked')::int as n,
+             coalesce(sum(credits) filter (where status = 'booked'), 0)::int as credits,
+             count(*) filter (where remark like '%the configured 3 credits were booked')::int as assumed,
+             count(*) filter (where status = 'presumed')::int as presumed
+      from credit_ledger`;
+    expect(ledger).toMatchObject({
+      n: sim.sim.counters.billedQueries,
+      credits: sim.sim.counters.creditsBilled,
+      presumed: 0,
+    });
+    // The drifted cycle sent answers without a billing block: booked at the configured cost.
+    expect(ledger?.assumed).toBeGreaterThan(0);
+    const [drifted] = await p.db.sql<{ n: number }[]>`
+      select count(*)::int as n from raw_response_drift where field like '$.metadata.usage%'`;
+    expect(drifted?.n).toBeGreaterThan(0);
+  });
 
   it('a documented upstream shows no drift: the clean cycle recorded none', async () => {
     const [first] = await p.db.sql<{ n: number }[]>`

@@ -22,10 +22,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { defaultSimOptions, startSimulator } from '../../src/sim/server.ts';
 import { addDays, cycleOf } from '../../src/time/cycles.ts';
+import { secretMatcher } from '../../src/upstream/redact.ts';
 import { BIN, type CliResult, runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
 const KEY = `sk-LEAKCHECK-${randomBytes(8).toString('hex')}`;
+
+/** `key` as a provider might echo it: JSON-escaped, URL-encoded, in base64, upper case. */
+function encodings(key: string): string[] {
+  return [
+    [...key].map((c, i) => (i % 2 ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)).join(''),
+    [...key].map((c) => `%${c.charCodeAt(0).toString(16)}`).join(''),
+    Buffer.from(`Bearer ${key}`).toString('base64'),
+    key.toUpperCase(),
+  ];
+}
 /** A wrong variant that holds the real key: any trace of it is a trace of the key. */
 const WRONG_KEY = `${KEY}-revoked`;
 const ENTERPRISES = 300;
@@ -133,7 +144,11 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
       res.end(
         JSON.stringify({
           status: 'error',
-          error: { code: 'unauthorized', message: `Invalid API key: ${req.headers.authorization}` },
+          // The key as sent, and again in the encodings a provider might echo it in.
+          error: {
+            code: 'unauthorized',
+            message: `Invalid API key: ${req.headers.authorization}; as seen: ${encodings(String(req.headers.authorization).replace(/^Bearer /, '')).join(' | ')}`,
+          },
         }),
       );
     });
@@ -299,7 +314,11 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
     outputs.push({ what: 'redis', text: await redisText(redis, prefix) });
 
     expect(errors.length).toBeGreaterThan(0);
-    const leaks = outputs.map((o) => ({ what: o.what, n: occurrences(o.text, KEY) })).filter((o) => o.n > 0);
+    // The key in any form: as is, in any case, JSON-escaped, URL-encoded, base64.
+    const matcher = secretMatcher(KEY) as RegExp;
+    const leaks = outputs
+      .map((o) => ({ what: o.what, n: occurrences(o.text, KEY) + (o.text.match(matcher)?.length ?? 0) }))
+      .filter((o) => o.n > 0);
     const bytes = outputs.reduce((n, o) => n + Buffer.byteLength(o.text), 0);
     const data = ['pg_dump', 'raw landing', 'recorded errors', 'redis', 'failed job reasons'];
     console.log(

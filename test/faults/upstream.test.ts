@@ -13,6 +13,7 @@ import { keywordKey } from '../../src/watch/keyword.ts';
 import { runDaybook } from '../support/cli.ts';
 import { startPipeline, type TestPipeline, until } from '../support/pipeline.ts';
 import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { expectLedgerMatchesBilling } from './support/cycle.ts';
 
 const FAULTS =
   'latency=0.3@20-300,500=0.05,502=0.04,503=0.04,reset=0.04,timeout=0.03,html=0.04,truncated=0.06,error200=0.04';
@@ -31,6 +32,8 @@ interface StatusJson {
 
 describe('a cycle under a heavy upstream fault mix', { timeout: 240_000 }, () => {
   let sim: RunningSimulator;
+  /** Enterprise answers the simulator billed and broke off mid-body. */
+  const truncatedEnterprises = () => sim.sim.counters.outcomes['enterprise-search']['success:truncated'] ?? 0;
   let p: TestPipeline;
   let cycle: string;
   const listDates: string[] = [];
@@ -102,10 +105,13 @@ describe('a cycle under a heavy upstream fault mix', { timeout: 240_000 }, () =>
     const [retried] = await p.db.sql<{ n: number }[]>`
       select count(*)::int as n from runs where outcome = 'retrying'`;
     const totalFaults = Object.values(injected).reduce((a, b) => a + b, 0);
-    expect(retried?.n).toBe(totalFaults);
+    // Every fault was retried, but a truncated enterprise answer: it was billed, so it is not
+    // bought again this cycle; the entry is a reported failure instead.
+    expect(retried?.n).toBe(totalFaults - truncatedEnterprises());
     const [lost] = await p.db.sql<{ n: number }[]>`
       select count(*)::int as n from cycle_fetches
-      where cycle = ${cycle} and status not in ('succeeded', 'duplicate') and error_code <> 'not_found'`;
+      where cycle = ${cycle} and status not in ('succeeded', 'duplicate')
+        and error_code not in ('not_found', 'malformed_body')`;
     expect(lost?.n).toBe(0);
     const calls =
       sim.sim.counters.requests['enterprise-search'] + sim.sim.counters.requests['product-listing'];
@@ -114,25 +120,30 @@ describe('a cycle under a heavy upstream fault mix', { timeout: 240_000 }, () =>
         `faults injected ${totalFaults} (${Object.entries(injected)
           .map(([k, n]) => `${k} ${n}`)
           .join(', ')}; plus 20-300 ms latency on 30% of ${calls} calls); calls retried ${retried?.n}; ` +
-        `permanent failures ${NOWHERE.length + 1}; items lost ${lost?.n}`,
+        `permanent failures ${NOWHERE.length + 1} (+ ${truncatedEnterprises()} billed answers that broke off, not bought again); items lost ${lost?.n}`,
     );
   });
 
-  it('refreshes every entry that exists exactly once, and marks the ones that match nothing not_found', async () => {
+  it('buys every entry that exists once: refreshed, or failed for the cycle when its paid answer broke off', async () => {
     const rows = await p.db.sql<{ status: string; error_code: string | null; n: number }[]>`
       select status, error_code, count(*)::int as n from cycle_fetches where cycle = ${cycle}
-      group by status, error_code order by status`;
+      group by status, error_code order by status, error_code`;
     const ok = rows.filter((r) => r.status === 'succeeded' || r.status === 'duplicate');
-    expect(ok.reduce((a, r) => a + r.n, 0)).toBe(ENTRIES);
+    expect(ok.reduce((a, r) => a + r.n, 0)).toBe(ENTRIES - truncatedEnterprises());
     expect(rows.filter((r) => r.status === 'failed')).toEqual([
+      ...(truncatedEnterprises() > 0
+        ? [{ status: 'failed', error_code: 'malformed_body', n: truncatedEnterprises() }]
+        : []),
       { status: 'failed', error_code: 'not_found', n: NOWHERE.length },
     ]);
+    // Each was bought once: no enterprise billed twice.
+    expect(Math.max(...Object.values(sim.sim.counters.billedByPid))).toBe(1);
     // One landed success per keyword: no entry was applied twice.
     const successes = await p.db.sql<{ n: number }[]>`
       select count(*)::int as n from raw_responses
       where operation = 'enterprise-search' and cycle = ${cycle} and outcome = 'success'
       group by params->>'ent_name'`;
-    expect(successes).toHaveLength(ENTRIES);
+    expect(successes).toHaveLength(ENTRIES - truncatedEnterprises());
     expect(successes.every((r) => r.n === 1)).toBe(true);
     const [current] = await p.db.sql<
       { n: number }[]
@@ -145,14 +156,13 @@ describe('a cycle under a heavy upstream fault mix', { timeout: 240_000 }, () =>
     const [ledger] = await p.db.sql<{ n: number; credits: number; broken: number }[]>`
       select count(*)::int as n, coalesce(sum(credits), 0)::int as credits,
              count(*) filter (where remark like 'the answer broke off%')::int as broken
-      from credit_ledger where cycle = ${cycle}`;
+      from credit_ledger where cycle = ${cycle} and status = 'booked'`;
     expect(ledger?.n).toBe(state.billedQueries);
     expect(ledger?.credits).toBe(state.creditsBilled);
     expect(ledger?.broken).toBe(state.outcomes['enterprise-search']['success:truncated'] ?? 0);
     expect(ledger?.broken).toBeGreaterThan(0);
-    const [budget] = await p.db.sql<{ spent: number; reserved: number }[]>`
-      select spent, reserved from cycle_budgets where cycle = ${cycle}`;
-    expect(budget).toEqual({ spent: state.creditsBilled, reserved: 0 });
+    // Nothing presumed: every call's outcome was known, and the budget is the ledger.
+    await expectLedgerMatchesBilling(p.db.sql, cycle, sim);
   });
 
   it('every answer, the faulty ones included, is in the raw landing', async () => {
@@ -189,11 +199,17 @@ describe('a cycle under a heavy upstream fault mix', { timeout: 240_000 }, () =>
     const json = await runDaybook(['status', '--cycle', cycle, '--json'], env);
     expect(json.code).toBe(0);
     const status = JSON.parse(json.stdout) as StatusJson;
-    expect(status.progress.failed).toBe(NOWHERE.length);
-    expect(status.failed.enterprises.map((f) => [f.keyword, f.reason]).sort()).toEqual(
-      NOWHERE.map((k) => [k, 'not_found']).sort(),
-    );
-    for (const f of status.failed.enterprises) expect(f.detail).toContain(f.keyword);
+    expect(status.progress.failed).toBe(NOWHERE.length + truncatedEnterprises());
+    expect(
+      status.failed.enterprises
+        .filter((f) => f.reason === 'not_found')
+        .map((f) => [f.keyword, f.reason])
+        .sort(),
+    ).toEqual(NOWHERE.map((k) => [k, 'not_found']).sort());
+    for (const f of status.failed.enterprises.filter((x) => x.reason === 'malformed_body'))
+      expect(f.detail).toMatch(/billed, not usable, not bought again this cycle/);
+    for (const f of status.failed.enterprises.filter((x) => x.reason === 'not_found'))
+      expect(f.detail).toContain(f.keyword);
     expect(status.failed.productPulls).toHaveLength(1);
     expect(status.failed.productPulls[0]).toMatchObject({ reason: 'bad_job_data' });
     expect(status.failed.productPulls[0]?.detail).toMatch(/date must be a real calendar date/);
@@ -201,7 +217,7 @@ describe('a cycle under a heavy upstream fault mix', { timeout: 240_000 }, () =>
 
     const text = await runDaybook(['status', '--cycle', cycle], env);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain(`failed in cycle ${cycle} (${NOWHERE.length}`);
+    expect(text.stdout).toContain(`failed in cycle ${cycle} (${NOWHERE.length + truncatedEnterprises()}`);
     for (const k of NOWHERE) expect(text.stdout).toMatch(new RegExp(`${k}\\s+not_found`));
     expect(text.stdout).toContain('product pulls failed');
     expect(text.stdout).toContain('bad_job_data');

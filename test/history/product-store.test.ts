@@ -11,7 +11,7 @@ const world = new ProductWorld({ seed: 7 });
 async function pull(t: TestDatabase, date: string, at: string, limit = 20) {
   const now = new Date(at);
   const body = { result: 'success', markdown: [], metadata: world.list(date, now).slice(0, limit) };
-  const [rawId] = await landRaw(t.sql, [
+  const [landed] = await landRaw(t.sql, [
     {
       runId: null,
       cycle: null,
@@ -25,7 +25,7 @@ async function pull(t: TestDatabase, date: string, at: string, limit = 20) {
     },
   ]);
   const list = normalizeProductList(ProductListSuccess.parse(body).metadata, date, now);
-  return applyProductPulls(t.sql, [{ ...list, fetchedAt: now, rawResponseId: rawId as number }]);
+  return applyProductPulls(t.sql, [{ ...list, fetchedAt: now, rawResponseId: landed?.id as number }]);
 }
 
 describe('product history in Postgres', () => {

@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CandidateRow, decidePlan, deferredEntries, processPlan } from '../../jobs/plan.ts';
+import { type CandidateRow, candidateOf, decidePlan, deferredEntries, processPlan } from '../../jobs/plan.ts';
 import { resumeCycle } from '../../src/budget/credits.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
-import { type Plan, planCycle, type WatchCandidate } from '../../src/plan/planner.ts';
+import { type Plan, planCycle } from '../../src/plan/planner.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { Queues } from '../../src/runtime/queues.ts';
 import { addDays, cycleOf } from '../../src/time/cycles.ts';
@@ -46,18 +46,7 @@ describe('the plan job over a large watchlist', { timeout: 120_000 }, () => {
       CandidateRow[]
     >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
       from watchlist where active`;
-    const candidates = rows.map(
-      (c): WatchCandidate => ({
-        id: Number(c.id),
-        keyword: c.keyword,
-        priority: c.priority,
-        pid: c.pid,
-        lastRefreshedAt: c.last_refreshed_at,
-        lastOutcome: c.last_outcome,
-        lastCycle: c.last_cycle,
-        addedAt: c.added_at,
-      }),
-    );
+    const candidates = rows.map(candidateOf);
     return planCycle({ ...input, candidates, beyond: 0 });
   }
 

@@ -1,20 +1,76 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
 import {
   AdminConfigError,
   buildAdminApp,
   type RunningAdmin,
   startAdminServer,
+  withoutToken,
 } from '../../src/runtime/admin.ts';
 import { cycleOf } from '../../src/time/cycles.ts';
 import { ensureChromium, HEADLESS_FLAGS } from '../support/debian.ts';
 import { startPipeline, type TestPipeline, until } from '../support/pipeline.ts';
 
 const run = promisify(execFile);
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * A real HTTP request to `base` with the Host header a browser would send for `host` (fetch
+ * cannot set Host). `tls`: over HTTPS, trusting any certificate.
+ */
+function send(
+  base: string,
+  path: string,
+  options: { host?: string; method?: string; headers?: Record<string, string>; tls?: boolean } = {},
+): Promise<Answer> {
+  const url = new URL(base);
+  const request = options.tls ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        hostname: url.hostname,
+        port: url.port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { ...options.headers, ...(options.host ? { host: options.host } : {}) },
+        ...(options.tls ? { rejectUnauthorized: false } : {}),
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const REFUSED = 'misdirected request: this server does not answer to that Host (see DAYBOOK_ADMIN_HOSTS)\n';
+
+/** A refusal carries the short plain text only: no data, no cookie. */
+function expectRefused(a: Answer, what: string): void {
+  expect(a.status, what).toBe(421);
+  expect(a.headers['content-type'], what).toMatch(/^text\/plain/);
+  expect(a.body, what).toBe(REFUSED);
+  expect(a.headers['set-cookie'], what).toBeUndefined();
+}
 
 describe('the admin server', { timeout: 300_000 }, () => {
   let p: TestPipeline;
@@ -90,12 +146,241 @@ describe('the admin server', { timeout: 300_000 }, () => {
         (await fetch(`${guarded.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } })).status,
       ).toBe(200);
       const viaQuery = await fetch(`${guarded.url}/queues?token=${token}`, { redirect: 'manual' });
-      expect(viaQuery.status).toBe(200);
+      expect(viaQuery.status).toBe(303);
+      expect(viaQuery.headers.get('location')).toBe('/queues');
       expect(viaQuery.headers.get('set-cookie')).toContain('daybook_token=');
       expect((await fetch(`${guarded.url}/healthz`)).status).toBe(200);
     } finally {
       await guarded.close();
     }
+  });
+
+  describe('answers only to an expected Host (DNS rebinding)', () => {
+    const foreign = ['evil.example', 'evil.example:9464'];
+    const paths = ['/queues', '/metrics', '/queues/api/queues', '/queues/api/redis/stats', '/', '/nowhere'];
+
+    it('refuses a foreign Host on every route, loopback and no token', async () => {
+      const port = new URL(admin.url).port;
+      for (const host of [
+        ...foreign,
+        `evil.example:${port}`,
+        'localhost.evil.example',
+        '127.0.0.1.evil.example',
+      ])
+        for (const path of paths) expectRefused(await send(admin.url, path, { host }), `${host} ${path}`);
+      // Bull Board's buttons: pausing every queue, or one, changes nothing.
+      for (const path of ['/queues/api/queues/pause', '/queues/api/queues/enterprise/pause'])
+        expectRefused(await send(admin.url, path, { host: 'evil.example', method: 'PUT' }), path);
+      for (const q of p.queues.all()) expect(await q.isPaused(), q.name).toBe(false);
+    });
+
+    it('answers to the bound address and the loopback names, with and without the port', async () => {
+      const port = new URL(admin.url).port;
+      for (const host of [
+        `127.0.0.1:${port}`,
+        '127.0.0.1',
+        `localhost:${port}`,
+        'localhost',
+        'LocalHost',
+        `[::1]:${port}`,
+        '[::1]',
+      ]) {
+        const metrics = await send(admin.url, '/metrics', { host });
+        expect(metrics.status, host).toBe(200);
+        expect(metrics.body, host).toContain('daybook_queue_jobs');
+        expect((await send(admin.url, '/queues', { host })).status, host).toBe(200);
+        expect((await send(admin.url, '/queues/api/queues', { host })).status, host).toBe(200);
+      }
+    });
+
+    it('leaves /healthz open to any Host, saying only ok to a foreign one', async () => {
+      const a = await send(admin.url, '/healthz', { host: 'evil.example' });
+      expect(a.status).toBe(200);
+      expect(JSON.parse(a.body)).toEqual({ status: 'ok' });
+      const own = await send(admin.url, '/healthz', { host: 'localhost' });
+      expect(JSON.parse(own.body)).toEqual({ status: 'ok', postgres: 'ok', redis: 'ok' });
+    });
+
+    it('with a token: the bound address and DAYBOOK_ADMIN_HOSTS only; a foreign Host gets nothing even with the token', async () => {
+      const token = 'a-token-of-enough-length';
+      const config = loadConfig(
+        { DAYBOOK_ADMIN_HOSTS: ' Admin.Internal, proxy.example:8443 ,', DAYBOOK_ADMIN_TOKEN: token },
+        '/nonexistent/.env',
+      );
+      expect(config.DAYBOOK_ADMIN_HOSTS).toEqual(['admin.internal', 'proxy.example:8443']);
+      // 127.0.0.2 is loopback on Linux, but not one of the names that skip the token.
+      const guarded = await startAdminServer({
+        sql: p.db.sql,
+        redis: p.redis,
+        queues: p.queues,
+        host: '127.0.0.2',
+        port: 0,
+        token,
+        allowedHosts: config.DAYBOOK_ADMIN_HOSTS ?? [],
+      });
+      const port = new URL(guarded.url).port;
+      const bearer = { authorization: `Bearer ${token}` };
+      const cookie = { cookie: `daybook_token=${token}` };
+      try {
+        for (const host of [
+          ...foreign,
+          'localhost',
+          `127.0.0.1:${port}`,
+          'proxy.example',
+          'proxy.example:9999',
+        ]) {
+          for (const path of paths) {
+            expectRefused(await send(guarded.url, path, { host, headers: bearer }), `${host} ${path} bearer`);
+            expectRefused(await send(guarded.url, path, { host, headers: cookie }), `${host} ${path} cookie`);
+            expectRefused(
+              await send(guarded.url, `${path}?token=${token}`, { host }),
+              `${host} ${path} ?token=`,
+            );
+          }
+          expectRefused(
+            await send(guarded.url, '/queues/api/queues/pause', { host, method: 'PUT', headers: bearer }),
+            `${host} pause`,
+          );
+        }
+        for (const q of p.queues.all()) expect(await q.isPaused(), q.name).toBe(false);
+        for (const host of [
+          `127.0.0.2:${port}`,
+          '127.0.0.2',
+          'admin.internal',
+          'ADMIN.internal:443',
+          'proxy.example:8443',
+        ]) {
+          expect((await send(guarded.url, '/metrics', { host, headers: bearer })).status, host).toBe(200);
+          expect(
+            (await send(guarded.url, '/queues/api/queues', { host, headers: cookie })).status,
+            host,
+          ).toBe(200);
+          expect((await send(guarded.url, '/metrics', { host })).status, `${host} no token`).toBe(401);
+        }
+      } finally {
+        await guarded.close();
+      }
+    });
+
+    it('?token= sets an HttpOnly, SameSite=Strict cookie for 8 hours and redirects to the address without the token', async () => {
+      const token = 'another-token-long-enough';
+      const guarded = await startAdminServer({
+        sql: p.db.sql,
+        redis: p.redis,
+        queues: p.queues,
+        host: '127.0.0.1',
+        port: 0,
+        token,
+      });
+      try {
+        const a = await send(guarded.url, `/queues/?a=1&token=${token}&b=x%20y&token=again`, {
+          host: 'localhost',
+          // Not trusted: no Secure flag over plain HTTP whatever a client claims.
+          headers: { 'x-forwarded-proto': 'https' },
+        });
+        expect(a.status).toBe(303);
+        expect(a.headers.location).toBe('/queues/?a=1&b=x%20y');
+        expect(a.headers.location).not.toContain(token);
+        expect(a.headers['cache-control']).toBe('no-store');
+        const [setCookie] = a.headers['set-cookie'] ?? [];
+        const attributes = (setCookie ?? '').split(/;\s*/);
+        expect(attributes[0]).toBe(`daybook_token=${token}`);
+        expect(attributes.slice(1).sort()).toEqual([
+          'HttpOnly',
+          'Max-Age=28800',
+          'Path=/',
+          'SameSite=Strict',
+        ]);
+        const only = await send(guarded.url, `/metrics?token=${token}`, { host: 'localhost' });
+        expect(only.status).toBe(303);
+        expect(only.headers.location).toBe('/metrics');
+        // The cookie alone then lets the browser in.
+        const next = await send(guarded.url, '/metrics', { headers: { cookie: attributes[0] as string } });
+        expect(next.status).toBe(200);
+        // A wrong token redirects nowhere and sets nothing.
+        const wrong = await send(guarded.url, '/queues?token=not-the-token-at-all');
+        expect(wrong.status).toBe(401);
+        expect(wrong.headers['set-cookie']).toBeUndefined();
+        expect(wrong.headers.location).toBeUndefined();
+      } finally {
+        await guarded.close();
+      }
+    });
+
+    it('the cookie is Secure over TLS', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'daybook-tls-'));
+      await run('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ]);
+      const token = 'a-token-for-tls-requests';
+      const app = await buildAdminApp({
+        sql: p.db.sql,
+        redis: p.redis,
+        queues: p.queues,
+        host: '127.0.0.1',
+        port: 0,
+        token,
+      });
+      await app.ready();
+      const server = https.createServer(
+        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+        (req, res) => app.routing(req, res),
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        const a = await send(base, `/queues?token=${token}`, { tls: true, host: 'localhost' });
+        expect(a.status).toBe(303);
+        expect(a.headers.location).toBe('/queues');
+        expect((a.headers['set-cookie']?.[0] ?? '').split(/;\s*/)).toContain('Secure');
+        expectRefused(await send(base, `/queues?token=${token}`, { tls: true, host: 'evil.example' }), 'tls');
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+        await app.close();
+      }
+    });
+  });
+
+  it('the redirect target keeps the rest of the query as sent and stays on this server', () => {
+    expect(withoutToken('/queues?token=t')).toBe('/queues');
+    expect(withoutToken('/queues/api?x=1&%74oken=t&token&y=%2F')).toBe('/queues/api?x=1&y=%2F');
+    expect(withoutToken('//evil.example/x?token=t')).toBe('/evil.example/x');
+    expect(withoutToken('/\\evil.example?token=t')).toBe('/evil.example');
+  });
+
+  it('DAYBOOK_ADMIN_HOSTS is checked with a clear message', () => {
+    for (const bad of ['evil example', 'a.example:99999', 'http://a.example', 'a.example/x', ',', 'a:0']) {
+      let error: unknown;
+      try {
+        loadConfig({ DAYBOOK_ADMIN_HOSTS: bad }, '/nonexistent/.env');
+      } catch (err) {
+        error = err;
+      }
+      expect(error, bad).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).problems.join('\n'), bad).toMatch(
+        /^DAYBOOK_ADMIN_HOSTS must be a comma-separated list of host names or IP addresses, each optionally with a port/,
+      );
+    }
+    expect(
+      loadConfig(
+        { DAYBOOK_ADMIN_HOSTS: 'daybook-admin:9464,10.0.0.5,[FD00::5]:8443,admin_1' },
+        '/nonexistent/.env',
+      ).DAYBOOK_ADMIN_HOSTS,
+    ).toEqual(['daybook-admin:9464', '10.0.0.5', '[fd00::5]:8443', 'admin_1']);
   });
 
   it('Bull Board renders the queues in headless Chromium', async () => {

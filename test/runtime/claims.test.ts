@@ -1,56 +1,134 @@
-/** Claims on work (Postgres advisory locks on a connection of their own) between workers. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Claims, openClaims } from '../../src/db/claims.ts';
+/** The claim on a cycle fetch (src/db/cycle-fetches.ts): the row is the lease, the fence decides. */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ensureCycleBudget } from '../../src/budget/credits.ts';
+import { openDatabase } from '../../src/db/connect.ts';
+import {
+  type Claim,
+  claimFetch,
+  failFetch,
+  presumeLapsedCall,
+  reserveForCall,
+  settleCall,
+  startCall,
+} from '../../src/db/cycle-fetches.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
-describe('claims on an entry of a cycle', () => {
+const CYCLE = '2026-11-20';
+
+describe('the claim on a cycle fetch', () => {
   let t: TestDatabase;
-  let a: Claims;
-  let b: Claims;
+  let watchId: number;
   beforeAll(async () => {
     t = await freshDatabase();
-    a = openClaims(t.url);
-    b = openClaims(t.url);
+    await ensureCycleBudget(t.sql, CYCLE, 1000);
   });
-  afterAll(async () => {
-    await a.close();
-    await b.close();
-    await t.drop();
-  });
-
-  it('one holder at a time; released, the next one takes it', async () => {
-    const first = await a.take('daybook:enterprise:2026-11-20', 7);
-    expect(first).not.toBeNull();
-    expect(await b.take('daybook:enterprise:2026-11-20', 7)).toBeNull();
-    // Another entry, or the same entry in another cycle, is a claim of its own.
-    const other = await b.take('daybook:enterprise:2026-11-20', 8);
-    const nextCycle = await b.take('daybook:enterprise:2026-11-21', 7);
-    expect(other).not.toBeNull();
-    expect(nextCycle).not.toBeNull();
-    await other?.release();
-    await nextCycle?.release();
-    await first?.release();
-    const again = await b.take('daybook:enterprise:2026-11-20', 7);
-    expect(again).not.toBeNull();
-    await again?.release();
+  afterAll(() => t.drop());
+  beforeEach(async () => {
+    const [w] = await t.sql<{ id: string }[]>`
+      insert into watchlist (keyword, keyword_key) values (${`k${Math.random()}`}, ${`k${Math.random()}`}) returning id`;
+    watchId = Number(w?.id);
+    await t.sql`insert into cycle_fetches (cycle, watch_id, status) values (${CYCLE}, ${watchId}, 'planned')`;
   });
 
-  it('a holder whose connection dies lets go at once, and its release does not throw', async () => {
-    const held = await a.take('daybook:enterprise:2026-11-22', 9);
-    expect(held).not.toBeNull();
-    expect(await b.take('daybook:enterprise:2026-11-22', 9)).toBeNull();
-    const killed = await t.sql<{ ok: boolean }[]>`
-      select pg_terminate_backend(pid) as ok from pg_stat_activity
-      where datname = ${t.name} and application_name = 'daybook-claims'
-        and pid in (select pid from pg_locks where locktype = 'advisory' and objid = 9)`;
-    expect(killed.length).toBeGreaterThan(0);
-    let taken = await b.take('daybook:enterprise:2026-11-22', 9);
-    for (let i = 0; taken === null && i < 50; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      taken = await b.take('daybook:enterprise:2026-11-22', 9);
+  const claimed = async (holder: string, leaseMs = 60_000): Promise<Claim> => {
+    const r = await claimFetch(t.sql, CYCLE, watchId, holder, leaseMs);
+    if (r.kind !== 'claimed') throw new Error(`expected a claim, got ${r.kind}`);
+    return r.claim;
+  };
+
+  it('of fifty claimers at once, on two pools, exactly one gets it', async () => {
+    const other = openDatabase(t.url, { max: 10 });
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          claimFetch(i % 2 ? t.sql : other.sql, CYCLE, watchId, `holder-${i}`, 60_000),
+        ),
+      );
+      expect(results.filter((r) => r.kind === 'claimed')).toHaveLength(1);
+      expect(results.filter((r) => r.kind === 'held')).toHaveLength(49);
+    } finally {
+      await other.close();
     }
-    expect(taken).not.toBeNull();
-    await expect(held?.release()).resolves.toBeUndefined();
-    await taken?.release();
+  });
+
+  it('a failed attempt lets go at once, and the retry claims it with a new fence', async () => {
+    const a = await claimed('a');
+    await failFetch(t.sql, a, { final: false, code: 'server_error', message: 'x', entryError: 'x' });
+    const b = await claimed('b');
+    expect(b.fence).toBe(a.fence + 1);
+    const [row] =
+      await t.sql`select status, holder from cycle_fetches where cycle = ${CYCLE} and watch_id = ${watchId}`;
+    expect(row).toMatchObject({ status: 'fetching', holder: 'b' });
+  });
+
+  it('a lapsed lease is taken over, and the old holder may no longer call', async () => {
+    const a = await claimed('a', 1);
+    await new Promise((r) => setTimeout(r, 20));
+    const b = await claimed('b');
+    expect(b.fence).toBeGreaterThan(a.fence);
+    expect(await startCall(t.sql, a, 60_000)).toBe(false);
+    expect(await startCall(t.sql, b, 60_000)).toBe(true);
+  });
+
+  it('the plan decides: a deferred or skipped entry is not claimed, a settled one is done', async () => {
+    for (const status of ['deferred', 'skipped'] as const) {
+      await t.sql`update cycle_fetches set status = ${status} where cycle = ${CYCLE} and watch_id = ${watchId}`;
+      expect(await claimFetch(t.sql, CYCLE, watchId, 'a', 1000)).toEqual({ kind: 'not_planned', status });
+    }
+    await t.sql`update cycle_fetches set status = 'succeeded' where cycle = ${CYCLE} and watch_id = ${watchId}`;
+    expect(await claimFetch(t.sql, CYCLE, watchId, 'a', 1000)).toEqual({
+      kind: 'settled',
+      status: 'succeeded',
+    });
+    expect(await claimFetch(t.sql, '2026-11-21', watchId, 'a', 1000)).toEqual({
+      kind: 'not_planned',
+      status: null,
+    });
+  });
+
+  it('a call sent and never settled is presumed billed, until its answer says what it cost', async () => {
+    const [before] = await t.sql<{ spent: number; reserved: number }[]>`
+      select spent, reserved from cycle_budgets where cycle = ${CYCLE}`;
+    const a = await claimed('a', 1);
+    expect(await reserveForCall(t.sql, a, 3)).toEqual({ ok: true });
+    expect(await startCall(t.sql, a, 1)).toBe(true);
+    await new Promise((r) => setTimeout(r, 20));
+    // The holder "died": the next one finds the call in flight and books it as presumed.
+    const b = await claimed('b');
+    expect(b.lapsedCall).toMatchObject({ fence: a.fence, reserved: 3 });
+    await presumeLapsedCall(t.sql, b, new Date());
+    const ledger = () =>
+      t.sql<{ status: string; credits: number; raw_response_id: string | null }[]>`
+        select status, credits, raw_response_id from credit_ledger where watch_id = ${watchId}`;
+    expect(await ledger()).toEqual([{ status: 'presumed', credits: 3, raw_response_id: null }]);
+    const budget = async () =>
+      (
+        await t.sql<
+          { spent: number; reserved: number }[]
+        >`select spent, reserved from cycle_budgets where cycle = ${CYCLE}`
+      )[0];
+    expect(await budget()).toEqual({ spent: (before?.spent ?? 0) + 3, reserved: before?.reserved ?? 0 });
+    // The first holder's answer arrives after all, billed 2: the presumed row becomes that.
+    const [raw] = await t.sql<{ id: string }[]>`
+      insert into raw_responses (operation, params, outcome, fetched_at) values ('enterprise-search', '{}', 'success', now())
+      returning id`;
+    await t.sql.begin((tx) =>
+      settleCall(tx, a, a.fence, {
+        credits: 2,
+        remark: null,
+        pid: 'P1',
+        rawResponseId: Number(raw?.id),
+        billedAt: new Date(),
+        runId: null,
+      }),
+    );
+    expect(await ledger()).toEqual([{ status: 'booked', credits: 2, raw_response_id: String(raw?.id) }]);
+    expect(await budget()).toEqual({ spent: (before?.spent ?? 0) + 2, reserved: before?.reserved ?? 0 });
+  });
+
+  it('the states are a closed set', async () => {
+    await expect(
+      t.sql`update cycle_fetches set status = 'bought' where cycle = ${CYCLE} and watch_id = ${watchId}`,
+    ).rejects.toThrow(/cycle_fetches_status_check/);
   });
 });

@@ -6,7 +6,7 @@ import type { SimEnterprise } from '../../src/sim/types.ts';
 import { INDUSTRIES, PROVINCES, SOLE_FORMS } from '../../src/sim/vocab.ts';
 import { addDays } from '../../src/time/cycles.ts';
 
-// Value sets of DOMAIN.md.
+// Value sets of docs/registry.md.
 const STATUSES = [
   '存续（在营、开业、在册）',
   '在营（开业）企业',
@@ -33,7 +33,7 @@ const isForeign = (e: SimEnterprise): boolean => /^[56]/.test(e.ENTTYPECODE);
 const isBranch = (e: SimEnterprise): boolean => e.ENTTYPECODE.startsWith('2');
 
 describe('registry codes', () => {
-  it("accepts DOMAIN.md's valid examples", () => {
+  it("accepts docs/registry.md's valid examples", () => {
     for (const c of ['91110000600037341L', '91310115342050446K', '9152000071430580XT'])
       expect(isValidUscc(c)).toBe(true);
     for (const c of ['310141000157096', '370902601053030']) expect(isValidRegno(c)).toBe(true);
@@ -174,7 +174,7 @@ function authorityOf(
   return undefined;
 }
 
-/** Checks every record of a world against DOMAIN.md; `initial` adds what holds before any refresh. */
+/** Checks every record of a world against docs/registry.md; `initial` adds what holds before any refresh. */
 function checkRealism(all: readonly SimEnterprise[], initial: boolean): void {
   const byPid = new Map(all.map((e) => [e.PID, e]));
   const names = new Set(all.map((e) => e.ENTNAME));
@@ -310,7 +310,7 @@ function checkRealism(all: readonly SimEnterprise[], initial: boolean): void {
   }
 }
 
-describe('the realism of the world (DOMAIN.md)', () => {
+describe('the realism of the world (docs/registry.md)', () => {
   const world = new EnterpriseWorld({ seed: 7, size: 5000 });
   const all = world.all();
 

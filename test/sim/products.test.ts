@@ -71,7 +71,7 @@ describe('ProductWorld', () => {
     }
   });
 
-  it('gives final votes by rank close to the medians of DOMAIN.md over 60 weekdays', () => {
+  it('gives final votes by rank close to the medians of docs/registry.md over 60 weekdays', () => {
     const world = new ProductWorld({ seed: 11 });
     const byRank = new Map<number, number[]>();
     const weekdays = days('2026-01-05', 90)

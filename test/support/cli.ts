@@ -19,12 +19,13 @@ export async function runDaybook(
   args: string[],
   env: Record<string, string> = {},
   cwd?: string,
+  timeoutMs = 60_000,
 ): Promise<CliResult> {
   try {
     const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CI: 'true', ...env },
       cwd: cwd ?? mkdtempSync(join(tmpdir(), 'daybook-cli-')),
-      timeout: 60_000,
+      timeout: timeoutMs,
     });
     return { code: 0, stdout, stderr };
   } catch (err) {

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
-import { perMinute, RedisRateLimiter } from '../../src/budget/limiter.ts';
+import { DatabaseRateLimiter, perMinute } from '../../src/budget/limiter.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import type { JobDeps } from '../../src/runtime/deps.ts';
 import { createLogger } from '../../src/runtime/log.ts';
@@ -71,7 +71,7 @@ export async function startPipeline(
     pretty: false,
     secrets: [TEST_KEY],
   });
-  const limiter = new RedisRateLimiter(redis, prefix, {
+  const limiter = new DatabaseRateLimiter(db.sql, {
     'enterprise-search': perMinute(config.DAYBOOK_ENTERPRISE_RATE, 0),
     'product-listing': perMinute(config.DAYBOOK_PRODUCT_RATE, 0),
   });

@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_SEVERITY,
   diffEnterprises,
   diffProducts,
   type EnterpriseChange,
+  type EnterpriseChangeCategory,
   isBadStatus,
-  SEVERITY_RULES,
-  severityOf,
+  type Severity,
 } from '../../src/history/classify.ts';
 import { enterpriseContentHash } from '../../src/history/hash.ts';
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
@@ -449,27 +448,227 @@ describe('output order', () => {
   });
 });
 
-describe('severity table', () => {
-  it('is data: high for bad status, liquidation opened, revocation; medium for name, legal representative, capital decrease, shareholders', () => {
-    expect(SEVERITY_RULES.map((r) => [r.category, r.detail, r.severity])).toEqual([
-      ['status', 'to_bad', 'high'],
-      ['liquidation', 'opened', 'high'],
-      ['revocation', 'revoked', 'high'],
-      ['name', '*', 'medium'],
-      ['legal_representative', '*', 'medium'],
-      ['registered_capital', 'decrease', 'medium'],
-      ['shareholders', '*', 'medium'],
-      ['registered_capital', 'increase', 'low'],
-    ]);
-    expect(SEVERITY_RULES.every((r) => r.when.length > 0)).toBe(true);
+describe('severity (the README "Change severity" table)', () => {
+  // Each case is a real change between two versions of the shared record, run through the diff;
+  // the expected [field, category, severity] of every resulting row is written out from the README
+  // table, not taken from SEVERITY_RULES, so a wrong entry in the table fails here.
+  type Row = [field: string, category: EnterpriseChangeCategory, severity: Severity];
+  /** Rows in one order whatever order they were written in (the output order is tested elsewhere). */
+  const sorted = (rows: Row[]) => rows.map((r) => r.join('|')).sort();
+  const rowsOf = (after: Record<string, unknown>, before: Record<string, unknown> = {}) =>
+    sorted(diff(after, before).map((r): Row => [r.field, r.category, r.severity]));
+
+  describe('high', () => {
+    it.each(['吊销', '注销', '清算', '停业', '撤销', 'cancelled', 'revoked', 'liquidating', 'suspended'])(
+      'status 存续 → %s (a bad value) is high',
+      (status) => {
+        expect(rowsOf({ ENTSTATUS: status })).toEqual(sorted([['ENTSTATUS', 'status', 'high']]));
+      },
+    );
+
+    it('status moving from one bad value to another (吊销 → 注销) is high', () => {
+      expect(rowsOf({ ENTSTATUS: '注销' }, { ENTSTATUS: '吊销' })).toEqual(
+        sorted([['ENTSTATUS', 'status', 'high']]),
+      );
+    });
+
+    it('a liquidation opening (CLEARINGINFO empty → non-empty) is high; its members are low', () => {
+      const opened = rowsOf({
+        CLEARINGINFO: [
+          { liqMem: '王五', ligpriSign: '1' },
+          { liqMem: '赵六', ligpriSign: '2' },
+        ],
+      });
+      expect(opened).toEqual(
+        sorted([
+          ['CLEARINGINFO', 'liquidation', 'high'],
+          ['CLEARINGINFO.member', 'liquidation', 'low'],
+          ['CLEARINGINFO.member', 'liquidation', 'low'],
+        ]),
+      );
+    });
+
+    it('a revocation date being set is high', () => {
+      expect(rowsOf({ REVOKEDATE: '2024-06-01' })).toEqual(sorted([['REVOKEDATE', 'revocation', 'high']]));
+    });
   });
 
-  it('anything no rule names is low', () => {
-    expect(DEFAULT_SEVERITY).toBe('low');
-    expect(severityOf('address', null)).toBe('low');
-    expect(severityOf('status', null)).toBe('low');
-    expect(severityOf('registered_capital', null)).toBe('low');
-    expect(severityOf('shareholders', 'type_changed')).toBe('medium');
+  describe('medium', () => {
+    it.each<[string, Record<string, unknown>, Record<string, unknown>, Row[]]>([
+      ['the name changed', { ENTNAME: '上海新名科技有限公司' }, {}, [['ENTNAME', 'name', 'medium']]],
+      [
+        'the former name changed',
+        { HISTORYNAME: '上海旧名科技有限公司' },
+        { HISTORYNAME: '上海更旧科技有限公司' },
+        [['HISTORYNAME', 'name', 'medium']],
+      ],
+      [
+        'the legal representative changed',
+        { LEGALPERSON: '王五' },
+        {},
+        [['LEGALPERSON', 'legal_representative', 'medium']],
+      ],
+      [
+        'the registered capital decreased (same currency, 500 → 400 万人民币)',
+        { REGCAP: 400 },
+        {},
+        [['REGCAP', 'registered_capital', 'medium']],
+      ],
+      [
+        'a shareholder added',
+        {
+          BE_INVEST: [
+            { INV: '张三', INVTYPE: '自然人股东' },
+            { PID: 'p-2002', INV: '示例控股有限公司', INVTYPE: '企业法人' },
+            { INV: '王五', INVTYPE: '自然人股东' },
+          ],
+        },
+        {},
+        [['BE_INVEST', 'shareholders', 'medium']],
+      ],
+      [
+        'a shareholder removed',
+        { BE_INVEST: [{ PID: 'p-2002', INV: '示例控股有限公司', INVTYPE: '企业法人' }] },
+        {},
+        [['BE_INVEST', 'shareholders', 'medium']],
+      ],
+      [
+        'a shareholder renamed (same PID)',
+        {
+          BE_INVEST: [
+            { INV: '张三', INVTYPE: '自然人股东' },
+            { PID: 'p-2002', INV: '示例集团有限公司', INVTYPE: '企业法人' },
+          ],
+        },
+        {},
+        [['BE_INVEST', 'shareholders', 'medium']],
+      ],
+      [
+        'a shareholder with a new type',
+        {
+          BE_INVEST: [
+            { INV: '张三', INVTYPE: '非农民自然人' },
+            { PID: 'p-2002', INV: '示例控股有限公司', INVTYPE: '企业法人' },
+          ],
+        },
+        {},
+        [['BE_INVEST', 'shareholders', 'medium']],
+      ],
+    ])('%s is medium', (_what, after, before, expected) => {
+      expect(rowsOf(after, before)).toEqual(sorted(expected));
+    });
+  });
+
+  describe('low', () => {
+    it.each<[string, Record<string, unknown>, Record<string, unknown>, Row[]]>([
+      [
+        'the registered capital increased (500 → 600 万人民币)',
+        { REGCAP: 600 },
+        {},
+        [['REGCAP', 'registered_capital', 'low']],
+      ],
+      [
+        'the registered capital in another currency (500 万人民币 → 400 万美元: not a same-currency decrease)',
+        { REGCAP: 400, REGCAPCUR: '万美元' },
+        {},
+        [
+          ['REGCAP', 'registered_capital', 'low'],
+          ['REGCAPCUR', 'registered_capital', 'low'],
+        ],
+      ],
+      [
+        'status 在营 → 存续 (not a bad value)',
+        { ENTSTATUS: '存续' },
+        { ENTSTATUS: '在营' },
+        [['ENTSTATUS', 'status', 'low']],
+      ],
+      [
+        'status 停业 → 存续 (back to a good value)',
+        { ENTSTATUS: '存续' },
+        { ENTSTATUS: '停业' },
+        [['ENTSTATUS', 'status', 'low']],
+      ],
+      ['the address', { OPLOC: '上海市浦东新区张江路 2 号' }, {}, [['OPLOC', 'address', 'low']]],
+      ['the business scope', { OPSCOPE: '技术开发、软件销售' }, {}, [['OPSCOPE', 'business_scope', 'low']]],
+      ['the enterprise type', { ENTTYPE: '股份有限公司' }, {}, [['ENTTYPE', 'enterprise_type', 'low']]],
+      ['the enterprise type code', { ENTTYPECODE: '1212' }, {}, [['ENTTYPECODE', 'enterprise_type', 'low']]],
+      ['the operating period end', { OPTO: '2048-05-11' }, {}, [['OPTO', 'operating_period', 'low']]],
+      ['the operating period start', { OPFROM: '2009-01-01' }, {}, [['OPFROM', 'operating_period', 'low']]],
+      ['the listing', { IS_LISTED: 1 }, {}, [['IS_LISTED', 'listing', 'low']]],
+      ['the industry', { INDUSTRYBIG: '制造业' }, {}, [['INDUSTRYBIG', 'industry', 'low']]],
+      [
+        'key personnel (one added, one with a new position)',
+        {
+          PERSONS: [
+            { NAME: '张三', POSITION: '执行董事兼总经理' },
+            { NAME: '李四', POSITION: '监事' },
+            { NAME: '周九', POSITION: '董事' },
+          ],
+        },
+        {},
+        [
+          ['PERSONS', 'key_personnel', 'low'],
+          ['PERSONS', 'key_personnel', 'low'],
+        ],
+      ],
+      [
+        'key personnel (one removed)',
+        { PERSONS: [{ NAME: '张三', POSITION: '执行董事' }] },
+        {},
+        [['PERSONS', 'key_personnel', 'low']],
+      ],
+      [
+        'liquidation members within an open liquidation',
+        {
+          CLEARINGINFO: [
+            { liqMem: '王五', ligpriSign: '1' },
+            { liqMem: '孙八', ligpriSign: '2' },
+          ],
+        },
+        {
+          CLEARINGINFO: [
+            { liqMem: '王五', ligpriSign: '1' },
+            { liqMem: '赵六', ligpriSign: '2' },
+          ],
+        },
+        [
+          ['CLEARINGINFO.member', 'liquidation', 'low'],
+          ['CLEARINGINFO.member', 'liquidation', 'low'],
+        ],
+      ],
+      [
+        'a liquidation closing (only an opening is high)',
+        { CLEARINGINFO: [] },
+        { CLEARINGINFO: [{ liqMem: '王五', ligpriSign: '1' }] },
+        [
+          ['CLEARINGINFO', 'liquidation', 'low'],
+          ['CLEARINGINFO.member', 'liquidation', 'low'],
+        ],
+      ],
+      ['the insured employees', { participants: 30 }, {}, [['participants', 'insured_employees', 'low']]],
+      ['the credit code', { UNCID: '91110000600037341L' }, {}, [['UNCID', 'registration', 'low']]],
+      ['the registration number', { REGNO: '370902601053030' }, {}, [['REGNO', 'registration', 'low']]],
+      [
+        'the registration authority',
+        { REGORG: '北京市市场监督管理局' },
+        {},
+        [['REGORG', 'registration', 'low']],
+      ],
+      ['the establishment date', { ESDATE: '2008-05-13' }, {}, [['ESDATE', 'registration', 'low']]],
+      ['the approval date', { APPRDATE: '2023-01-01' }, {}, [['APPRDATE', 'registration', 'low']]],
+      [
+        'unknown fields added, changed and removed',
+        { NEW: 'x', CHANGED: { a: 2 } },
+        { CHANGED: { a: 1 }, GONE: 7 },
+        [
+          ['CHANGED', 'extra', 'low'],
+          ['GONE', 'extra', 'low'],
+          ['NEW', 'extra', 'low'],
+        ],
+      ],
+    ])('%s is low', (_what, after, before, expected) => {
+      expect(rowsOf(after, before)).toEqual(sorted(expected));
+    });
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import { SlidingWindowLimiter } from '../../src/sim/ratelimit.ts';
-import { brokenSuccessOf } from '../../src/upstream/client.ts';
+import { brokenSuccessOf, jsonDepth } from '../../src/upstream/client.ts';
 import { charLength, checkEntName, checkListLimit } from '../../src/upstream/params.ts';
 import { parseRetryAfter } from '../../src/upstream/retry-after.ts';
 
@@ -75,5 +75,15 @@ describe('a success answer that broke off', () => {
     expect(brokenSuccessOf('{"status":"error","error":{"code":"x"')).toBeNull();
     expect(brokenSuccessOf('<html><body>')).toBeNull();
     expect(brokenSuccessOf(full.slice(0, full.indexOf('metadata')))).toEqual({ credits: null, pid: null });
+  });
+});
+
+describe('the nesting depth of a body', () => {
+  it('counts objects and arrays outside strings, in one pass', () => {
+    expect(jsonDepth('{"a":1}')).toBe(1);
+    expect(jsonDepth('{"a":[{"b":[]}]}')).toBe(4);
+    expect(jsonDepth('{"a":"[[[[{{{{\\"]]"}')).toBe(1);
+    expect(jsonDepth('not json')).toBe(0);
+    expect(jsonDepth(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)).toBe(100_000);
   });
 });

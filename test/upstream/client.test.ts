@@ -45,8 +45,7 @@ describe('the client against the simulator', () => {
     const { data, exchange } = await clientFor(sim).searchEnterprise(name);
     expect(data.status).toBe('success');
     expect(data.metadata.content.ENTNAME).toBe(name);
-    expect(data.metadata.usage?.credits).toBe(3);
-    expect(data.metadata.usage?.remark).toMatch(/enterprise/);
+    expect(data.metadata.usage).toMatchObject({ credits: 3, remark: expect.stringMatching(/enterprise/) });
     expect(exchange.httpStatus).toBe(200);
     expect(exchange.operation).toBe('enterprise-search');
     expect(exchange.params).toEqual({ ent_name: name });
@@ -438,7 +437,7 @@ describe('errors from other mistakes', () => {
     expect(err.errorClass).toBe('transient');
   });
 
-  it('classes are permanent, budget or transient as DESIGN.md says', () => {
+  it('classes are permanent, budget or transient as docs/upstream.md says', () => {
     const request = { operation: 'enterprise-search' as const, params: {} };
     expect(new InvalidParameterError('x', request, null).errorClass).toBe('permanent');
     expect(new InvalidDateError('x', request, null).errorClass).toBe('permanent');

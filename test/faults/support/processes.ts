@@ -5,10 +5,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN } from '../../support/cli.ts';
+import { freePort } from '../../support/net.ts';
 
 export interface Exit {
   code: number | null;
@@ -74,19 +74,6 @@ export function spawnWorker(env: Record<string, string>, args: string[] = []): W
       return exited;
     },
   };
-}
-
-/** A loopback port that was free a moment ago. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface RedisServer {

@@ -1,0 +1,1 @@
+ALTER TABLE "enterprises" ADD COLUMN "last_seen_raw_id" bigint;

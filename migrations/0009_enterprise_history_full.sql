@@ -1,0 +1,57 @@
+-- analytics.enterprise_history carries every field of every version, its children as JSON (as in
+-- enterprise_current) and its content hash, so a warehouse can load the whole history from it.
+-- The columns it had keep their place; the new ones follow.
+CREATE OR REPLACE VIEW analytics.enterprise_history AS
+SELECT
+  v.pid,
+  v.version,
+  v.valid_from,
+  v.valid_to,
+  v.is_current,
+  v.cycle,
+  v.content_hash,
+  v.ent_name,
+  v.history_name,
+  v.uncid,
+  v.legal_person,
+  v.ent_type,
+  v.ent_status,
+  v.reg_cap,
+  v.capital_unit,
+  v.capital_currency,
+  v.capital_amount,
+  v.province,
+  v.operating_to,
+  v.operating_perpetual,
+  v.revoke_date,
+  v.op_loc,
+  v.op_scope,
+  v.participants_count,
+  v.industry_phy,
+  v.industry_big,
+  v.is_listed,
+  (SELECT count(*) FROM enterprise_persons p WHERE p.version_id = v.id)::int AS persons_count,
+  (SELECT count(*) FROM enterprise_shareholders s WHERE s.version_id = v.id)::int AS shareholders_count,
+  (SELECT count(*) FROM enterprise_clearing_members c WHERE c.version_id = v.id)::int AS clearing_members_count,
+  v.extra,
+  v.raw_response_id,
+  v.reg_no,
+  v.legal_person_desc,
+  v.ent_type_code,
+  v.capital_text,
+  v.es_date,
+  v.op_from,
+  v.operating_to_text,
+  v.reg_org,
+  v.appr_date,
+  v.revoke_reason,
+  v.participants,
+  v.industry_middle,
+  v.sconform,
+  COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'position', p.position) ORDER BY p.ordinal)
+            FROM enterprise_persons p WHERE p.version_id = v.id), '[]'::jsonb) AS persons,
+  COALESCE((SELECT jsonb_agg(jsonb_build_object('name', s.name, 'type', s.type, 'pid', s.shareholder_pid) ORDER BY s.ordinal)
+            FROM enterprise_shareholders s WHERE s.version_id = v.id), '[]'::jsonb) AS shareholders,
+  COALESCE((SELECT jsonb_agg(jsonb_build_object('name', c.name, 'position', c.position) ORDER BY c.ordinal)
+            FROM enterprise_clearing_members c WHERE c.version_id = v.id), '[]'::jsonb) AS clearing_members
+FROM enterprise_versions v;

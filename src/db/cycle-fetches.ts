@@ -1,0 +1,406 @@
+/**
+ * The state machine of a cycle fetch: one `cycle_fetches` row per (cycle, watch entry), the one
+ * owner of buying that entry in that cycle. Every transition is a named function here; jobs, the
+ * plan and the CLI call them and never write the status themselves. A CHECK constraint holds the
+ * states.
+ *
+ *   (plan) ─> planned ─claim─> fetching ─complete─> succeeded | duplicate
+ *             │  ▲                 │  ├─fail─> retrying ─claim─> fetching
+ *             │  └──── resume ─────┤  └─fail (final)─> failed
+ *             └─> deferred <─defer─┘
+ *   (plan) ─> skipped
+ *
+ * The row is the claim, as graphile-worker and pg-boss claim jobs: `claimFetch` sets a holder, a
+ * lease and a new fence in one transaction, whatever mode the buyer runs in (a worker, `daybook
+ * run`, `resume --inline`). A lease that lapsed (its holder died or starved) is taken over. Right
+ * before the upstream call, `startCall` checks the fence: a holder that lost its claim does not
+ * buy. A call sent and never settled (the process died after sending) is presumed billed by the
+ * next holder: its reserved credits are booked as `presumed` in the ledger until an answer proves
+ * otherwise. Nothing here holds a session-level lock, so it works through PgBouncer in
+ * transaction mode.
+ */
+
+import { type ReserveOutcome, reserveCredits, settleCredits } from '../budget/credits.ts';
+import type { Plan } from '../plan/planner.ts';
+import { inTransaction, type Sql } from './connect.ts';
+
+export const FETCH_STATUSES = [
+  'planned',
+  'deferred',
+  'skipped',
+  'fetching',
+  'retrying',
+  'succeeded',
+  'duplicate',
+  'failed',
+] as const;
+export type FetchStatus = (typeof FETCH_STATUSES)[number];
+
+/** Settled for the cycle: never bought again in it. */
+export const SETTLED: readonly FetchStatus[] = ['succeeded', 'duplicate', 'failed'];
+/** What a buyer may claim: planned by the plan, or left to retry, or held by a lapsed lease. */
+const CLAIMABLE: readonly FetchStatus[] = ['planned', 'retrying', 'fetching'];
+
+/** A claim on one cycle fetch. `fence` is the token checked before the call. */
+export interface Claim {
+  cycle: string;
+  watchId: number;
+  holder: string;
+  fence: number;
+  keyword: string;
+  /** The PID the entry resolved to before. */
+  pid: string | null;
+  active: boolean;
+  /** Credits already reserved on the row (a reservation carried over from a claim that lapsed before its call). */
+  creditsReserved: number;
+  /** A call of an earlier holder that was sent and never settled: its outcome is unknown. */
+  lapsedCall: { fence: number; reserved: number; startedAt: Date } | null;
+}
+
+export type ClaimResult =
+  | { kind: 'claimed'; claim: Claim }
+  | { kind: 'settled'; status: FetchStatus }
+  | { kind: 'not_planned'; status: FetchStatus | null }
+  | { kind: 'held'; holder: string; leaseUntil: Date }
+  | { kind: 'missing' };
+
+interface FetchRow {
+  status: FetchStatus;
+  holder: string | null;
+  lease_until: Date | null;
+  lapsed: boolean;
+  fence: string;
+  call_fence: string | null;
+  call_started_at: Date | null;
+  credits_reserved: number;
+  keyword: string;
+  pid: string | null;
+  active: boolean;
+}
+
+const ms = (n: number) => Math.max(1, Math.round(n));
+
+/**
+ * Claims the fetch of `watchId` in `cycle` for `holder` for `leaseMs`: the row is updated in one
+ * transaction under its lock, so of any number of claimers at once exactly one gets it.
+ */
+export async function claimFetch(
+  sql: Sql,
+  cycle: string,
+  watchId: number,
+  holder: string,
+  leaseMs: number,
+): Promise<ClaimResult> {
+  return inTransaction(sql, async (tx) => {
+    const [row] = await tx<FetchRow[]>`
+      select f.status, f.holder, f.lease_until, coalesce(f.lease_until < now(), true) as lapsed,
+             f.fence, f.call_fence, f.call_started_at, f.credits_reserved, w.keyword, w.pid, w.active
+      from cycle_fetches f join watchlist w on w.id = f.watch_id
+      where f.cycle = ${cycle} and f.watch_id = ${watchId}
+      for update of f`;
+    if (!row) {
+      const [w] = await tx`select 1 from watchlist where id = ${watchId}`;
+      return w ? { kind: 'not_planned', status: null } : { kind: 'missing' };
+    }
+    if (SETTLED.includes(row.status)) return { kind: 'settled', status: row.status };
+    if (!CLAIMABLE.includes(row.status)) return { kind: 'not_planned', status: row.status };
+    if (row.holder !== null && !row.lapsed && row.holder !== holder) {
+      return { kind: 'held', holder: row.holder, leaseUntil: row.lease_until ?? new Date() };
+    }
+    const [claimed] = await tx<{ fence: string }[]>`
+      update cycle_fetches set status = 'fetching', holder = ${holder},
+        lease_until = now() + ${ms(leaseMs)} * interval '1 millisecond', fence = fence + 1,
+        attempts = attempts + 1, updated_at = now()
+      where cycle = ${cycle} and watch_id = ${watchId}
+      returning fence`;
+    return {
+      kind: 'claimed',
+      claim: {
+        cycle,
+        watchId,
+        holder,
+        fence: Number(claimed?.fence),
+        keyword: row.keyword,
+        pid: row.pid,
+        active: row.active,
+        creditsReserved: row.call_fence === null ? row.credits_reserved : 0,
+        lapsedCall:
+          row.call_fence === null
+            ? null
+            : {
+                fence: Number(row.call_fence),
+                reserved: row.credits_reserved,
+                startedAt: row.call_started_at ?? new Date(0),
+              },
+      },
+    };
+  });
+}
+
+/** Extends the lease while the holder works; false when the claim was lost. */
+export async function renewLease(sql: Sql, claim: Claim, leaseMs: number): Promise<boolean> {
+  const rows = await sql`
+    update cycle_fetches set lease_until = now() + ${ms(leaseMs)} * interval '1 millisecond'
+    where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
+      and holder = ${claim.holder}
+    returning 1`;
+  return rows.length > 0;
+}
+
+/**
+ * Books the call of an earlier holder that was sent and never settled as presumed spent: its
+ * reservation moves to `spent` and the ledger gets a `presumed` row keyed by that call, which an
+ * answer of that call, should one still land, turns into a booked row (`settleCall`).
+ */
+export async function presumeLapsedCall(sql: Sql, claim: Claim, now: Date): Promise<void> {
+  const call = claim.lapsedCall;
+  if (!call) return;
+  await inTransaction(sql, async (tx) => {
+    const [row] = await tx<{ call_fence: string | null }[]>`
+      select call_fence from cycle_fetches where cycle = ${claim.cycle} and watch_id = ${claim.watchId}
+      for update`;
+    if (row?.call_fence === null || Number(row?.call_fence) !== call.fence) return;
+    const inserted = await tx`
+      insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, status, watch_id, call_fence, billed_at)
+      values (${claim.cycle}, 'enterprise-search', ${claim.pid}, ${claim.keyword}, ${call.reserved},
+              ${`the call sent at ${call.startedAt.toISOString()} never settled (its process died or lost its claim): presumed billed`},
+              'presumed', ${claim.watchId}, ${call.fence}, ${now})
+      on conflict do nothing returning 1`;
+    await settleCredits(tx, claim.cycle, call.reserved, inserted.length > 0 ? call.reserved : 0);
+    await tx`update cycle_fetches set call_fence = null, call_started_at = null, credits_reserved = 0
+             where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
+  });
+  claim.lapsedCall = null;
+  claim.creditsReserved = 0;
+}
+
+export type ReserveResult = ReserveOutcome | { ok: false; reason: 'lost'; detail: string };
+
+/**
+ * Reserves `cost` credits against the cycle's budget for the holder's call (a reservation already
+ * on the row is used instead), atomically with the note on the row, and only while the claim holds.
+ */
+export async function reserveForCall(sql: Sql, claim: Claim, cost: number): Promise<ReserveResult> {
+  return inTransaction(sql, async (tx) => {
+    const [row] = await tx<{ credits_reserved: number }[]>`
+      select credits_reserved from cycle_fetches
+      where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
+        and holder = ${claim.holder}
+      for update`;
+    if (!row) return { ok: false, reason: 'lost', detail: lostMessage(claim) };
+    if (row.credits_reserved > 0) {
+      claim.creditsReserved = row.credits_reserved;
+      return { ok: true };
+    }
+    const taken = await reserveCredits(tx, claim.cycle, cost);
+    if (!taken.ok) return taken;
+    await tx`update cycle_fetches set credits_reserved = ${cost}, updated_at = now()
+             where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
+    claim.creditsReserved = cost;
+    return { ok: true };
+  });
+}
+
+/**
+ * The fencing check right before the upstream call: true when the claim still holds, and the
+ * call is then recorded as sent (its outcome unknown until `settleCall`). False: do not buy.
+ */
+export async function startCall(sql: Sql, claim: Claim, leaseMs: number): Promise<boolean> {
+  const rows = await sql`
+    update cycle_fetches set call_fence = fence, call_started_at = now(),
+      lease_until = now() + ${ms(leaseMs)} * interval '1 millisecond', updated_at = now()
+    where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
+      and holder = ${claim.holder}
+    returning 1`;
+  return rows.length > 0;
+}
+
+/** What the upstream billed for one call, when it did. */
+export interface Billing {
+  credits: number;
+  remark: string | null;
+  pid: string | null;
+  rawResponseId: number;
+  billedAt: Date;
+  runId: number | null;
+}
+
+/**
+ * Settles the call made under fence `callFence`: books what it billed (null: nothing, the answer
+ * said so), releases its reservation, and turns a `presumed` row of that call, written by a holder
+ * that took over meanwhile, into what the answer proved. Runs in the caller's transaction.
+ */
+export async function settleCall(
+  tx: Sql,
+  claim: Pick<Claim, 'cycle' | 'watchId' | 'keyword'>,
+  callFence: number,
+  billing: Billing | null,
+): Promise<void> {
+  const [row] = await tx<{ call_fence: string | null; credits_reserved: number }[]>`
+    select call_fence, credits_reserved from cycle_fetches
+    where cycle = ${claim.cycle} and watch_id = ${claim.watchId} for update`;
+  const [prior] = await tx<{ id: string; status: string; credits: number }[]>`
+    select id, status, credits from credit_ledger
+    where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and call_fence = ${callFence}
+    for update`;
+  const billed = billing?.credits ?? 0;
+  let spentDelta = 0;
+  let releaseReserved = 0;
+  // The row's reservation is this call's unless another holder's call is in flight now.
+  const ours = row !== undefined && (row.call_fence === null || Number(row.call_fence) === callFence);
+  if (ours) releaseReserved = row.credits_reserved;
+  if (prior?.status === 'presumed') {
+    // A takeover presumed this call spent; its answer now says what it cost.
+    spentDelta = billed - prior.credits;
+    await tx`
+      update credit_ledger set status = 'booked', credits = ${billed},
+        remark = ${billing ? billing.remark : 'presumed billed by a takeover; the answer showed nothing was billed'},
+        pid = coalesce(${billing?.pid ?? null}, pid), raw_response_id = ${billing?.rawResponseId ?? null},
+        run_id = ${billing?.runId ?? null}, billed_at = ${billing?.billedAt ?? new Date()}
+      where id = ${prior.id}`;
+  } else if (!prior && billing) {
+    const inserted = await tx`
+      insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id,
+                                 billed_at, status, watch_id, call_fence)
+      values (${claim.cycle}, 'enterprise-search', ${billing.pid}, ${claim.keyword}, ${billed}, ${billing.remark},
+              ${billing.runId}, ${billing.rawResponseId}, ${billing.billedAt}, 'booked', ${claim.watchId}, ${callFence})
+      on conflict do nothing returning 1`;
+    if (inserted.length > 0) spentDelta = billed;
+  }
+  if (spentDelta !== 0 || releaseReserved !== 0)
+    await settleCredits(tx, claim.cycle, releaseReserved, spentDelta);
+  if (ours) {
+    await tx`update cycle_fetches set call_fence = null, call_started_at = null, credits_reserved = 0,
+             credits_billed = credits_billed + ${billed}, updated_at = now()
+             where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
+  } else if (billed > 0) {
+    await tx`update cycle_fetches set credits_billed = credits_billed + ${billed}
+             where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
+  }
+}
+
+/**
+ * Completes the fetch with the answer landed as `rawResponseId` for `pid`: succeeded, or
+ * duplicate when another entry already brought that PID in this cycle. Runs in the caller's
+ * transaction; the watch entry notes the refresh.
+ */
+export async function completeFetch(
+  tx: Sql,
+  claim: Pick<Claim, 'cycle' | 'watchId'>,
+  done: { pid: string; rawResponseId: number; refreshedAt: Date },
+): Promise<'succeeded' | 'duplicate'> {
+  const [dup] = await tx`select 1 from cycle_fetches where cycle = ${claim.cycle} and pid = ${done.pid}
+                         and status = 'succeeded' and watch_id <> ${claim.watchId}`;
+  const status = dup ? 'duplicate' : 'succeeded';
+  await tx`update cycle_fetches set status = ${status}, pid = ${done.pid}, raw_response_id = ${done.rawResponseId},
+             holder = null, lease_until = null, error_code = null, error_message = null, updated_at = now()
+           where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
+  await tx`update watchlist set pid = ${done.pid}, last_refreshed_at = ${done.refreshedAt}, last_cycle = ${claim.cycle},
+             last_outcome = 'success', last_error = null where id = ${claim.watchId}`;
+  return status;
+}
+
+/**
+ * A failed attempt: `retrying` (the claim is let go, so the retry can take it at once) or, when
+ * `final`, `failed` for the cycle. The watch entry keeps the error where users see it.
+ */
+export async function failFetch(
+  sql: Sql,
+  claim: Claim,
+  failure: { final: boolean; code: string; message: string; entryError: string },
+): Promise<void> {
+  await inTransaction(sql, async (tx) => {
+    await tx`update cycle_fetches set status = ${failure.final ? 'failed' : 'retrying'}, holder = null,
+               lease_until = null, error_code = ${failure.code}, error_message = ${failure.message}, updated_at = now()
+             where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
+               and status = 'fetching'`;
+    await tx`update watchlist set last_outcome = ${failure.code}, last_error = ${failure.entryError},
+               last_cycle = ${claim.cycle} where id = ${claim.watchId}`;
+  });
+}
+
+/** Not bought in this attempt: `deferred` (no credits, a paused cycle) or `skipped` (entry removed). */
+export async function setAside(
+  sql: Sql,
+  claim: Claim,
+  status: 'deferred' | 'skipped',
+  code: string,
+  message: string,
+): Promise<void> {
+  await sql`update cycle_fetches set status = ${status}, holder = null, lease_until = null,
+              error_code = ${code}, error_message = ${message}, updated_at = now()
+            where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
+              and status = 'fetching'`;
+}
+
+/**
+ * Lets go of a claim the holder did not settle (an error it did not expect): the row stays
+ * claimable at once; a call it sent and did not settle stays recorded, for the next holder to
+ * presume billed.
+ */
+export async function releaseClaim(sql: Sql, claim: Claim): Promise<void> {
+  await sql`update cycle_fetches set holder = null, lease_until = null, updated_at = now()
+            where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
+              and holder = ${claim.holder}`;
+}
+
+/** The text kept with a deferral by the plan. */
+export function deferralMessage(reason: string): string {
+  return `deferred by the planner: ${reason.replaceAll('_', ' ')}`;
+}
+
+/**
+ * Writes the plan's decisions, in the plan's transaction: the selected entries become `planned`;
+ * the entries it skipped become `skipped` with the reason; rows an earlier plan of this cycle had
+ * planned that this one does not select become `deferred`. Rows a buyer has taken (fetching,
+ * retrying, succeeded, duplicate, failed) are left alone. Deferred entries without a row stay
+ * without one.
+ */
+export async function recordPlan(tx: Sql, plan: Plan): Promise<void> {
+  const { cycle } = plan;
+  const selected = plan.selected.map((e) => e.id);
+  await tx`
+    update cycle_fetches set status = 'deferred', error_code = ${plan.deferReason},
+      error_message = ${deferralMessage(plan.deferReason)}, updated_at = now()
+    where cycle = ${cycle} and status = 'planned' and holder is null
+      and not (watch_id = any(${selected}::bigint[]))`;
+  if (selected.length > 0) {
+    await tx`
+      insert into cycle_fetches (cycle, watch_id, status)
+      select ${cycle}::date, w, 'planned' from unnest(${selected}::bigint[]) as t(w)
+      on conflict (cycle, watch_id) do update set status = 'planned', error_code = null,
+        error_message = null, updated_at = now()
+      where cycle_fetches.status in ('planned', 'deferred', 'skipped')`;
+  }
+  const skipped = plan.skipped.filter((s) => s.reason !== 'already_fetched_this_cycle');
+  if (skipped.length > 0) {
+    await tx`
+      insert into cycle_fetches (cycle, watch_id, status, error_code, error_message)
+      select ${cycle}::date, w, 'skipped', c, m
+      from unnest(${skipped.map((s) => s.entry.id)}::bigint[], ${skipped.map((s) => s.reason)}::text[],
+                  ${skipped.map((s) => `skipped by the planner: ${s.detail ?? s.reason.replaceAll('_', ' ')}`)}::text[])
+        as t(w, c, m)
+      on conflict (cycle, watch_id) do update set status = 'skipped', error_code = excluded.error_code,
+        error_message = excluded.error_message, updated_at = now()
+      where cycle_fetches.status in ('planned', 'deferred', 'skipped')`;
+  }
+}
+
+/** `daybook resume`: the cycle's deferred rows are planned again; returns their watch ids. */
+export async function replanDeferred(tx: Sql, cycle: string): Promise<number[]> {
+  const rows = await tx<{ watch_id: string }[]>`
+    update cycle_fetches set status = 'planned', error_code = null, error_message = null, updated_at = now()
+    where cycle = ${cycle} and status = 'deferred' returning watch_id`;
+  return rows.map((r) => Number(r.watch_id));
+}
+
+/** The entries of the cycle a buyer took and did not settle (their jobs may need enqueuing again). */
+export async function fetchesInFlight(sql: Sql, cycle: string): Promise<number[]> {
+  const rows = await sql<{ watch_id: string }[]>`
+    select watch_id from cycle_fetches where cycle = ${cycle} and status in ('fetching', 'retrying')`;
+  return rows.map((r) => Number(r.watch_id));
+}
+
+function lostMessage(claim: Claim): string {
+  return `watch entry ${claim.watchId} of cycle ${claim.cycle}: the claim was taken over by another holder`;
+}

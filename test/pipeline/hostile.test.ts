@@ -1,0 +1,359 @@
+/**
+ * Issue 12: a hostile upstream of our own, one keyword per behaviour a real provider could show.
+ * For every case: the run ends within a bound, the ledger equals what this upstream billed,
+ * nothing is bought twice in the cycle, the key is in none of the stores, and a rebuild succeeds.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.ts';
+import { rebuild } from '../../src/history/rebuild.ts';
+import type { JobDeps } from '../../src/runtime/deps.ts';
+import { type InlineSummary, runInline } from '../../src/runtime/inline.ts';
+import { createLogger } from '../../src/runtime/log.ts';
+import { UpstreamClient } from '../../src/upstream/client.ts';
+import { secretMatcher } from '../../src/upstream/redact.ts';
+import { keywordKey } from '../../src/watch/keyword.ts';
+import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { fastLimiter } from '../support/inline.ts';
+import { sampleEnterpriseRecord } from '../support/records.ts';
+
+const KEY = 'sk-hostile-7f3a9c2e5b';
+const CYCLE = '2026-11-20';
+const TIMEOUT_MS = 1500;
+const MAX_BODY = 4 * 1024 * 1024;
+
+const success = (keyword: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    status: 'success',
+    markdown: '# x',
+    metadata: {
+      usage: { credits: 3, remark: 'q' },
+      content: sampleEnterpriseRecord({ PID: `pid-${keyword}`, ...extra }),
+    },
+  });
+
+/** `text` encoded in GBK (node has no GBK encoder: the CJK of the record is mapped by hand). */
+function gbkBytes(text: string): Buffer {
+  const table = new Map<string, number[]>();
+  // Every GBK double byte, decoded once, gives the encoder's table for the characters we need.
+  const decoder = new TextDecoder('gbk');
+  const wanted = new Set([...text].filter((c) => c.charCodeAt(0) > 0x7f));
+  for (let hi = 0x81; hi <= 0xfe && table.size < wanted.size; hi++) {
+    for (let lo = 0x40; lo <= 0xfe; lo++) {
+      const c = decoder.decode(Uint8Array.of(hi, lo));
+      if (wanted.has(c) && !table.has(c)) table.set(c, [hi, lo]);
+    }
+  }
+  const out: number[] = [];
+  for (const c of text) out.push(...(table.get(c) ?? [...Buffer.from(c, 'latin1')]));
+  return Buffer.from(out);
+}
+
+type Behaviour = (req: IncomingMessage, res: ServerResponse, bill: () => void) => void;
+
+/** keyword → what the upstream does; `bill()` counts a billed answer. */
+const BEHAVIOURS: Record<string, Behaviour> = {
+  plain: (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    res.end(success('plain'));
+  },
+  'retry-after-a-day': (_q, res) => {
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '86400' });
+    res.end(
+      JSON.stringify({ status: 'error', error: { code: 'rate_limit_exceeded', message: 'slow down' } }),
+    );
+  },
+  'gzip-bomb': (_q, res, bill) => {
+    bill();
+    const head = Buffer.from(success('gzip-bomb').slice(0, 60));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    res.end(gzipSync(Buffer.concat([head, Buffer.alloc(40 * 1024 * 1024, 0x61)])));
+  },
+  'slow-body': (_q, res, bill) => {
+    bill();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write(success('slow-body').slice(0, 80));
+    const t = setInterval(() => res.write(' '), 200);
+    res.on('close', () => clearInterval(t));
+    setTimeout(() => {
+      clearInterval(t);
+      res.end();
+    }, 20_000).unref();
+  },
+  truncated: (_q, res, bill) => {
+    bill();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write(success('truncated').slice(0, 120));
+    setTimeout(() => res.destroy(), 20);
+  },
+  gbk: (_q, res, bill) => {
+    bill();
+    res.writeHead(200, { 'content-type': 'application/json; charset=GBK' });
+    res.end(gbkBytes(success('gbk')));
+  },
+  // Answers daybook lands and books, then cannot apply: failed for the cycle, not bought again.
+  'nul-in-name': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    res.end(success('nul-in-name', { ENTNAME: '上海\u0000示例' }));
+  },
+  'long-pid': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    res.end(
+      success('long-pid').replace('"pid-long-pid"', JSON.stringify(`p${randomBytes(4500).toString('hex')}`)),
+    );
+  },
+  deep: (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    const nest = `${'{"a":'.repeat(30_000)}1${'}'.repeat(30_000)}`;
+    res.end(success('deep').replace('"OPSCOPE"', `"DEEP":${nest},"OPSCOPE"`));
+  },
+  'many-persons': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    const persons = Array.from({ length: 40_000 }, (_, i) => ({ NAME: `人${i}`, POSITION: '监事' }));
+    res.end(success('many-persons', { PERSONS: persons }));
+  },
+  // Values that must come in exactly.
+  'big-number': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    res.end(
+      success('big-number').replace(
+        /"REGCAP":[^,]+,/,
+        '"REGCAP":1e400,"BIG_ID":123456789012345678901234567890,',
+      ),
+    );
+  },
+  'invalid-utf8': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    // Two bytes that are no UTF-8 in place of the first 技 of the name.
+    const body = Buffer.from(success('invalid-utf8'));
+    const at = body.indexOf(Buffer.from('技'));
+    res.end(Buffer.concat([body.subarray(0, at), Buffer.from([0xff, 0xfe]), body.subarray(at + 3)]));
+  },
+  'echo-key-escaped': (req, res) => {
+    const key = String(req.headers.authorization).replace(/^Bearer /, '');
+    const escaped = [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    res.writeHead(401, { 'content-type': 'application/json' });
+    // The escapes stay escapes in the JSON text; parsed, they would be the key itself.
+    res.end(
+      `{"status":"error","error":{"code":"unauthorized","message":"bad key ${escaped} (${Buffer.from(key).toString('base64')})"}}`,
+    );
+  },
+};
+
+describe('a hostile upstream', { timeout: 120_000 }, () => {
+  let t: TestDatabase;
+  let server: Server;
+  let url: string;
+  const billed: Record<string, number> = {};
+  let summary: InlineSummary;
+  let productCalls = 0;
+  let deps: Omit<JobDeps, 'enqueue'>;
+  let wallMs = 0;
+
+  beforeAll(async () => {
+    t = await freshDatabase();
+    server = createServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://x');
+      if (u.pathname.endsWith('/product-listing')) {
+        // A day's list where one comment holds a NUL character.
+        productCalls++;
+        const product = {
+          id: '0b6f7a5e-1111-4a4a-9b9b-222222222222',
+          product_id: '901',
+          name: 'NulNotes',
+          votes_count: 5,
+          comments_count: 1,
+          comments: [{ body: 'nice\u0000tool', created_at: '2026-11-18T10:00:00Z' }],
+        };
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          `{"result":"success","markdown":["# NulNotes"],"metadata":[${JSON.stringify(product).replace('\\\\u0000', '\\u0000')}]}`,
+        );
+        return;
+      }
+      const keyword = u.searchParams.get('ent_name') ?? '';
+      const b = BEHAVIOURS[keyword];
+      if (!b) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status: 'error', error: { code: 'not_found', message: 'none' } }));
+        return;
+      }
+      b(req, res, () => {
+        billed[keyword] = (billed[keyword] ?? 0) + 1;
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const keywords = Object.keys(BEHAVIOURS);
+    await t.sql`insert into watchlist ${t.sql(keywords.map((k, i) => ({ keyword: k, keyword_key: keywordKey(k), priority: k === 'retry-after-a-day' ? -1 : 100 - i })))}`;
+    const config = loadConfig(
+      {
+        DATABASE_URL: t.url,
+        DAYBOOK_API_BASE_URL: url,
+        DAYBOOK_API_KEY: KEY,
+        DAYBOOK_RETRY_BASE_MS: '10',
+        DAYBOOK_RETRY_ATTEMPTS: '3',
+        LOG_LEVEL: 'silent',
+      },
+      '/nonexistent',
+    );
+    deps = {
+      sql: t.sql,
+      client: new UpstreamClient({
+        baseUrl: url,
+        apiKey: KEY,
+        timeoutMs: TIMEOUT_MS,
+        maxBodyBytes: MAX_BODY,
+      }),
+      limiter: fastLimiter(t.sql),
+      config,
+      log: createLogger({ level: 'silent' }),
+      now: () => new Date(),
+    };
+    const started = Date.now();
+    // One at a time, in priority order: the day-long Retry-After comes last and pauses the cycle.
+    summary = await runInline(deps, { cycle: CYCLE, only: 'enterprises', concurrency: 1 });
+    wallMs = Date.now() - started;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await t.drop();
+  });
+
+  it('ends within a bound: no answer stalls the run', () => {
+    expect(wallMs).toBeLessThan(60_000);
+    expect(summary.enterprises.succeeded).toBeGreaterThanOrEqual(1);
+  });
+
+  it('books exactly what the upstream billed, and buys nothing twice in the cycle', async () => {
+    const ledger = await t.sql<{ keyword: string; n: number; credits: number }[]>`
+      select keyword, count(*)::int as n, sum(credits)::int as credits from credit_ledger
+      where status = 'booked' group by keyword order by keyword`;
+    const expected = Object.entries(billed)
+      .map(([keyword, n]) => ({ keyword, n, credits: 3 * n }))
+      .sort((a, b) => a.keyword.localeCompare(b.keyword));
+    expect(ledger).toEqual(expected);
+    for (const n of Object.values(billed)) expect(n).toBe(1);
+    const [presumed] = await t.sql<
+      { n: number }[]
+    >`select count(*)::int as n from credit_ledger where status = 'presumed'`;
+    expect(presumed?.n).toBe(0);
+    const [landed] = await t.sql<{ n: number }[]>`
+      select count(distinct r.id)::int as n from raw_responses r join credit_ledger l on l.raw_response_id = r.id`;
+    console.log(
+      `[hostile] ${Object.keys(BEHAVIOURS).length} behaviours: answers billed ${Object.values(billed).reduce((a, b) => a + b, 0)}, landed ${landed?.n}, booked ${ledger.reduce((a, l) => a + l.n, 0)}, bought twice ${Object.values(billed).filter((n) => n > 1).length}, hung 0 (whole run ${Math.round(wallMs / 100) / 10} s)`,
+    );
+  });
+
+  it('reports each billed answer it could not use as a failure of its entry for the cycle, with the reason', async () => {
+    const rows = await t.sql<
+      { keyword: string; status: string; error_code: string | null; error_message: string | null }[]
+    >`
+      select w.keyword, f.status, f.error_code, f.error_message from cycle_fetches f join watchlist w on w.id = f.watch_id
+      order by w.keyword`;
+    const of = (k: string) => rows.find((r) => r.keyword === k);
+    expect(of('plain')?.status).toBe('succeeded');
+    expect(of('gzip-bomb')).toMatchObject({ status: 'failed', error_code: 'body_too_large' });
+    expect(of('slow-body')).toMatchObject({ status: 'failed', error_code: 'timeout' });
+    expect(of('slow-body')?.error_message).toMatch(/billed, not usable, not bought again this cycle/);
+    expect(of('truncated')).toMatchObject({ status: 'failed', error_code: 'network_error' });
+    expect(of('echo-key-escaped')).toMatchObject({ status: 'failed', error_code: 'unauthorized' });
+    // Nested deeper than daybook reads: refused before anything walks it, billed, not bought again.
+    expect(of('deep')).toMatchObject({ status: 'failed', error_code: 'body_too_deep' });
+    expect(of('deep')?.error_message).toMatch(/nested \d+ levels deep, more than the 64 daybook reads/);
+    for (const k of ['nul-in-name', 'long-pid', 'many-persons']) {
+      expect(of(k), k).toMatchObject({ status: 'failed', error_code: 'unusable_answer' });
+      expect(of(k)?.error_message).toMatch(/^billed, landed \(raw response \d+\), not applicable: /);
+    }
+    // A number no double holds (1e400) is refused loudly, not rounded; its answer is landed exact.
+    expect(of('big-number')).toMatchObject({ status: 'failed', error_code: 'unexpected_response' });
+    expect(of('big-number')?.error_message).toMatch(/REGCAP/);
+    expect(of('invalid-utf8'), JSON.stringify(of('invalid-utf8'))).toMatchObject({ status: 'succeeded' });
+    expect(of('invalid-utf8')?.status).toBe('succeeded');
+  });
+
+  it('pauses the cycle, saying why, rather than wait a day for a Retry-After', async () => {
+    const [budget] = await t.sql<{ paused_reason: string | null }[]>`
+      select paused_reason from cycle_budgets where cycle = ${CYCLE}`;
+    expect(budget?.paused_reason).toMatch(/asked to wait 86400 s \(Retry-After\)/);
+  });
+
+  it('lands every billed answer exactly as received: numbers to the last digit, bytes as sent', async () => {
+    const [big] = await t.sql<{ regcap: string; id: string }[]>`
+      select body_json#>>'{metadata,content,REGCAP}' as regcap, body_json#>>'{metadata,content,BIG_ID}' as id
+      from raw_responses where params->>'ent_name' = 'big-number'`;
+    expect(big?.regcap).toBe(`1${'0'.repeat(400)}`);
+    expect(big?.id).toBe('123456789012345678901234567890');
+    const [bad] = await t.sql<{ bytes: Buffer }[]>`
+      select body_bytes as bytes from raw_responses where params->>'ent_name' = 'invalid-utf8'`;
+    expect(bad?.bytes.includes(Buffer.from([0xff, 0xfe]))).toBe(true);
+    const [gbk] = await t.sql<{ bytes: Buffer | null; text: string | null }[]>`
+      select body_bytes as bytes, body_json->>'status' as text from raw_responses where params->>'ent_name' = 'gbk'`;
+    expect(gbk?.bytes?.length).toBeGreaterThan(0);
+    expect(gbk?.text).toBe('success');
+    // Every billed answer landed, the ones daybook could not apply included.
+    const landed = await t.sql<{ k: string }[]>`
+      select distinct params->>'ent_name' as k from raw_responses r join credit_ledger l on l.raw_response_id = r.id`;
+    expect(landed.map((r) => r.k).sort()).toEqual(Object.keys(billed).sort());
+  });
+
+  it('reports bytes that are not UTF-8 text, and numbers no double holds, as format drift', async () => {
+    const drift = await t.sql<{ field: string; seen: string; responses: number }[]>`
+      select field, seen, responses from analytics.format_drift where field in ('$body', 'REGCAP') order by field, seen`;
+    expect(drift).toEqual([
+      { field: '$body', seen: 'bytes that are not UTF-8 text (kept in body_bytes)', responses: 2 },
+      { field: 'REGCAP', seen: 'non-finite number', responses: 1 },
+    ]);
+  });
+
+  it('decodes a body in its declared charset', async () => {
+    const [row] = await t.sql<{ ent_name: string }[]>`
+      select ent_name from analytics.enterprise_current where pid = 'pid-gbk'`;
+    expect(row?.ent_name).toBe('上海示例科技有限公司');
+  });
+
+  it('keeps the key out of every store, in any encoding', async () => {
+    const matcher = secretMatcher(KEY) as RegExp;
+    for (const table of ['raw_responses', 'runs', 'cycle_fetches', 'watchlist', 'credit_ledger']) {
+      const rows = await t.sql.unsafe(`select * from ${table}`);
+      const text = JSON.stringify(rows);
+      expect(text.match(matcher), table).toBeNull();
+    }
+  });
+
+  it('reports a product list it cannot store as a failed pull, pulled once, landed as received', async () => {
+    const r = await runInline(deps, {
+      cycle: CYCLE,
+      only: 'products',
+      concurrency: 1,
+      productDates: [{ date: '2026-11-18', pull: 'd1' }],
+    });
+    expect(r.productPulls).toEqual([
+      { date: '2026-11-18', outcome: 'failed', detail: expect.stringMatching(/not applicable/) },
+    ]);
+    expect(productCalls).toBe(1);
+    const [run] = await t.sql<{ error_code: string }[]>`
+      select error_code from runs where kind = 'products' order by id desc limit 1`;
+    expect(run?.error_code).toBe('unusable_answer');
+    const [raw] = await t.sql<{ text: string | null }[]>`
+      select body_text as text from raw_responses where operation = 'product-listing'`;
+    expect(raw?.text).toContain('nice\\u0000tool');
+  });
+
+  it('rebuilds afterwards, keeping every event', async () => {
+    const before = await t.sql`select pid, kind from enterprise_observations order by pid, kind`;
+    await rebuild(t.sql);
+    expect(await t.sql`select pid, kind from enterprise_observations order by pid, kind`).toEqual(before);
+  });
+});
