@@ -3,6 +3,8 @@ import type postgres from 'postgres';
 import { type Config, ConfigError, loadConfig } from '../config/config.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateDatabase } from '../db/migrate.ts';
+import { isConnectionLoss } from '../db/outage.ts';
+import { withoutPassword } from '../runtime/reachability.ts';
 import { UsageError } from './usage.ts';
 
 /** Loads the configuration; a bad value is a usage error (exit 2). */
@@ -43,7 +45,13 @@ export async function openStore(
   options: { max?: number; quiet?: boolean } = {},
 ): Promise<Store> {
   if (config.DATABASE_URL) {
-    const migrated = await migrateDatabase(config.DATABASE_URL);
+    const migrated = await migrateDatabase(config.DATABASE_URL).catch((err: unknown) => {
+      if (!isConnectionLoss(err)) throw err;
+      // A server that is down is not a bug of daybook's: one line naming the variable, no stack.
+      throw new Error(
+        `Postgres at ${withoutPassword(config.DATABASE_URL ?? '')} (DATABASE_URL) is unreachable: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    });
     const db = openDatabase(config.DATABASE_URL, {
       max: options.max ?? 5,
       prepare: config.DAYBOOK_DB_PREPARE,

@@ -2,10 +2,11 @@
 import { Command } from 'commander';
 import { deferredEntries } from '../../jobs/plan.ts';
 import { budgetOf } from '../budget/credits.ts';
+import type { Config } from '../config/config.ts';
 import { driftReport } from '../history/drift-store.ts';
-import { Queues } from '../runtime/queues.ts';
+import { Queues, redisConnection } from '../runtime/queues.ts';
+import { withoutPassword } from '../runtime/reachability.ts';
 import { cycleOf } from '../time/cycles.ts';
-import { redisFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { dateArg } from './pipeline.ts';
 import { forTerminal } from './terminal.ts';
@@ -71,6 +72,41 @@ export function formatTable(rows: readonly Record<string, unknown>[], columns?: 
   return `${[line(headers), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n')}\n`;
 }
 
+/**
+ * The queue counts, asked of Redis once: a Redis that does not answer within 2 s is said in
+ * one line naming REDIS_URL, with no retries and no reconnect stack dumps.
+ */
+async function queueCounts(
+  config: Config,
+): Promise<{ counts: Record<string, Record<string, number>> | null; error: string | null }> {
+  let lastError: Error | null = null;
+  const redis = redisConnection(config.REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  redis.on('error', (err: Error) => {
+    lastError = err;
+  });
+  const q = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+  for (const queue of q.all()) queue.on('error', () => {});
+  try {
+    await redis.connect();
+    return { counts: await q.counts(), error: null };
+  } catch (err) {
+    const why = (lastError ?? (err instanceof Error ? err : new Error(String(err)))).message;
+    return {
+      counts: null,
+      error: `Redis at ${withoutPassword(config.REDIS_URL)} (REDIS_URL) is unreachable: ${why}`,
+    };
+  } finally {
+    await q.close().catch(() => {});
+    redis.disconnect();
+  }
+}
+
 export function statusCommand(): Command {
   return new Command('status')
     .description(
@@ -132,22 +168,9 @@ export function statusCommand(): Command {
         let queues: Record<string, Record<string, number>> | null = null;
         let queueError: string | null = null;
         if (opts.queues) {
-          const redis = redisFor(config);
-          redis.on('error', () => {});
-          const q = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
-          try {
-            queues = await Promise.race([
-              q.counts(),
-              new Promise<never>((_, reject) =>
-                setTimeout(() => reject(new Error('Redis did not answer')), 3000),
-              ),
-            ]);
-          } catch (err) {
-            queueError = err instanceof Error ? err.message : String(err);
-          } finally {
-            await q.close().catch(() => {});
-            redis.disconnect();
-          }
+          const counted = await queueCounts(config);
+          queues = counted.counts;
+          queueError = counted.error;
         }
         const report = {
           cycle,

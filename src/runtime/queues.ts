@@ -125,3 +125,21 @@ export class Queues implements Enqueuer {
     await Promise.all(this.all().map((q) => q.close()));
   }
 }
+
+/**
+ * Closes a Redis connection within `ms`: QUIT when it is connected, else (or when QUIT does not
+ * return) a disconnect, which also stops its reconnect attempts.
+ */
+export async function closeRedis(redis: Redis, ms = 2000): Promise<void> {
+  if (redis.status === 'ready') {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      redis.quit().catch(() => {}),
+      new Promise<void>((r) => {
+        timer = setTimeout(r, ms);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+  redis.disconnect();
+}

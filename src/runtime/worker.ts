@@ -12,10 +12,12 @@ import { ENTERPRISE_JOB, EnterpriseJobData, processEnterprise } from '../../jobs
 import { PLAN_JOB, PlanJobData, processPlan } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, ProductsJobData, processProducts } from '../../jobs/products.ts';
 import type { LimitedOperation } from '../budget/limiter.ts';
+import { isConnectionLoss } from '../db/outage.ts';
 import { finishRun, startRun } from '../db/runs.ts';
 import { afterFailure, BadJobDataError, parseJobData } from './boundary.ts';
 import type { JobDeps, JobReport } from './deps.ts';
 import { QUEUE_NAMES, type Queues } from './queues.ts';
+import { isRedisUnreachable, type Reachability } from './reachability.ts';
 
 /** The default job lock: BullMQ's own, renewed every 15 s by a live worker. */
 export const DEFAULT_LOCK_MS = 30_000;
@@ -47,12 +49,15 @@ export interface WorkerOptions {
    * worker died, and that worker's jobs are taken over within about twice this time.
    */
   lockMs?: number;
+  /** Told when Postgres or Redis fails or answers: one rate-limited log line per outage. */
+  reach?: Reachability;
 }
 
 export interface RunningWorkers {
   events: EventEmitter<{ job: [JobEvent] }>;
   workers: Worker[];
-  close(): Promise<void>;
+  /** Closes the workers: waits for jobs in flight, unless `force` (Redis is down: they cannot finish). */
+  close(force?: boolean): Promise<void>;
 }
 
 /** Starts the workers; `connection` must be a BullMQ-ready Redis (maxRetriesPerRequest null). */
@@ -77,6 +82,7 @@ export function startWorkers(
       const dataOf = job.data as { cycle?: string; date?: string };
       try {
         const { report, cycle, date } = await run(job);
+        options.reach?.answered('postgres');
         if (op) await deps.limiter.answered(op);
         const event: JobEvent = {
           ...base,
@@ -94,6 +100,7 @@ export function startWorkers(
       } catch (err) {
         const durationMs = Math.round(performance.now() - started);
         const ctx = { ...base, cycle: dataOf.cycle, date: dataOf.date, durationMs };
+        if (isConnectionLoss(err)) options.reach?.failed('postgres', err);
         const next = await afterFailure(err, {
           sql: deps.sql,
           limiter: deps.limiter,
@@ -199,8 +206,12 @@ export function startWorkers(
     ),
   ];
   for (const w of workers) {
-    // A worker's own errors (a lost Redis connection) are logged, never thrown into the void.
-    w.on('error', (err) => deps.log.error({ err: err.message, queue: w.name }, 'worker error'));
+    // A worker's own errors are logged, never thrown into the void; a Redis that cannot be
+    // reached is said once per outage (reachability.ts), not once per reconnect.
+    w.on('error', (err) => {
+      if (options.reach && isRedisUnreachable(err)) options.reach.failed('redis', err);
+      else deps.log.error({ err: err.message, queue: w.name }, 'worker error');
+    });
     // A lock that lapsed while its worker lives (a starved event loop) means the job may run twice.
     w.on('stalled', (jobId) =>
       deps.log.warn({ queue: w.name, jobId }, 'job stalled: its lock lapsed; it runs again'),
@@ -209,8 +220,8 @@ export function startWorkers(
   return {
     events,
     workers,
-    close: async () => {
-      await Promise.all(workers.map((w) => w.close()));
+    close: async (force = false) => {
+      await Promise.all(workers.map((w) => w.close(force)));
     },
   };
 }

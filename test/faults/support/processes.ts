@@ -30,7 +30,20 @@ export interface WorkerProcess {
 
 /** A `daybook worker` child with only PATH, HOME, CI and `env` in its environment. */
 export function spawnWorker(env: Record<string, string>, args: string[] = []): WorkerProcess {
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'worker', ...args], {
+  return spawnDaybook('worker', env, args, '"msg":"worker started"');
+}
+
+/**
+ * A long-running `daybook <command>` child (worker, scheduler, serve) with only PATH, HOME, CI
+ * and `env` in its environment; `started` resolves on the first stderr line holding `ready`.
+ */
+export function spawnDaybook(
+  command: string,
+  env: Record<string, string>,
+  args: string[],
+  ready: string,
+): WorkerProcess {
+  const child: ChildProcess = spawn(process.execPath, [BIN, command, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CI: 'true', ...env },
     cwd: mkdtempSync(join(tmpdir(), 'daybook-worker-')),
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -44,7 +57,7 @@ export function spawnWorker(env: Record<string, string>, args: string[] = []): W
     partial = parts.pop() ?? '';
     for (const line of parts) {
       lines.push(line);
-      if (line.includes('"msg":"worker started"')) onStarted();
+      if (line.includes(ready)) onStarted();
     }
   });
   const exited = new Promise<Exit>((resolve) => {
@@ -54,7 +67,9 @@ export function spawnWorker(env: Record<string, string>, args: string[] = []): W
     onStarted = resolve;
     void exited.then((e) =>
       reject(
-        new Error(`worker exited (${e.signal ?? e.code}) before it started:\n${lines.slice(-5).join('\n')}`),
+        new Error(
+          `${command} exited (${e.signal ?? e.code}) before it started:\n${lines.slice(-5).join('\n')}`,
+        ),
       ),
     );
   });
