@@ -90,10 +90,12 @@ async function queueCounts(
   redis.on('error', (err: Error) => {
     lastError = err;
   });
-  const q = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
-  for (const queue of q.all()) queue.on('error', () => {});
+  let q: Queues | null = null;
   try {
+    // Connected first: a BullMQ queue made on a lazy connection starts connecting it itself.
     await redis.connect();
+    q = new Queues(redis, config.DAYBOOK_REDIS_PREFIX);
+    for (const queue of q.all()) queue.on('error', () => {});
     return { counts: await q.counts(), error: null };
   } catch (err) {
     const why = (lastError ?? (err instanceof Error ? err : new Error(String(err)))).message;
@@ -102,7 +104,7 @@ async function queueCounts(
       error: `Redis at ${withoutPassword(config.REDIS_URL)} (REDIS_URL) is unreachable: ${why}`,
     };
   } finally {
-    await q.close().catch(() => {});
+    await q?.close().catch(() => {});
     redis.disconnect();
   }
 }

@@ -99,7 +99,6 @@ describe('Redis or Postgres unreachable', { timeout: 120_000 }, () => {
     process.kill(worker.pid, 'SIGTERM');
     expect(await exitWithin(worker, STOP_WAIT_MS)).toEqual({ code: 0, signal: null });
   });
-  });
 
   it('a worker told to stop while Redis is down stops within DAYBOOK_STOP_TIMEOUT_MS', async () => {
     const redis = await startRedis({ appendonly: false });
@@ -190,6 +189,19 @@ describe('Redis or Postgres unreachable', { timeout: 120_000 }, () => {
     const report = JSON.parse(json.stdout) as { queues: unknown; queueError: string };
     expect(report.queues).toBeNull();
     expect(report.queueError).toMatch(/REDIS_URL\) is unreachable/);
+  });
+
+  it('daybook status with Redis up prints the queue counts', async () => {
+    const out = await runDaybook(['status'], env('redis://127.0.0.1:6379'));
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toMatch(/queues: plan 0 waiting\/0 active/);
+    const json = await runDaybook(['status', '--json'], env('redis://127.0.0.1:6379'));
+    const report = JSON.parse(json.stdout) as {
+      queues: Record<string, Record<string, number>>;
+      queueError?: string;
+    };
+    expect(report.queueError).toBeUndefined();
+    expect(Object.keys(report.queues)).toEqual(['plan', 'enterprise', 'products']);
   });
 
   it('daybook status with Postgres down says so in one line naming DATABASE_URL, exit 1', async () => {
