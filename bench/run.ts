@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { benchCli } from './cli.ts';
 import { benchCredit } from './credit.ts';
 import { benchDiff } from './diff.ts';
 import { benchLoad } from './load.ts';
@@ -21,6 +22,7 @@ const PARTS = {
   rate: () => benchRate(),
   credit: () => benchCredit(),
   diff: () => benchDiff(),
+  cli: () => benchCli(),
 } as const;
 type Part = keyof typeof PARTS;
 

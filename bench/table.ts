@@ -1,4 +1,6 @@
 /** The printed table of bench/results.json: one line per figure, with its target and verdict. */
+
+import type { CliResult } from './cli.ts';
 import type { CreditResult } from './credit.ts';
 import type { DiffResult } from './diff.ts';
 import type { LoadResult } from './load.ts';
@@ -116,6 +118,19 @@ function diffLines(d: DiffResult): Line[] {
   ];
 }
 
+function cliLines(c: CliResult): Line[] {
+  return [
+    [
+      `commands, ${n(c.watchEntries)} watch entries (median of 5)`,
+      Object.entries(c.medianMs)
+        .map(([k, v]) => `${k} ${v} ms`)
+        .join('; '),
+      c.target,
+      yes(c.met),
+    ],
+  ];
+}
+
 export function renderTable(doc: Document): string {
   const lines: Line[] = [];
   const render: Record<string, (x: never) => Line[]> = {
@@ -125,6 +140,7 @@ export function renderTable(doc: Document): string {
     memory: memoryLines,
     planner: plannerLines,
     diff: diffLines,
+    cli: cliLines,
   };
   for (const [part, fn] of Object.entries(render)) {
     const result = doc.parts[part] as { error?: string } | undefined;
