@@ -27,6 +27,7 @@ import {
   startCall,
 } from '../src/db/cycle-fetches.ts';
 import { isConnectionLoss, whileUnreachable } from '../src/db/outage.ts';
+import type { Mismatch } from '../src/db/resolution-mismatches.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
 import { applyEnterpriseAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/runtime/boundary.ts';
@@ -45,6 +46,8 @@ import {
   UpstreamError,
 } from '../src/upstream/errors.ts';
 import { EnterpriseSuccess } from '../src/upstream/schemas.ts';
+import { expectedUsccOf, flagResolutionMismatch, noteAcceptedResolution } from '../src/watch/store.ts';
+import { normalizeUscc } from '../src/watch/uscc.ts';
 
 export const ENTERPRISE_JOB = 'enterprise';
 
@@ -216,7 +219,9 @@ interface Bought {
  * Applies a booked answer to history and completes the fetch. An answer that cannot be applied
  * (a value Postgres refuses, a key too long for an index, a list longer than a column counts)
  * is a permanent failure of the entry for this cycle, with the reason: it was paid for, so it is
- * not bought again, and its raw answer stays landed.
+ * not bought again, and its raw answer stays landed. So is an answer about another enterprise
+ * than the entry's expected credit code (`resolution_mismatch`): it is not applied, and the
+ * entry is flagged for a better keyword. An accepted answer pins the code of a `--pin` entry.
  */
 async function useAnswer(
   deps: JobDeps,
@@ -228,9 +233,17 @@ async function useAnswer(
   const ctx = { runId, cycle: claim.cycle };
   let ingest: Awaited<ReturnType<typeof applyEnterpriseAnswer>>;
   try {
-    ingest = await patiently(deps, `run-${runId}`, claim, () =>
-      applyEnterpriseAnswer(sql, b.result, { id: b.rawResponseId, landedAt: b.landedAt }, claim.keyword, ctx),
-    );
+    ingest = await patiently(deps, `run-${runId}`, claim, async () => {
+      const uscc = await expectedUsccOf(sql, claim.watchId, b.rawResponseId);
+      return applyEnterpriseAnswer(
+        sql,
+        b.result,
+        { id: b.rawResponseId, landedAt: b.landedAt },
+        claim.keyword,
+        ctx,
+        { watchId: claim.watchId, uscc },
+      );
+    });
   } catch (err) {
     if (isConnectionLoss(err)) throw err;
     const reason =
@@ -252,19 +265,54 @@ async function useAnswer(
     });
     throw new FinalForCycleError(reason, { cause: err });
   }
+  if (ingest.mismatch) return refuse(deps, claim, runId, b, ingest.mismatch);
   const counts: Record<string, number> = ingest.summary
     ? { versions: ingest.summary.initial + ingest.summary.changed, changes: ingest.summary.changes }
     : {};
+  const accepted = ingest;
   await sql.begin(async (tx) => {
     await completeFetch(tx, claim, {
-      pid: ingest.pid ?? '',
+      pid: accepted.pid ?? '',
       rawResponseId: b.rawResponseId,
       refreshedAt: b.landedAt,
     });
+    await noteAcceptedResolution(
+      tx,
+      claim.watchId,
+      accepted.uncid === null ? null : normalizeUscc(accepted.uncid),
+    );
     // In the same transaction: a worker dying after this commit must not leave the run "running".
     await finishRun(tx, runId, { outcome: 'succeeded', credits: b.credits, counts });
   });
   return { outcome: 'succeeded', counts };
+}
+
+/**
+ * An answer refused for naming another enterprise than the entry's expected code: it stays
+ * landed and booked (it was billed), the entry fails for the cycle (final: not bought again) and
+ * is flagged with what its keyword resolved to.
+ */
+async function refuse(deps: JobDeps, claim: Claim, runId: number, b: Bought, m: Mismatch): Promise<never> {
+  const { sql } = deps;
+  const reason = `billed, landed (raw response ${b.rawResponseId}), refused: ${m.message}`;
+  // The code first: `watch list` cuts long cells, and the code is what tells the companies apart.
+  const flag = `${m.found ?? '(no UNCID)'} ${m.foundName} (cycle ${claim.cycle})`;
+  await sql.begin(async (tx) => {
+    await flagResolutionMismatch(tx, claim.watchId, flag);
+    await failFetch(tx, claim, {
+      final: true,
+      code: 'resolution_mismatch',
+      message: reason,
+      entryError: m.message,
+    });
+  });
+  await finishRun(sql, runId, {
+    outcome: 'failed',
+    errorCode: 'resolution_mismatch',
+    errorMessage: reason,
+    credits: b.credits,
+  });
+  throw new FinalForCycleError(reason);
 }
 
 /** Runs `fn` until the database answers (up to LANDING_PATIENCE_MS), logging each wait. */

@@ -40,12 +40,16 @@ export function scheduledPulls(today: string, lookbackDays: number): { date: str
   }));
 }
 
-/** Runs one pull; on the `lastAttempt` a transient failure is final and the run says so. */
+/**
+ * Runs one pull; on the `lastAttempt` a transient failure is final and the run says so.
+ * `onApplied` is told the raw response of a list landed and applied (for a command that shows it).
+ */
 export async function processProducts(
   deps: JobDeps,
   data: ProductsJobData,
   jobId: string,
   lastAttempt = false,
+  onApplied?: (rawResponseId: number) => void,
 ): Promise<JobReport> {
   const { sql } = deps;
   const cycle = data.cycle ?? cycleOf(await databaseNow(sql));
@@ -70,6 +74,7 @@ export async function processProducts(
       await finishRun(sql, runId, { outcome: 'failed', errorCode: 'unusable_answer', errorMessage: reason });
       throw new FinalForCycleError(reason, { cause: err });
     }
+    onApplied?.(landed.id);
     const counts = {
       products: summary.products,
       newVersions: summary.initial + summary.changed,

@@ -17,8 +17,22 @@ export function loggerFor(config: Config, pretty?: boolean): Logger {
   });
 }
 
-/** The upstream client, or a usage error naming what is missing. */
-export function clientFor(config: Config): UpstreamClient {
+/**
+ * daybook's clock: the system clock, or the time DAYBOOK_CLOCK sets, running on at the real pace
+ * from the moment this is called.
+ */
+export function clockFor(config: Config): () => Date {
+  const at = config.DAYBOOK_CLOCK;
+  if (at === undefined) return () => new Date();
+  const offsetMs = at - Date.now();
+  return () => new Date(Date.now() + offsetMs);
+}
+
+/**
+ * The upstream client, or a usage error naming what is missing. `now` is the clock its calls are
+ * timed by (`fetched_at`), the system clock by default.
+ */
+export function clientFor(config: Config, now?: () => Date): UpstreamClient {
   if (!config.DAYBOOK_API_BASE_URL || !config.DAYBOOK_API_KEY) {
     const missing = [
       !config.DAYBOOK_API_BASE_URL && 'DAYBOOK_API_BASE_URL',
@@ -35,6 +49,7 @@ export function clientFor(config: Config): UpstreamClient {
     apiKey: config.DAYBOOK_API_KEY,
     timeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS,
     maxBodyBytes: config.DAYBOOK_MAX_BODY_BYTES,
+    ...(now ? { now } : {}),
   });
 }
 
@@ -99,6 +114,7 @@ export function productCommandDeps(
   client: UpstreamClient,
   sql: postgres.Sql,
   log: Logger,
+  now: () => Date = clockFor(config),
 ): JobDeps {
   return {
     sql,
@@ -106,7 +122,7 @@ export function productCommandDeps(
     limiter: limiterFor(config, sql),
     config,
     log,
-    now: () => new Date(),
+    now,
     // Product jobs enqueue nothing.
     enqueue: { enterprises: async () => 0 },
   };

@@ -11,14 +11,23 @@ import { migrateDatabase } from '../db/migrate.ts';
 import { isConnectionLoss } from '../db/outage.ts';
 import { limitHeapGrowth } from '../runtime/heap.ts';
 import { realSleep, runInline, withRetries } from '../runtime/inline.ts';
-import { Queues, retryPolicy } from '../runtime/queues.ts';
+import { closeRedis, Queues, retryPolicy } from '../runtime/queues.ts';
+import { Reachability, untilReachable, watchRedis } from '../runtime/reachability.ts';
 import { startScheduler } from '../runtime/scheduler.ts';
-import { Closer, untilSignal } from '../runtime/shutdown.ts';
+import { lifecycle } from '../runtime/shutdown.ts';
 import { startWorkers } from '../runtime/worker.ts';
-import { addDays, cycleOf, daysBetween, isCalendarDate } from '../time/cycles.ts';
-import { clientFor, limiterFor, loggerFor, oneShotRedis, productCommandDeps, redisFor } from './assemble.ts';
+import { addDays, cycleOf, daysBetween, isCalendarDate, pacificDayOver } from '../time/cycles.ts';
+import {
+  clientFor,
+  clockFor,
+  limiterFor,
+  loggerFor,
+  oneShotRedis,
+  productCommandDeps,
+  redisFor,
+} from './assemble.ts';
 import { configOrExit, openStore, sharedDatabaseUrl } from './context.ts';
-import { productsGetCommand } from './products-get.ts';
+import { notAfterToday, productsGetCommand } from './products-get.ts';
 import { forTerminal } from './terminal.ts';
 import { choiceArg, intArg, UsageError } from './usage.ts';
 
@@ -47,18 +56,19 @@ export function workerCommand(): Command {
       // A worker runs for days: it keeps its heap near what is live (see heap.ts).
       const heapGrowingPercent = limitHeapGrowth();
       const log = loggerFor(config);
+      const reach = new Reachability(log, { urls: { redis: config.REDIS_URL, postgres: url } });
+      const life = lifecycle({
+        what: 'worker',
+        timeoutMs: config.DAYBOOK_STOP_TIMEOUT_MS,
+        degraded: () => reach.down().length > 0,
+        log,
+      });
       // The driver can reject a promise nobody awaits when the database drops a connection under
       // it (seen with pg_terminate_backend, test/faults/postgres-outage.test.ts); the query that
       // needed the connection has failed on its own path, so the worker carries on. Anything else
       // unhandled is a bug: logged, and the process ends as Node would end it.
       process.on('unhandledRejection', (err) => {
-        if (isConnectionLoss(err)) {
-          log.warn(
-            { err: String(err) },
-            'database connection lost under a query nobody awaited; carrying on',
-          );
-          return;
-        }
+        if (isConnectionLoss(err)) return reach.failed('postgres', err);
         log.fatal(
           { err: err instanceof Error ? (err.stack ?? err.message) : String(err) },
           'unhandled rejection',
@@ -66,17 +76,19 @@ export function workerCommand(): Command {
         log.flush?.();
         process.exit(1);
       });
-      const closer = new Closer();
-      await migrateDatabase(url);
-      const db = openDatabase(url, {
-        max: (opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY) + 3,
-        prepare: config.DAYBOOK_DB_PREPARE,
-      });
-      closer.add('database', db.close);
+      const concurrency = opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY;
       const redis = redisFor(config);
-      closer.add('redis', async () => void (await redis.quit()));
+      watchRedis(reach, [redis], (err) => log.error({ err: err.message }, 'redis error'));
+      life.closer.add('redis', () => closeRedis(redis));
       const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
-      closer.add('queues', () => queues.close());
+      watchRedis(reach, queues.all(), (err) => log.error({ err: err.message }, 'queue error'));
+      life.closer.add('queues', () => queues.close());
+      // A database that is down at start is waited for (a stop ends the wait).
+      await life.starting(() =>
+        untilReachable(reach, 'postgres', isConnectionLoss, life.signal, () => migrateDatabase(url)),
+      );
+      const db = openDatabase(url, { max: concurrency + 3, prepare: config.DAYBOOK_DB_PREPARE });
+      life.closer.add('database', db.close);
       const running = startWorkers(
         {
           sql: db.sql,
@@ -90,21 +102,16 @@ export function workerCommand(): Command {
         queues,
         redis,
         {
-          concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY,
+          concurrency,
           upstreamTimeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS,
           lockMs: config.DAYBOOK_JOB_LOCK_MS,
+          reach,
         },
       );
-      closer.add('workers', running.close);
-      log.info(
-        { concurrency: opts.concurrency ?? config.DAYBOOK_WORKER_CONCURRENCY, heapGrowingPercent },
-        'worker started',
-      );
-      const signal = await untilSignal();
-      log.info({ signal }, 'worker stopping: finishing jobs in flight');
-      await closer.closeAll(60_000, (name, err) => log.error({ name, err: String(err) }, 'close failed'));
-      log.info('worker stopped');
-      log.flush?.();
+      // Jobs in flight cannot complete without Redis: when it is down, they are not waited for.
+      life.closer.add('workers', () => running.close(reach.down().some((d) => d.dependency === 'redis')));
+      log.info({ concurrency, heapGrowingPercent }, 'worker started');
+      return life.serve();
     });
 }
 
@@ -116,13 +123,24 @@ export function schedulerCommand(): Command {
     .action(async () => {
       const config = configOrExit();
       const log = loggerFor(config);
-      const closer = new Closer();
+      const reach = new Reachability(log, { urls: { redis: config.REDIS_URL } });
+      const life = lifecycle({
+        what: 'scheduler',
+        timeoutMs: Math.min(config.DAYBOOK_STOP_TIMEOUT_MS, 10_000),
+        degraded: () => reach.down().length > 0,
+        log,
+      });
       const redis = redisFor(config);
-      closer.add('redis', async () => void (await redis.quit()));
+      watchRedis(reach, [redis], (err) => log.error({ err: err.message }, 'redis error'));
+      life.closer.add('redis', () => closeRedis(redis));
       const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
-      closer.add('queues', () => queues.close());
-      const scheduler = await startScheduler({ config, queues, redis, log, now: () => new Date() });
-      closer.add('scheduler', scheduler.stop);
+      watchRedis(reach, queues.all(), (err) => log.error({ err: err.message }, 'queue error'));
+      life.closer.add('queues', () => queues.close());
+      // With Redis down, the catch-up below waits for it: commands are queued until it is back.
+      const scheduler = await life.starting(() =>
+        startScheduler({ config, queues, redis, log, now: () => new Date() }),
+      );
+      life.closer.add('scheduler', scheduler.stop);
       log.info(
         {
           enterprise: config.DAYBOOK_ENTERPRISE_CRON,
@@ -131,11 +149,7 @@ export function schedulerCommand(): Command {
         },
         'scheduler started',
       );
-      const signal = await untilSignal();
-      log.info({ signal }, 'scheduler stopping');
-      await closer.closeAll(10_000, (name, err) => log.error({ name, err: String(err) }, 'close failed'));
-      log.info('scheduler stopped');
-      log.flush?.();
+      return life.serve();
     });
 }
 
@@ -294,10 +308,14 @@ export function productsCommand(): Command {
   products
     .command('backfill')
     .description(
-      'Pull the trending lists of a range of dates, in this process. Resumable: dates already landed are skipped unless --force.',
+      'Pull the trending lists of a range of dates, in this process. Resumable: dates already landed are skipped unless --force (an empty list answered before its US-Pacific day was over does not count as landed: it may not have been published yet).',
     )
     .requiredOption('--from <date>', 'first date (YYYY-MM-DD)', dateArg('--from'))
-    .requiredOption('--to <date>', 'last date (YYYY-MM-DD)', dateArg('--to'))
+    .requiredOption(
+      '--to <date>',
+      "last date (YYYY-MM-DD), a US-Pacific day: today's at the latest",
+      dateArg('--to'),
+    )
     .option('--limit <n>', 'items per list (1-20; default DAYBOOK_PRODUCT_LIMIT)', intArg('--limit', 1, 20))
     .option('--force', 'pull dates that were already landed again')
     .option('--json', 'print the summary as JSON')
@@ -306,18 +324,15 @@ export function productsCommand(): Command {
       if (days < 0) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
       if (days > 3660) throw new UsageError('a backfill covers at most ten years at a time');
       const config = configOrExit();
+      const now = clockFor(config);
+      // A day that has not begun has no list yet: refused, not landed as an empty one.
+      notAfterToday('--to', opts.to, now());
       // A missing key or base URL is a usage error before anything opens.
-      const client = clientFor(config);
+      const client = clientFor(config, now);
       const log = loggerFor(config, false);
       const db = await openStore(config);
-      const deps = productCommandDeps(config, client, db.sql, log);
-      const landed = new Set(
-        (
-          await db.sql<{ date: string }[]>`
-            select distinct params->>'date' as date from raw_responses
-            where operation = 'product-listing' and outcome = 'success' and params ? 'date'`
-        ).map((r) => r.date),
-      );
+      const deps = productCommandDeps(config, client, db.sql, log, now);
+      const landed = await landedListDates(db.sql, opts.from, opts.to);
       const dates = Array.from({ length: days + 1 }, (_, i) => addDays(opts.from, i));
       const todo = opts.force ? dates : dates.filter((d) => !landed.has(d));
       const tty = process.stderr.isTTY === true;
@@ -334,6 +349,8 @@ export function productsCommand(): Command {
         pulled: 0,
         failed: [] as string[],
       };
+      // Dates pulled empty before their US-Pacific day was over: not landed, pulled again next time.
+      const notFinal: string[] = [];
       try {
         for (const [i, date] of todo.entries()) {
           const data = ProductsJobData.parse({
@@ -350,6 +367,8 @@ export function productsCommand(): Command {
           );
           if (r.outcome === 'failed') result.failed.push(`${date}: ${r.detail ?? 'failed'}`);
           else result.pulled++;
+          if (r.outcome === 'succeeded' && r.counts?.products === 0 && !pacificDayOver(date, now()))
+            notFinal.push(date);
           if (bar) bar.update(i + 1, { date });
           else process.stderr.write(`backfill: ${i + 1}/${todo.length} ${date}\n`);
         }
@@ -363,10 +382,32 @@ export function productsCommand(): Command {
           `backfill ${opts.from}..${opts.to}: ${result.pulled} pulled, ${result.skipped} already landed, ${result.failed.length} failed\n`,
         );
         for (const f of result.failed) process.stdout.write(`  failed ${forTerminal(f)}\n`);
+        for (const d of notFinal)
+          process.stdout.write(
+            `  ${d}: empty, and its US-Pacific day is not over (the list may not be published yet): not counted as landed, a later backfill pulls it again\n`,
+          );
       }
       if (result.failed.length > 0) process.exitCode = 1;
     });
   return products;
+}
+
+/**
+ * The list dates from `from` to `to` a backfill skips: those with a successful answer landed. An
+ * empty list counts only when it was answered after its US-Pacific day was over, by the calling
+ * process's clock (`fetched_at`) and the database's (`landed_at`) both: before that, the list may
+ * not have been published yet, and the date is pulled again.
+ */
+export async function landedListDates(sql: Sql, from: string, to: string): Promise<Set<string>> {
+  const answers = await sql<{ date: string; empty: boolean; answered_at: Date }[]>`
+    select params->>'date' as date,
+           case when jsonb_typeof(body_json->'metadata') = 'array'
+                then jsonb_array_length(body_json->'metadata') = 0 else false end as empty,
+           least(fetched_at, landed_at) as answered_at
+    from raw_responses
+    where operation = 'product-listing' and outcome = 'success' and params ? 'date'
+      and params->>'date' between ${from} and ${to}`;
+  return new Set(answers.filter((a) => !a.empty || pacificDayOver(a.date, a.answered_at)).map((a) => a.date));
 }
 
 export function enqueueCommand(): Command {
@@ -420,14 +461,24 @@ export function serveCommand(): Command {
         throw err;
       }
       const log = loggerFor(config);
-      const closer = new Closer();
-      await migrateDatabase(url);
-      const db = openDatabase(url, { max: 3, prepare: config.DAYBOOK_DB_PREPARE });
-      closer.add('database', db.close);
+      const reach = new Reachability(log, { urls: { redis: config.REDIS_URL, postgres: url } });
+      const life = lifecycle({
+        what: 'admin server',
+        timeoutMs: Math.min(config.DAYBOOK_STOP_TIMEOUT_MS, 10_000),
+        degraded: () => reach.down().length > 0,
+        log,
+      });
       const redis = redisFor(config);
-      closer.add('redis', async () => void (await redis.quit()));
+      watchRedis(reach, [redis], (err) => log.error({ err: err.message }, 'redis error'));
+      life.closer.add('redis', () => closeRedis(redis));
       const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
-      closer.add('queues', () => queues.close());
+      watchRedis(reach, queues.all(), (err) => log.error({ err: err.message }, 'queue error'));
+      life.closer.add('queues', () => queues.close());
+      await life.starting(() =>
+        untilReachable(reach, 'postgres', isConnectionLoss, life.signal, () => migrateDatabase(url)),
+      );
+      const db = openDatabase(url, { max: 3, prepare: config.DAYBOOK_DB_PREPARE });
+      life.closer.add('database', db.close);
       try {
         const admin = await startAdminServer({
           sql: db.sql,
@@ -438,14 +489,13 @@ export function serveCommand(): Command {
           token: config.DAYBOOK_ADMIN_TOKEN ?? null,
           allowedHosts: config.DAYBOOK_ADMIN_HOSTS ?? [],
         });
-        closer.add('admin server', admin.close);
+        life.closer.add('admin server', admin.close);
         log.info({ url: admin.url }, `admin server on ${admin.url} (/queues, /metrics, /healthz)`);
       } catch (err) {
-        await closer.closeAll();
+        await life.closer.closeAll(5_000);
         if (err instanceof AdminConfigError) throw new UsageError(err.message);
         throw err;
       }
-      await untilSignal();
-      await closer.closeAll(10_000);
+      return life.serve();
     });
 }

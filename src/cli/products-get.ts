@@ -1,21 +1,26 @@
 /**
  * `daybook products get`: one product query by hand, in this process: a date's trending list
  * (`--date`, optionally `--limit`) or one product's detail (`--name`), never both, as the upstream
- * demands. The answer is landed and applied like a scheduled pull. Bad parameters are refused
- * before anything is sent or written.
+ * demands. The answer is landed and applied like a scheduled pull, then shown: a table of the
+ * products as normalized (or JSON with `--json`), and a summary line with the counts. Bad
+ * parameters, and a date after today's US-Pacific date, are refused before anything is sent or
+ * written.
  */
+
 import { Command } from 'commander';
+import type postgres from 'postgres';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { acquire } from '../budget/limiter.ts';
 import { databaseNow, finishRun, startRun } from '../db/runs.ts';
 import { ingestFailure, ingestProductDetail } from '../history/ingest.ts';
 import { realSleep, withRetries } from '../runtime/inline.ts';
-import { cycleOf } from '../time/cycles.ts';
+import { cycleOf, pacificDate, pacificDayOver } from '../time/cycles.ts';
 import { InvalidRequestError, UpstreamError } from '../upstream/errors.ts';
 import { checkProductName } from '../upstream/params.ts';
-import { clientFor, loggerFor, productCommandDeps } from './assemble.ts';
+import { clientFor, clockFor, loggerFor, productCommandDeps } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { dateArg } from './pipeline.ts';
+import { formatTable } from './report.ts';
 import { forTerminal } from './terminal.ts';
 import { intArg, UsageError } from './usage.ts';
 
@@ -50,19 +55,95 @@ export function productQuery(opts: GetOptions): { date: string; limit?: number }
   return opts.limit === undefined ? { date: opts.date } : { date: opts.date, limit: opts.limit };
 }
 
+/**
+ * Refuses a list date after today's date in US Pacific time (the upstream's product day, taken
+ * from `now`): that day has not begun there, and its list would come back empty.
+ */
+export function notAfterToday(what: string, date: string, now: Date): void {
+  const today = pacificDate(now);
+  if (date > today) {
+    throw new UsageError(
+      `${what} ${date} is after today's date in US Pacific time, ${today} (the upstream's product day): that day has not begun there, so it has no list yet. Give ${today} or an earlier date.`,
+    );
+  }
+}
+
+/** A product as shown: from the normalized rows (its current version) and the pull's snapshot. */
+export interface ShownProduct {
+  /** Its place in the list; null for a detail. */
+  position: number | null;
+  product_id: string;
+  name: string | null;
+  tagline: string | null;
+  votes_count: number | null;
+  comments_count: number | null;
+  topics: string[];
+}
+
+/** The products of one list pull (the raw response it landed as), in list order. */
+function productsOfPull(sql: postgres.Sql, date: string, rawResponseId: number): Promise<ShownProduct[]> {
+  // The date lets the view's window (partitioned by list date) read that date's snapshots only.
+  return sql<ShownProduct[]>`
+    select t.position, t.product_id, t.name, t.tagline, t.votes_count, t.comments_count,
+           coalesce(c.topics, '{}') as topics
+    from analytics.product_trending t
+    left join analytics.product_current c on c.product_id = t.product_id
+    where t.list_date = ${date} and t.raw_response_id = ${rawResponseId}
+    order by t.position`;
+}
+
+/** The product a detail answer was applied to, with the votes and comments the answer gave. */
+async function productOfDetail(
+  sql: postgres.Sql,
+  productId: string,
+  votes: number | null,
+  comments: number | null,
+): Promise<ShownProduct[]> {
+  const rows = await sql<ShownProduct[]>`
+    select null::int as position, c.product_id, c.name, c.tagline, null::int as votes_count,
+           null::int as comments_count, c.topics
+    from analytics.product_current c where c.product_id = ${productId}`;
+  return rows.map((r) => ({ ...r, votes_count: votes, comments_count: comments }));
+}
+
+/** What a detail answer said of its product. */
+interface DetailSeen {
+  productId: string;
+  votes: number | null;
+  comments: number | null;
+}
+
+/** The products as a text table; every cell is escaped for the terminal (formatTable). */
+export function productTable(products: readonly ShownProduct[], list: boolean): string {
+  return formatTable(
+    products.map((p) => ({
+      ...(list ? { position: p.position } : {}),
+      name: p.name,
+      votes: p.votes_count,
+      comments: p.comments_count,
+      topics: p.topics.join(', '),
+      product_id: p.product_id,
+    })),
+  );
+}
+
 export function productsGetCommand(): Command {
   return new Command('get')
     .description(
-      'Query the product operation once, by hand: the trending list of a date (--date, --limit) or the detail of one product (--name), never both. The answer is landed and applied like a scheduled pull.',
+      'Query the product operation once, by hand: the trending list of a date (--date, --limit) or the detail of one product (--name), never both. The answer is landed and applied like a scheduled pull, then shown: the products as a table (position, name, votes, comments, topics, product id), or as JSON with --json, and a summary line with the counts.',
     )
-    .option('--date <date>', 'the list date (YYYY-MM-DD)', dateArg('--date'))
+    .option(
+      '--date <date>',
+      "the list date (YYYY-MM-DD), a US-Pacific day: today's at the latest",
+      dateArg('--date'),
+    )
     .option(
       '--limit <n>',
       'items in the list (1-20; default DAYBOOK_PRODUCT_LIMIT)',
       intArg('--limit', 1, 20),
     )
     .option('--name <product>', 'a product name, for its detail')
-    .option('--json', 'print the result as JSON')
+    .option('--json', 'print the result as JSON, the products included')
     .addHelpText(
       'after',
       '\nExamples:\n  daybook products get --date 2026-11-21 --limit 5\n  daybook products get --name "Acme Notes"',
@@ -70,33 +151,47 @@ export function productsGetCommand(): Command {
     .action(async (opts: GetOptions) => {
       const query = productQuery(opts);
       const config = configOrExit();
+      const now = clockFor(config);
+      // A day that has not begun has no list yet: refused, not landed as an empty one.
+      if ('date' in query) notAfterToday('--date', query.date, now());
       // A missing key or base URL is a usage error before anything opens.
-      const client = clientFor(config);
+      const client = clientFor(config, now);
       const log = loggerFor(config);
       const db = await openStore(config);
-      const deps = productCommandDeps(config, client, db.sql, log);
+      const deps = productCommandDeps(config, client, db.sql, log, now);
       try {
         let result: {
           query: typeof query;
           outcome: string;
           detail?: string;
           counts?: Record<string, number>;
+          products?: ShownProduct[];
         };
+        let shown: ShownProduct[] | null = null;
         if ('date' in query) {
           const data = ProductsJobData.parse({
             date: query.date,
             pull: 'backfill',
             limit: query.limit ?? config.DAYBOOK_PRODUCT_LIMIT,
           });
+          let rawResponseId: number | null = null;
           const r = await withRetries(
             deps,
             'product-listing',
             `products ${query.date}`,
-            () => processProducts(deps, data, `get-${query.date}`),
+            (last) =>
+              processProducts(deps, data, `get-${query.date}`, last, (id) => {
+                rawResponseId = id;
+              }),
             realSleep,
           );
+          // Set inside the retried body, which TypeScript's flow analysis does not follow.
+          const landedId = rawResponseId as number | null;
+          if (r.outcome === 'succeeded' && landedId !== null)
+            shown = await productsOfPull(db.sql, query.date, landedId);
           result = { query, ...r };
         } else {
+          let detail: DetailSeen | null = null;
           const r = await withRetries(
             deps,
             'product-listing',
@@ -108,6 +203,12 @@ export function productsGetCommand(): Command {
               try {
                 const got = await client.getProduct(query.name);
                 const { summary } = await ingestProductDetail(db.sql, got, { runId, cycle });
+                const p = got.data.metadata;
+                detail = {
+                  productId: p.product_id.trim(),
+                  votes: p.votes_count ?? null,
+                  comments: p.comments_count ?? null,
+                };
                 const counts = {
                   newVersions: summary.initial + summary.changed,
                   newComments: summary.newComments,
@@ -127,16 +228,33 @@ export function productsGetCommand(): Command {
             },
             realSleep,
           );
+          // Set inside the retried body, which TypeScript's flow analysis does not follow.
+          const d = detail as DetailSeen | null;
+          if (r.outcome === 'succeeded' && d !== null)
+            shown = await productOfDetail(db.sql, d.productId, d.votes, d.comments);
           result = { query, ...r };
         }
+        if (shown) result.products = shown;
+        // An empty list of a day not over yet may be one not published yet: it counts as no landing.
+        const unfinished =
+          'date' in query &&
+          result.outcome === 'succeeded' &&
+          shown?.length === 0 &&
+          !pacificDayOver(query.date, now());
         if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
         else {
+          if (shown && shown.length > 0) process.stdout.write(productTable(shown, 'date' in query));
           const what = 'date' in query ? `list ${query.date}` : `product "${query.name}"`;
           process.stdout.write(
             `${forTerminal(
               `${what}: ${result.outcome}${result.detail ? ` (${result.detail})` : ''}${result.counts ? ` ${JSON.stringify(result.counts)}` : ''}`,
             )}\n`,
           );
+          if (unfinished) {
+            process.stdout.write(
+              `note: the list is empty and ${query.date} is not over yet in US Pacific time: it may not be published yet. It does not count as landed: a backfill pulls it again.\n`,
+            );
+          }
         }
         if (result.outcome === 'failed') process.exitCode = 1;
       } finally {

@@ -3,8 +3,16 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { InvalidRequestError } from '../upstream/errors.ts';
 import { checkEntName } from '../upstream/params.ts';
-import { NAME_COLUMNS, PRIORITY_MAX, PRIORITY_MIN, parseWatchlistCsv } from '../watch/csv.ts';
-import { type AddedWatch, type AddResult, addWatches, listWatches, removeWatch } from '../watch/store.ts';
+import { NAME_COLUMNS, PRIORITY_MAX, PRIORITY_MIN, parseWatchlistCsv, USCC_COLUMNS } from '../watch/csv.ts';
+import {
+  type AddedWatch,
+  addWatches,
+  listWatches,
+  previewWatches,
+  removeWatch,
+  type WatchRow,
+} from '../watch/store.ts';
+import { InvalidUsccError, parseUscc } from '../watch/uscc.ts';
 import { configOrExit, withStore } from './context.ts';
 import { formatTable } from './report.ts';
 import { forTerminal } from './terminal.ts';
@@ -16,12 +24,9 @@ const STATUS_TEXT: Record<AddedWatch['status'], string> = {
   existing: 'already watched',
 };
 
-/** Thrown inside a dry run's transaction to roll it back. */
-class DryRun extends Error {
-  override readonly name = 'DryRun';
-  constructor(readonly result: AddResult) {
-    super('dry run');
-  }
+/** The expected code of an entry as `watch list` shows it. */
+function expectedText(r: WatchRow): string | null {
+  return r.expected_uscc ?? (r.pin_uscc ? '(pinned at the next refresh)' : null);
 }
 
 /** The file as UTF-8 text; a missing, unreadable or non-UTF-8 file is a usage error. */
@@ -56,6 +61,7 @@ export function watchCommand(): Command {
       `
 Examples:
   daybook watch add 上海星辰信息科技有限公司 --priority 10
+  daybook watch add 星辰信息 --uscc 91310115342050446K
   daybook watch import companies.csv --dry-run
   daybook watch list --json
   daybook watch remove 上海星辰信息科技有限公司`,
@@ -72,123 +78,166 @@ Examples:
       `whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}; higher is refreshed first when the budget is short (also updates entries already watched)`,
       intArg('--priority', PRIORITY_MIN, PRIORITY_MAX),
     )
+    .option(
+      '--uscc <code>',
+      'the unified social credit code (18 characters) the name must resolve to; an answer naming an enterprise with another code is not merged into history (one name only; also sets it on an entry already watched)',
+    )
+    .option(
+      '--pin',
+      'without --uscc: take the code of the next successful refresh as the expected code, so a later answer resolving elsewhere is caught',
+    )
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
       `
 Examples:
   daybook watch add 上海星辰信息科技有限公司
-  daybook watch add 上海星辰信息科技有限公司 北京华拓电子有限公司 --priority 10`,
+  daybook watch add 上海星辰信息科技有限公司 北京华拓电子有限公司 --priority 10
+  daybook watch add 星辰信息 --uscc 91310115342050446K
+  daybook watch add 上海星辰信息科技有限公司 --pin`,
     )
-    .action(async (names: string[], opts: { priority?: number; json?: boolean }) => {
-      const problems: string[] = [];
-      const keywords = names.map((n) => {
-        try {
-          return checkEntName(n);
-        } catch (err) {
-          if (!(err instanceof InvalidRequestError)) throw err;
-          // JSON quoting shows a control character as an escape instead of printing it.
-          problems.push(forTerminal(`${JSON.stringify(n)}: ${err.message.replace(/^ent_name/, 'the name')}`));
-          return '';
+    .action(
+      async (names: string[], opts: { priority?: number; uscc?: string; pin?: boolean; json?: boolean }) => {
+        let uscc: string | null = null;
+        if (opts.uscc !== undefined) {
+          if (opts.pin)
+            throw new UsageError('--pin and --uscc exclude each other: --uscc gives the expected code');
+          if (names.length > 1) {
+            throw new UsageError(
+              `--uscc is the code of one enterprise: give one name, not ${names.length}; nothing was added`,
+            );
+          }
+          try {
+            uscc = parseUscc(opts.uscc);
+          } catch (err) {
+            if (!(err instanceof InvalidUsccError)) throw err;
+            throw new UsageError(forTerminal(`--uscc: ${err.message}; nothing was added`));
+          }
         }
-      });
-      if (problems.length > 0) throw new UsageError(`${problems.join('; ')}; nothing was added`);
-      const config = configOrExit();
-      await withStore(config, async ({ sql }) => {
-        const r = await addWatches(
-          sql,
-          keywords.map((keyword) => ({ keyword, priority: opts.priority ?? 0 })),
-          { updatePriority: opts.priority !== undefined },
-        );
-        if (opts.json) {
-          process.stdout.write(
-            `${JSON.stringify({ added: r.added, alreadyWatched: r.existing, watches: r.watches })}\n`,
+        const problems: string[] = [];
+        const keywords = names.map((n) => {
+          try {
+            return checkEntName(n);
+          } catch (err) {
+            if (!(err instanceof InvalidRequestError)) throw err;
+            // JSON quoting shows a control character as an escape instead of printing it.
+            problems.push(
+              forTerminal(`${JSON.stringify(n)}: ${err.message.replace(/^ent_name/, 'the name')}`),
+            );
+            return '';
+          }
+        });
+        if (problems.length > 0) throw new UsageError(`${problems.join('; ')}; nothing was added`);
+        const config = configOrExit();
+        await withStore(config, async ({ sql }) => {
+          const r = await addWatches(
+            sql,
+            keywords.map((keyword) => ({
+              keyword,
+              priority: opts.priority ?? 0,
+              uscc,
+              pin: opts.pin === true,
+            })),
+            { updatePriority: opts.priority !== undefined },
           );
-          return;
-        }
-        for (const w of r.watches)
-          process.stdout.write(`${STATUS_TEXT[w.status]}: ${forTerminal(w.keyword)} (id ${w.id})\n`);
-        process.stdout.write(`added ${r.added}, already watched ${r.existing}\n`);
-      });
-    });
+          if (opts.json) {
+            process.stdout.write(
+              `${JSON.stringify({
+                added: r.added,
+                alreadyWatched: r.existing,
+                watches: r.watches,
+                ...(uscc === null ? {} : { uscc }),
+                ...(opts.pin ? { pin: true } : {}),
+              })}\n`,
+            );
+            return;
+          }
+          const expectation =
+            uscc !== null ? `, expected code ${uscc}` : opts.pin ? ', code pinned at the next refresh' : '';
+          for (const w of r.watches)
+            process.stdout.write(
+              `${STATUS_TEXT[w.status]}: ${forTerminal(w.keyword)} (id ${w.id}${expectation})\n`,
+            );
+          process.stdout.write(`added ${r.added}, already watched ${r.existing}\n`);
+        });
+      },
+    );
 
   watch
     .command('import')
     .description(
-      'Import a UTF-8 CSV with a header row: a name column and an optional priority column. Invalid rows are listed on stderr as "line N: problem" and nothing is imported (exit 2), unless --skip-invalid.',
+      'Import a UTF-8 CSV with a header row: a name column, an optional priority column and an optional uscc column. Invalid rows (a bad code included) are listed on stderr as "line N: problem" and nothing is imported (exit 2), unless --skip-invalid.',
     )
     .argument('<file.csv>', 'the CSV file')
     .option('--skip-invalid', 'import the valid rows anyway; the invalid ones are still listed')
     .option('--dry-run', 'check the file against the database and say what would happen, writing nothing')
+    .option('--pin', 'rows without a code: take the code of the next successful refresh as the expected code')
     .option('--json', 'print the summary as JSON')
     .addHelpText(
       'after',
       `
 The name column may be called ${NAME_COLUMNS.join(', ')} (any case). priority is a whole number
-from ${PRIORITY_MIN} to ${PRIORITY_MAX} (empty: 0). Quoted fields, a BOM, CRLF and blank lines are fine.
-A name already watched keeps its priority.
+from ${PRIORITY_MIN} to ${PRIORITY_MAX} (empty: 0). The code column (${USCC_COLUMNS.join(', ')}) holds
+the unified social credit code the name must resolve to (empty: none). Quoted fields, a BOM,
+CRLF and blank lines are fine. A name already watched keeps its priority; a code given sets its
+expected code.
 
 Example file:
-  name,priority
-  上海星辰信息科技有限公司,10
-  "北京华拓电子有限公司",
+  name,priority,uscc
+  上海星辰信息科技有限公司,10,91310115342050446K
+  "北京华拓电子有限公司",,
 
 Examples:
   daybook watch import companies.csv --dry-run
   daybook watch import companies.csv --skip-invalid --json`,
     )
-    .action(async (file: string, opts: { skipInvalid?: boolean; dryRun?: boolean; json?: boolean }) => {
-      const { entries, errors } = parseWatchlistCsv(readCsv(file));
-      for (const e of errors) process.stderr.write(`line ${e.line}: ${forTerminal(e.message)}\n`);
-      if (errors.length > 0 && !opts.skipInvalid) {
-        throw new UsageError(
-          `${errors.length} invalid row(s) in ${file}; nothing imported (--skip-invalid imports the valid rows)`,
-        );
-      }
-      if (errors.length > 0 && entries.length === 0) {
-        throw new UsageError(`no valid row in ${file}; nothing imported`);
-      }
-      if (entries.length === 0) {
-        throw new UsageError(`${file} has a header but no rows: nothing to import`);
-      }
-      const config = configOrExit();
-      await withStore(config, async ({ sql }) => {
-        let r: AddResult;
-        if (opts.dryRun) {
-          // The real statement in a transaction rolled back: the counts are exact.
-          try {
-            await sql.begin(async (tx) => {
-              throw new DryRun(await addWatches(tx, entries));
-            });
-            throw new Error('unreachable: the dry run transaction committed');
-          } catch (err) {
-            if (!(err instanceof DryRun)) throw err;
-            r = err.result;
-          }
-        } else {
-          r = await addWatches(sql, entries);
-        }
-        const verb = opts.dryRun ? 'would import' : 'imported';
-        if (opts.json) {
-          // The invalid rows themselves are on stderr, one per line, like without --json.
-          const summary = {
-            ...(opts.dryRun ? { dryRun: true } : {}),
-            imported: r.added,
-            alreadyWatched: r.existing,
-            invalid: errors.length,
-          };
-          process.stdout.write(`${JSON.stringify(summary)}\n`);
-        } else {
-          process.stdout.write(
-            `${verb} ${r.added}, already watched ${r.existing}, invalid ${errors.length}\n`,
+    .action(
+      async (
+        file: string,
+        opts: { skipInvalid?: boolean; dryRun?: boolean; pin?: boolean; json?: boolean },
+      ) => {
+        const { entries, errors } = parseWatchlistCsv(readCsv(file));
+        for (const e of errors) process.stderr.write(`line ${e.line}: ${forTerminal(e.message)}\n`);
+        if (errors.length > 0 && !opts.skipInvalid) {
+          throw new UsageError(
+            `${errors.length} invalid row(s) in ${file}; nothing imported (--skip-invalid imports the valid rows)`,
           );
         }
-      });
-    });
+        if (errors.length > 0 && entries.length === 0) {
+          throw new UsageError(`no valid row in ${file}; nothing imported`);
+        }
+        if (entries.length === 0) {
+          throw new UsageError(`${file} has a header but no rows: nothing to import`);
+        }
+        const config = configOrExit();
+        await withStore(config, async ({ sql }) => {
+          const watches = entries.map((e) => ({ ...e, pin: opts.pin === true && e.uscc === null }));
+          // A dry run only reads: it takes no ids from the watchlist's sequence.
+          const r = opts.dryRun ? await previewWatches(sql, watches) : await addWatches(sql, watches);
+          const verb = opts.dryRun ? 'would import' : 'imported';
+          if (opts.json) {
+            // The invalid rows themselves are on stderr, one per line, like without --json.
+            const summary = {
+              ...(opts.dryRun ? { dryRun: true } : {}),
+              imported: r.added,
+              alreadyWatched: r.existing,
+              invalid: errors.length,
+            };
+            process.stdout.write(`${JSON.stringify(summary)}\n`);
+          } else {
+            process.stdout.write(
+              `${verb} ${r.added}, already watched ${r.existing}, invalid ${errors.length}\n`,
+            );
+          }
+        });
+      },
+    );
 
   watch
     .command('list')
-    .description('List the watched enterprises, highest priority first, with their last refresh and outcome.')
+    .description(
+      'List the watched enterprises, highest priority first, with their last refresh and outcome, the name and code they resolved to, how the keyword matched (code, exact, former_name, partial), the expected code, and the flag of an answer refused for resolving elsewhere.',
+    )
     .option('--all', 'include removed entries (with an active column)')
     .option('--json', 'print a JSON array of the rows')
     .addHelpText('after', '\nExamples:\n  daybook watch list\n  daybook watch list --all --json')
@@ -213,6 +262,11 @@ Examples:
               pid: r.pid,
               'last refreshed': r.last_refreshed_at,
               'last outcome': r.last_outcome,
+              'resolved name': r.resolved_name,
+              'resolved code': r.resolved_uscc,
+              match: r.match,
+              'expected code': expectedText(r),
+              mismatch: r.resolution_mismatch,
               ...(opts.all ? { active: r.active } : {}),
             })),
           ),

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
+import { isCalendarDate } from '../time/cycles.ts';
 
 const int = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -34,6 +35,32 @@ const url = (name: string, protocols: string[]) =>
       },
       { message: `${name} must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}` },
     );
+
+/**
+ * The upstream base URL. daybook appends `/v1/<operation>` itself (src/upstream/client.ts), so a
+ * base ending in `/v1` would call `/v1/v1/…`, which no upstream serves: refused, with the base to
+ * use instead (its password, if any, masked).
+ */
+const apiBaseUrl = () =>
+  url('DAYBOOK_API_BASE_URL', ['http:', 'https:']).superRefine((v, ctx) => {
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      return;
+    }
+    // Another scheme has its message already.
+    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !/\/v1\/*$/i.test(u.pathname)) return;
+    u.pathname = u.pathname.replace(/\/v1\/*$/i, '') || '/';
+    u.search = '';
+    u.hash = '';
+    if (u.password) u.password = '***';
+    const base = u.toString().replace(/\/$/, '');
+    ctx.addIssue({
+      code: 'custom',
+      message: `DAYBOOK_API_BASE_URL ends in /v1, but daybook adds /v1/<operation> to the base itself (this one would call …/v1/v1/product-listing): set it without /v1, to ${base}`,
+    });
+  });
 
 const cron = (name: string) =>
   z
@@ -75,7 +102,7 @@ export const ENV_SCHEMA = z.object({
     .trim()
     .regex(/^[A-Za-z0-9_-]+$/, 'DAYBOOK_REDIS_PREFIX may hold letters, digits, _ and - only')
     .default('daybook'),
-  DAYBOOK_API_BASE_URL: url('DAYBOOK_API_BASE_URL', ['http:', 'https:']).optional(),
+  DAYBOOK_API_BASE_URL: apiBaseUrl().optional(),
   // The message never quotes the value: it is a secret.
   DAYBOOK_API_KEY: z
     .string()
@@ -97,6 +124,7 @@ export const ENV_SCHEMA = z.object({
   DAYBOOK_CREDITS_PER_QUERY: int('DAYBOOK_CREDITS_PER_QUERY', 1, 1000).default(3),
   DAYBOOK_WORKER_CONCURRENCY: int('DAYBOOK_WORKER_CONCURRENCY', 1, 256).default(4),
   DAYBOOK_JOB_LOCK_MS: int('DAYBOOK_JOB_LOCK_MS', 2000, 600_000).default(30_000),
+  DAYBOOK_STOP_TIMEOUT_MS: int('DAYBOOK_STOP_TIMEOUT_MS', 1000, 3_600_000).default(50_000),
   DAYBOOK_PRODUCT_LOOKBACK_DAYS: int('DAYBOOK_PRODUCT_LOOKBACK_DAYS', 1, 30).default(2),
   DAYBOOK_PRODUCT_LIMIT: int('DAYBOOK_PRODUCT_LIMIT', 1, 20).default(20),
   DAYBOOK_RETRY_ATTEMPTS: int('DAYBOOK_RETRY_ATTEMPTS', 1, 100).default(8),
@@ -139,6 +167,24 @@ export const ENV_SCHEMA = z.object({
     })
     .optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  /**
+   * The time daybook takes as now instead of the system clock, running on from there (as the
+   * simulator's --clock does): an ISO 8601 time with its offset. For tests and rehearsals against
+   * the simulator: `products get` and `products backfill` take today's US-Pacific date from it,
+   * and record it as the time of their calls. Held as epoch milliseconds.
+   */
+  DAYBOOK_CLOCK: z
+    .string()
+    .trim()
+    .refine(
+      (v) =>
+        /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2})$/.test(v) &&
+        isCalendarDate(v.slice(0, 10)) &&
+        !Number.isNaN(Date.parse(v)),
+      { message: 'DAYBOOK_CLOCK must be an ISO 8601 time with its offset, for example 2026-11-20T04:00:00Z' },
+    )
+    .transform((v) => Date.parse(v))
+    .optional(),
 });
 
 export type Config = Readonly<z.infer<typeof ENV_SCHEMA>>;

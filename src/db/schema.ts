@@ -256,15 +256,15 @@ export const enterpriseChanges = pgTable(
 /**
  * Events about an enterprise that are not field changes: its initial observation, disappearing
  * (not_found after being found), reappearing, a stale payload ignored, a keyword resolving to
- * another PID.
+ * another PID, an answer refused because its credit code was not the one the watch entry expects
+ * (`resolution_mismatch`). The PID of a refused answer's enterprise has no history (it was never
+ * applied), so `pid` references no `enterprises` row.
  */
 export const enterpriseObservations = pgTable(
   'enterprise_observations',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    pid: text('pid')
-      .notNull()
-      .references(() => enterprises.pid),
+    pid: text('pid').notNull(),
     kind: text('kind').notNull(),
     cycle: date('cycle', { mode: 'string' }).notNull(),
     keyword: text('keyword'),
@@ -459,6 +459,18 @@ export const watchlist = pgTable(
     /** success, or the error code of the last attempt. */
     lastOutcome: text('last_outcome'),
     lastError: text('last_error'),
+    /**
+     * The unified social credit code the keyword must resolve to (valid, normalized: src/watch/uscc.ts),
+     * or null. An answer carrying another code is landed and booked but not applied to history.
+     */
+    uscc: text('uscc'),
+    /** Set by `--pin` while `uscc` is null: the code of the next successful refresh becomes `uscc`. */
+    pinUscc: boolean('pin_uscc').notNull().default(false),
+    /**
+     * Set when an answer was refused for carrying another code than `uscc`: the name and code it
+     * resolved to, for `watch list`. Cleared by an accepted answer or a new expected code.
+     */
+    resolutionMismatch: text('resolution_mismatch'),
   },
   (t) => [
     uniqueIndex('watchlist_keyword_key').on(t.keywordKey),
@@ -512,6 +524,34 @@ export const cycleFetches = pgTable(
       sql`${t.status} in ('planned', 'deferred', 'skipped', 'fetching', 'retrying', 'succeeded', 'duplicate', 'failed')`,
     ),
   ],
+);
+
+/**
+ * Answers refused because the enterprise they name carries another unified social credit code
+ * than its watch entry expected (`watchlist.uscc` at the time): one row per refused answer, with
+ * the code expected then. Not derived from the raw landing (the expectation was the watch
+ * entry's, and may have changed since), so `daybook rebuild` keeps it and refuses the same
+ * answers again.
+ */
+export const resolutionMismatches = pgTable(
+  'resolution_mismatches',
+  {
+    rawResponseId: id('raw_response_id')
+      .primaryKey()
+      .references(() => rawResponses.id),
+    /** The watch entry (kept when it goes: the decision outlives it). */
+    watchId: id('watch_id').references(() => watchlist.id, { onDelete: 'set null' }),
+    cycle: date('cycle', { mode: 'string' }).notNull(),
+    keyword: text('keyword').notNull(),
+    /** The code the watch entry expected when the answer was refused. */
+    expectedUscc: text('expected_uscc').notNull(),
+    /** What the answer carried (null: no UNCID at all). */
+    foundUscc: text('found_uscc'),
+    foundName: text('found_name'),
+    foundPid: text('found_pid'),
+    decidedAt: tstz('decided_at').notNull().defaultNow(),
+  },
+  (t) => [index('resolution_mismatches_watch_idx').on(t.watchId)],
 );
 
 /**

@@ -8,6 +8,7 @@
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
 import { type Landed, landingOfError, landingOfExchange, landRaw } from '../db/landing.ts';
+import { type Mismatch, recordResolutionMismatch } from '../db/resolution-mismatches.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import type { Exchange, UpstreamResult } from '../upstream/client.ts';
@@ -16,6 +17,7 @@ import type { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from
 import { recordDrift } from './drift-store.ts';
 import { applyEnterprises, disappearKeyword, type EnterpriseApplySummary } from './enterprise-store.ts';
 import { applyProductPulls, type ProductApplySummary } from './product-store.ts';
+import { resolutionVerdict } from './resolution.ts';
 
 export interface IngestContext {
   runId: number | null;
@@ -27,7 +29,18 @@ export interface EnterpriseIngestResult {
   /** When the answer landed, by the database's clock. */
   landedAt: Date;
   pid: string | null;
+  /** The answer's UNCID (cleaned; null when it carries none). */
+  uncid: string | null;
   summary: EnterpriseApplySummary | null;
+  /** Set when the answer was refused (not applied): it names another enterprise than expected. */
+  mismatch?: Mismatch;
+}
+
+/** What the watch entry an answer was bought for expects of it. */
+export interface Expectation {
+  watchId: number | null;
+  /** The unified social credit code the answer must carry; null accepts any. */
+  uscc: string | null;
 }
 
 /** Lands an enterprise answer and applies it to history. */
@@ -51,23 +64,43 @@ export async function landExchange(
   return landed as Landed;
 }
 
-/** Records the drift of a landed enterprise answer and applies it to history, in one transaction. */
+/**
+ * Records the drift of a landed enterprise answer and applies it to history, in one transaction,
+ * unless the resolution decision (src/history/resolution.ts) refuses it for naming an enterprise
+ * with another code than `expect.uscc`: then the refusal and its event are recorded instead, and
+ * nothing of the answer reaches history.
+ */
 export async function applyEnterpriseAnswer(
   sql: postgres.Sql,
   result: UpstreamResult<EnterpriseSuccess>,
   landed: Landed,
   keyword: string,
   ctx: IngestContext,
+  expect: Expectation = { watchId: null, uscc: null },
 ): Promise<EnterpriseIngestResult> {
   const { id: rawId, landedAt } = landed;
   await recordDriftOf(sql, rawId, result.exchange);
   const normalized = normalizeEnterprise(result.data.metadata.content);
+  const base = { rawResponseId: rawId, landedAt, pid: normalized.pid, uncid: normalized.uncid };
+  const verdict = resolutionVerdict(expect.uscc, normalized);
+  if (verdict.kind === 'mismatch') {
+    await sql.begin((tx) =>
+      recordResolutionMismatch(tx, expect.watchId, {
+        rawResponseId: rawId,
+        landedAt,
+        cycle: ctx.cycle,
+        keyword,
+        verdict,
+      }),
+    );
+    return { ...base, summary: null, mismatch: verdict };
+  }
   const summary = await sql.begin((tx) =>
     applyEnterprises(tx, [
       { normalized, fetchedAt: landedAt, rawResponseId: rawId, cycle: ctx.cycle, keyword },
     ]),
   );
-  return { rawResponseId: rawId, landedAt, pid: normalized.pid, summary };
+  return { ...base, summary };
 }
 
 /**

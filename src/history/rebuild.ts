@@ -8,9 +8,14 @@
  * which answers live ingestion rejected as stale, which depends on the order concurrent workers
  * applied them in. Those `stale_ignored` events are kept as they are, and their answers are not
  * applied, so the rebuilt history is the live one. The format drift report is re-derived too.
+ * Answers live ingestion refused for naming an enterprise with another credit code than their
+ * watch entry expected are refused again, by the same decision (src/history/resolution.ts) on
+ * the code expected then (kept in `resolution_mismatches`), with their `resolution_mismatch`
+ * events.
  */
 import type postgres from 'postgres';
 import { isConnectionLoss } from '../db/outage.ts';
+import { insertMismatchEvent, refusedAnswerCodes } from '../db/resolution-mismatches.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import { cycleOf } from '../time/cycles.ts';
@@ -18,6 +23,7 @@ import { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from '../
 import { type LandedAnswer, recordDrift } from './drift-store.ts';
 import { applyEnterprises, disappearKeyword, type EnterpriseObservation } from './enterprise-store.ts';
 import { applyProductPulls, type ProductPull } from './product-store.ts';
+import { resolutionVerdict } from './resolution.ts';
 
 /** The tables a rebuild empties: everything derived from raw_responses. */
 export const DERIVED_TABLES = [
@@ -48,6 +54,8 @@ export interface RebuildSummary {
   disappeared: number;
   /** Answers live ingestion had rejected as stale: their events kept, the answers not applied. */
   staleKept: number;
+  /** Answers refused for naming another enterprise than their entry's expected code: not applied. */
+  mismatched: number;
   /** Answers that could not be applied (a value Postgres refuses): skipped, as live ingestion did. */
   unusable: number;
   /** Landed successes whose body no longer parses (kept in the landing, not applied). */
@@ -93,6 +101,7 @@ export async function rebuild(
     productDetails: 0,
     disappeared: 0,
     staleKept: 0,
+    mismatched: 0,
     unusable: 0,
     unreadable: 0,
     drifted: 0,
@@ -108,6 +117,8 @@ export async function rebuild(
       list.push(e);
       kept.set(String(e.raw_response_id), list);
     }
+    // The codes expected of the answers live ingestion refused: not derived, so read, not emptied.
+    const refused = await refusedAnswerCodes(tx);
     await tx.unsafe(`truncate ${DERIVED_TABLES.join(', ')} restart identity`);
     const [count] = await tx<{ n: number }[]>`
       select count(*)::int as n from raw_responses where outcome in ${tx(REPLAYED)}`;
@@ -203,6 +214,19 @@ export async function rebuild(
             continue;
           }
           const normalized = normalizeEnterprise(parsed.data.metadata.content);
+          const verdict = resolutionVerdict(refused.get(rawId) ?? null, normalized);
+          if (verdict.kind === 'mismatch') {
+            await flush();
+            await insertMismatchEvent(tx, {
+              rawResponseId: rawId,
+              landedAt: r.landed_at,
+              cycle,
+              keyword: keyword ?? '',
+              verdict,
+            });
+            summary.mismatched++;
+            continue;
+          }
           enterpriseBatch.push({ normalized, fetchedAt: r.landed_at, rawResponseId: rawId, cycle, keyword });
           summary.enterprises++;
         } else if (r.operation === 'product-listing' && r.outcome === 'success') {

@@ -1,9 +1,10 @@
 /**
  * The upstream simulator: an HTTP server implementing docs/upstream.md over a seeded
  * world, with keys and credit balances, a sliding-window rate limit, a settable clock, fault
- * injection, and a control surface under /_sim for tests. The spec's gaps (HTTP status of
- * errors, the code for date + product_name together, for a bad limit, the default limit) are
- * options, so the client cannot silently depend on one guess.
+ * injection, and a control surface under /_sim for tests (among it `POST /_sim/resolve`, which
+ * makes a keyword come to name another company, as the spec says a keyword may). The spec's
+ * gaps (HTTP status of errors, the code for date + product_name together, for a bad limit, the
+ * default limit) are options, so the client cannot silently depend on one guess.
  */
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -96,6 +97,11 @@ export class Simulator {
   private readonly limiter: SlidingWindowLimiter;
   private readonly attempts = new Map<string, number>();
   /**
+   * Keywords set to resolve to a given enterprise (by PID): the matching model coming to name
+   * another company for a keyword, which docs/upstream.md says may happen. Set by tests.
+   */
+  private readonly resolutions = new Map<string, string>();
+  /**
    * The simulated time is this plus the monotonic clock: it runs on at the real pace from where it
    * was set, and a step of the machine's wall clock (a time sync) never moves it.
    */
@@ -150,6 +156,20 @@ export class Simulator {
     }
   }
 
+  /**
+   * Makes `keyword` (trimmed, as sent) resolve to the enterprise `pid` from now on; null goes back
+   * to the model's own match. Throws RangeError for a PID the world does not hold.
+   */
+  resolveKeyword(keyword: string, pid: string | null): void {
+    const k = keyword.trim();
+    if (pid === null) {
+      this.resolutions.delete(k);
+      return;
+    }
+    if (!this.world().byPid(pid)) throw new RangeError(`no enterprise has PID ${pid}`);
+    this.resolutions.set(k, pid);
+  }
+
   credits(key: string): number | null {
     return this.accounts.get(key)?.credits ?? null;
   }
@@ -185,6 +205,7 @@ export class Simulator {
         creditsBilled: a.creditsBilled,
       })),
       counters: this.counters,
+      resolutions: Object.fromEntries(this.resolutions),
     };
   }
 
@@ -267,7 +288,8 @@ export class Simulator {
       );
     }
     this.checkCredits('enterprise-search', account);
-    const found = this.world().match(name);
+    const set = this.resolutions.get(name);
+    const found = set === undefined ? this.world().match(name) : this.world().byPid(set);
     if (!found) throw new SimError('not_found', `No matching enterprise information for "${name}"`);
     const credits = this.bill('enterprise-search', account, found.PID);
     const content = plan.drift
@@ -478,6 +500,26 @@ function buildApp(sim: Simulator): FastifyInstance {
     if (typeof body.enterprise === 'number') sim.options.rateLimits['enterprise-search'] = body.enterprise;
     if (typeof body.product === 'number') sim.options.rateLimits['product-listing'] = body.product;
     return { rateLimits: sim.options.rateLimits };
+  });
+  app.post('/_sim/resolve', async (request, reply) => {
+    const body = (request.body ?? {}) as { keyword?: unknown; pid?: unknown };
+    if (
+      typeof body.keyword !== 'string' ||
+      body.keyword.trim() === '' ||
+      !(typeof body.pid === 'string' || body.pid === null)
+    ) {
+      return reply.code(400).send({
+        error: 'send {"keyword": "...", "pid": "<PID>"} (pid null: back to the model\'s own match)',
+      });
+    }
+    try {
+      sim.resolveKeyword(body.keyword, body.pid);
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      return reply.code(400).send({ error: err.message });
+    }
+    const e = typeof body.pid === 'string' ? sim.world().byPid(body.pid) : undefined;
+    return { keyword: body.keyword.trim(), pid: body.pid, name: e?.ENTNAME ?? null };
   });
   app.post('/_sim/reset', async () => {
     sim.resetCounters();

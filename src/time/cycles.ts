@@ -76,3 +76,11 @@ export function pacificDayStart(date: string): Date {
   }
   throw new RangeError(`cannot place Pacific midnight for ${date}`);
 }
+
+/**
+ * Whether the Pacific day `date` is over at `instant`. Until it is, the upstream's list of that day
+ * may be incomplete, or empty because it is not published yet; afterwards it is final.
+ */
+export function pacificDayOver(date: string, instant: Date): boolean {
+  return instant.getTime() >= pacificDayStart(addDays(date, 1)).getTime();
+}

@@ -1,6 +1,8 @@
 /**
  * Reads a watchlist CSV: a header with a name column (`name`, `keyword`, `ent_name`, 企业名称 or
- * 名称, any case) and an optional `priority` column. Handles a UTF-8 BOM, CRLF or LF, RFC 4180
+ * 名称, any case), an optional `priority` column and an optional `uscc` column (the unified
+ * social credit code the name must resolve to, checked by src/watch/uscc.ts; an empty cell is
+ * none). Handles a UTF-8 BOM, CRLF or LF, RFC 4180
  * quoting (quotes, doubled quotes, commas and line breaks inside quotes), blank lines and
  * trailing commas. Every problem is reported with the physical line (1-based, the header is
  * line 1) its row starts on. Pure.
@@ -8,11 +10,14 @@
 import { InvalidRequestError } from '../upstream/errors.ts';
 import { checkEntName } from '../upstream/params.ts';
 import { keywordKey } from './keyword.ts';
+import { normalizeUscc, usccProblem } from './uscc.ts';
 
 export interface CsvEntry {
   line: number;
   keyword: string;
   priority: number;
+  /** The expected code, valid and normalized; null when the row gives none. */
+  uscc: string | null;
 }
 
 export interface CsvProblem {
@@ -22,6 +27,7 @@ export interface CsvProblem {
 
 export const NAME_COLUMNS: readonly string[] = ['name', 'keyword', 'ent_name', '企业名称', '名称'];
 export const PRIORITY_COLUMNS: readonly string[] = ['priority', '优先级'];
+export const USCC_COLUMNS: readonly string[] = ['uscc', 'uncid', 'credit_code', '统一社会信用代码'];
 export const PRIORITY_MIN = -1000;
 export const PRIORITY_MAX = 1000;
 
@@ -129,6 +135,7 @@ export function parseWatchlistCsv(input: string): { entries: CsvEntry[]; errors:
   const names = header.fields.map((f) => f.trim().toLowerCase());
   const nameCols = names.flatMap((n, i) => (NAME_COLUMNS.includes(n) ? [i] : []));
   const priorityCols = names.flatMap((n, i) => (PRIORITY_COLUMNS.includes(n) ? [i] : []));
+  const usccCols = names.flatMap((n, i) => (USCC_COLUMNS.includes(n) ? [i] : []));
   const problem =
     nameCols.length === 0
       ? `no name column in the header (expected one of: ${NAME_COLUMNS.join(', ')})`
@@ -136,13 +143,16 @@ export function parseWatchlistCsv(input: string): { entries: CsvEntry[]; errors:
         ? `the header has ${nameCols.length} name columns (${nameCols.map((i) => names[i]).join(', ')}): keep one`
         : priorityCols.length > 1
           ? 'the header has more than one priority column: keep one'
-          : undefined;
+          : usccCols.length > 1
+            ? `the header has ${usccCols.length} code columns (${usccCols.map((i) => names[i]).join(', ')}): keep one`
+            : undefined;
   if (problem) {
     errors.push({ line: header.line, message: problem });
     return { entries, errors };
   }
   const nameCol = nameCols[0] as number;
   const priorityCol = priorityCols[0];
+  const usccCol = usccCols[0];
 
   const seen = new Map<string, number>();
   for (const r of rows) {
@@ -163,6 +173,15 @@ export function parseWatchlistCsv(input: string): { entries: CsvEntry[]; errors:
       errors.push({ line: r.line, message: priority });
       continue;
     }
+    const uscc = usccCol === undefined ? '' : normalizeUscc(r.fields[usccCol] ?? '');
+    const usccError = uscc === '' ? null : usccProblem(uscc);
+    if (usccError !== null) {
+      errors.push({
+        line: r.line,
+        message: `uscc ${JSON.stringify(uscc)} is not a valid unified social credit code: ${usccError}`,
+      });
+      continue;
+    }
     const key = keywordKey(keyword);
     const first = seen.get(key);
     if (first !== undefined) {
@@ -170,7 +189,7 @@ export function parseWatchlistCsv(input: string): { entries: CsvEntry[]; errors:
       continue;
     }
     seen.set(key, r.line);
-    entries.push({ line: r.line, keyword, priority });
+    entries.push({ line: r.line, keyword, priority, uscc: uscc === '' ? null : uscc });
   }
   return { entries, errors };
 }

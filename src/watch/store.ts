@@ -1,6 +1,7 @@
 /** Watchlist reads and writes: the enterprises daybook re-queries every cycle. */
 import type { Sql } from '../db/connect.ts';
 import { keywordKey } from './keyword.ts';
+import { type MatchLevel, matchLevel } from './match.ts';
 
 export interface WatchRow {
   id: number;
@@ -13,11 +14,26 @@ export interface WatchRow {
   last_cycle: string | null;
   last_outcome: string | null;
   last_error: string | null;
+  /** The unified social credit code the keyword must resolve to, if any. */
+  expected_uscc: string | null;
+  /** Waiting for the next successful refresh to pin its code as `expected_uscc`. */
+  pin_uscc: boolean;
+  /** The name and code of the enterprise the latest successful refresh resolved to. */
+  resolved_name: string | null;
+  resolved_uscc: string | null;
+  /** How the keyword matched it (src/watch/match.ts); null before the first successful refresh. */
+  match: MatchLevel | null;
+  /** Set while the latest refusal stands: what the keyword resolved to instead of the expected code. */
+  resolution_mismatch: string | null;
 }
 
 export interface NewWatch {
   keyword: string;
   priority: number;
+  /** The code the keyword must resolve to (valid and normalized: src/watch/uscc.ts). */
+  uscc?: string | null;
+  /** Without `uscc`: pin the code of the next successful refresh. */
+  pin?: boolean;
 }
 
 /** What became of one distinct keyword: a new row, a removed row watched again, or one already watched. */
@@ -41,7 +57,9 @@ export interface AddResult {
 /**
  * Adds entries in one statement. Entries with the same keyword key are one entry (the first
  * spelling wins). One already watched is reported as existing and keeps its priority unless
- * `updatePriority`; one removed earlier is watched again with the given priority.
+ * `updatePriority`; one removed earlier is watched again with the given priority. A code given
+ * becomes the entry's expected code (also on an entry already watched, whose mismatch flag it
+ * clears when it changes); none leaves the entry's code as it was. `pin` is never undone here.
  */
 export async function addWatches(
   sql: Sql,
@@ -63,20 +81,28 @@ export async function addWatches(
       select * from unnest(
         ${values.map((v) => v.keyword)}::text[],
         ${keys}::text[],
-        ${values.map((v) => v.priority)}::int[]
-      ) as t(keyword, keyword_key, priority)
+        ${values.map((v) => v.priority)}::int[],
+        ${values.map((v) => v.uscc ?? null)}::text[],
+        ${values.map((v) => String(v.pin === true))}::text[]::boolean[]
+      ) as t(keyword, keyword_key, priority, uscc, pin_uscc)
     ),
     prior as (
       select w.keyword_key, w.active from watchlist w join input using (keyword_key)
     ),
     upserted as (
-      insert into watchlist (keyword, keyword_key, priority)
-      select keyword, keyword_key, priority from input
+      insert into watchlist (keyword, keyword_key, priority, uscc, pin_uscc)
+      select keyword, keyword_key, priority, uscc, pin_uscc from input
       on conflict (keyword_key) do update set
         active = true,
         priority = case
           when watchlist.active and not ${options.updatePriority === true}::boolean then watchlist.priority
           else excluded.priority
+        end,
+        uscc = coalesce(excluded.uscc, watchlist.uscc),
+        pin_uscc = watchlist.pin_uscc or excluded.pin_uscc,
+        resolution_mismatch = case
+          when excluded.uscc is not null and excluded.uscc is distinct from watchlist.uscc then null
+          else watchlist.resolution_mismatch
         end
       returning id, keyword_key
     )
@@ -99,14 +125,83 @@ export async function addWatches(
   };
 }
 
-/** Watch entries, active ones only unless `all`; highest priority first, then oldest. */
+/** What `addWatches` would do with `entries`, read without writing (nor taking ids). */
+export async function previewWatches(
+  sql: Sql,
+  entries: readonly NewWatch[],
+): Promise<{ added: number; existing: number }> {
+  const keys = [...new Set(entries.map((e) => keywordKey(e.keyword)))];
+  if (keys.length === 0) return { added: 0, existing: 0 };
+  const [row] = await sql<{ existing: number }[]>`
+    select count(*)::int as existing from watchlist where keyword_key = any(${keys}::text[]) and active`;
+  const existing = row?.existing ?? 0;
+  return { added: keys.length - existing, existing };
+}
+
+/**
+ * Watch entries, active ones only unless `all`; highest priority first, then oldest. Each with
+ * what its latest successful refresh resolved to (the current version of that PID) and how
+ * well the keyword matched it.
+ */
 export async function listWatches(sql: Sql, options: { all?: boolean } = {}): Promise<WatchRow[]> {
-  const rows = await sql<(Omit<WatchRow, 'id'> & { id: string })[]>`
-    select id, keyword, priority, active, pid, added_at, last_refreshed_at, last_cycle::text as last_cycle,
-      last_outcome, last_error
-    from watchlist ${options.all ? sql`` : sql`where active`}
-    order by priority desc, id`;
-  return rows.map((r) => ({ ...r, id: Number(r.id) }));
+  const rows = await sql<
+    (Omit<WatchRow, 'id' | 'match'> & { id: string; resolved_history_name: string | null })[]
+  >`
+    select w.id, w.keyword, w.priority, w.active, w.pid, w.added_at, w.last_refreshed_at,
+      w.last_cycle::text as last_cycle, w.last_outcome, w.last_error, w.uscc as expected_uscc, w.pin_uscc,
+      v.ent_name as resolved_name, v.uncid as resolved_uscc, v.history_name as resolved_history_name,
+      w.resolution_mismatch
+    from watchlist w
+    left join enterprises e on e.pid = w.pid
+    left join enterprise_versions v on v.id = e.current_version_id
+    ${options.all ? sql`` : sql`where w.active`}
+    order by w.priority desc, w.id`;
+  return rows.map(({ resolved_history_name, ...r }) => ({
+    ...r,
+    id: Number(r.id),
+    match:
+      r.resolved_name === null
+        ? null
+        : matchLevel(r.keyword, {
+            entName: r.resolved_name,
+            historyName: resolved_history_name,
+            uncid: r.resolved_uscc,
+          }),
+  }));
+}
+
+/**
+ * The code an answer about entry `watchId` must carry: the one recorded when this answer was
+ * refused before (a retry decides as the first attempt did), else the entry's expected code.
+ */
+export async function expectedUsccOf(
+  sql: Sql,
+  watchId: number,
+  rawResponseId: number,
+): Promise<string | null> {
+  const [row] = await sql<{ expected: string | null }[]>`
+    select coalesce(
+      (select expected_uscc from resolution_mismatches where raw_response_id = ${rawResponseId}),
+      (select uscc from watchlist where id = ${watchId})
+    ) as expected`;
+  return row?.expected ?? null;
+}
+
+/** Flags an entry whose answer was refused: `watch list` shows what it resolved to instead. */
+export async function flagResolutionMismatch(sql: Sql, watchId: number, flag: string): Promise<void> {
+  await sql`update watchlist set resolution_mismatch = ${flag} where id = ${watchId}`;
+}
+
+/**
+ * An answer of the entry was accepted: the mismatch flag goes, and a pinned entry without a code
+ * takes the answer's (when it carries one).
+ */
+export async function noteAcceptedResolution(sql: Sql, watchId: number, uscc: string | null): Promise<void> {
+  await sql`
+    update watchlist set
+      uscc = case when uscc is null and pin_uscc then ${uscc} else uscc end,
+      resolution_mismatch = null
+    where id = ${watchId} and (resolution_mismatch is not null or (uscc is null and pin_uscc and ${uscc}::text is not null))`;
 }
 
 /**

@@ -126,6 +126,18 @@ describe('the daybook command', { timeout: 120_000 }, () => {
       /DATABASE_URL must be a URL starting with postgres:/,
     ],
     [
+      'an upstream base URL ending in /v1 (daybook adds /v1/ itself)',
+      ['products', 'get', '--date', '2026-01-05'],
+      { DAYBOOK_API_BASE_URL: 'https://api.example.com/v1', DAYBOOK_API_KEY: 'k' },
+      /DAYBOOK_API_BASE_URL ends in \/v1, but daybook adds \/v1\/<operation> to the base itself .*set it without \/v1, to https:\/\/api\.example\.com$/m,
+    ],
+    [
+      'an upstream base URL ending in /v1/, with a password',
+      ['run'],
+      { DAYBOOK_API_BASE_URL: 'http://me:hunter2@127.0.0.1:8787/gateway/v1/', DAYBOOK_API_KEY: 'k' },
+      /ends in \/v1.*set it without \/v1, to http:\/\/me:\*\*\*@127\.0\.0\.1:8787\/gateway$/m,
+    ],
+    [
       'a negative credit budget',
       ['watch', 'list'],
       { DAYBOOK_CREDIT_BUDGET: '-5' },

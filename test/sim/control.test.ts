@@ -73,4 +73,35 @@ describe('the simulator control surface', () => {
     };
     expect(after.counters.outcomes['enterprise-search']?.insufficient_credits ?? 0).toBe(0);
   });
+
+  it('makes a keyword resolve to another company, and back to the model’s own match', async () => {
+    await post(sim, '/_sim/credits', { key: TEST_KEY, credits: 1000 });
+    await post(sim, '/_sim/limits', { enterprise: 6000 });
+    const [a, b] = sim.sim.world().all();
+    if (!a || !b) throw new Error('the world is empty');
+    const search = async () => {
+      const r = await rawGet(sim, `/v1/enterprise-search?ent_name=${encodeURIComponent(a.ENTNAME)}`);
+      return (r.json as { metadata: { content: { PID: string; UNCID: string } } }).metadata.content;
+    };
+    expect((await search()).PID).toBe(a.PID);
+    expect((await post(sim, '/_sim/resolve', { keyword: ` ${a.ENTNAME} `, pid: b.PID })).json).toEqual({
+      keyword: a.ENTNAME,
+      pid: b.PID,
+      name: b.ENTNAME,
+    });
+    expect(await search()).toMatchObject({ PID: b.PID, UNCID: b.UNCID });
+    await post(sim, '/_sim/resolve', { keyword: a.ENTNAME, pid: null });
+    expect((await search()).PID).toBe(a.PID);
+    expect((await post(sim, '/_sim/resolve', { keyword: a.ENTNAME, pid: 'no-such-pid' })).status).toBe(400);
+    expect((await post(sim, '/_sim/resolve', { pid: b.PID })).status).toBe(400);
+  });
+
+  it('a short keyword resolves to some partial match', async () => {
+    const a = sim.sim.world().all()[0];
+    const keyword = [...(a?.ENTNAME ?? '')].slice(2, 4).join('');
+    const r = await rawGet(sim, `/v1/enterprise-search?ent_name=${encodeURIComponent(keyword)}`);
+    const content = (r.json as { metadata: { content: { ENTNAME: string } } }).metadata.content;
+    expect(content.ENTNAME).toContain(keyword);
+    expect(content.ENTNAME).not.toBe(keyword);
+  });
 });

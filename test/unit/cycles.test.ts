@@ -6,6 +6,7 @@ import {
   isCalendarDate,
   nextRefresh,
   pacificDate,
+  pacificDayOver,
   pacificDayStart,
 } from '../../src/time/cycles.ts';
 
@@ -53,5 +54,18 @@ describe('product days in US Pacific time', () => {
     expect(pacificDayStart('2026-12-01').toISOString()).toBe('2026-12-01T08:00:00.000Z');
     expect(pacificDayStart('2026-03-08').toISOString()).toBe('2026-03-08T08:00:00.000Z');
     expect(pacificDayStart('2026-11-01').toISOString()).toBe('2026-11-01T07:00:00.000Z');
+  });
+});
+
+describe('the end of a US-Pacific product day', () => {
+  it('is the next Pacific midnight, daylight saving included', () => {
+    // PST (UTC-8): 2026-11-20 ends at 2026-11-21T08:00Z.
+    expect(pacificDayOver('2026-11-20', new Date('2026-11-21T07:59:59.999Z'))).toBe(false);
+    expect(pacificDayOver('2026-11-20', new Date('2026-11-21T08:00:00.000Z'))).toBe(true);
+    // PDT (UTC-7) in summer; the day DST ends (2026-11-01) is 25 hours long.
+    expect(pacificDayOver('2026-07-04', new Date('2026-07-05T06:59:59.999Z'))).toBe(false);
+    expect(pacificDayOver('2026-07-04', new Date('2026-07-05T07:00:00.000Z'))).toBe(true);
+    expect(pacificDayOver('2026-11-01', new Date('2026-11-02T07:59:59.999Z'))).toBe(false);
+    expect(pacificDayOver('2026-11-01', new Date('2026-11-02T08:00:00.000Z'))).toBe(true);
   });
 });

@@ -192,3 +192,36 @@ describe('the keyword key', () => {
     expect(keywordKey('星辰（上海）有限公司')).toBe(keywordKey('星辰(上海)有限公司')));
   it('keeps different names apart', () => expect(keywordKey('A公司')).not.toBe(keywordKey('B公司')));
 });
+
+describe('the uscc column', () => {
+  it('reads each row’s code, normalized, and an empty cell as none', () => {
+    const r = parseWatchlistCsv('name,uscc\nA公司, 91350100m000100y43 \nB公司,\nC公司\n');
+    expect(r.errors).toEqual([]);
+    expect(r.entries.map((e) => [e.keyword, e.uscc])).toEqual([
+      ['A公司', '91350100M000100Y43'],
+      ['B公司', null],
+      ['C公司', null],
+    ]);
+  });
+
+  it('may be called 统一社会信用代码, any case of uscc, uncid or credit_code', () => {
+    for (const col of ['统一社会信用代码', 'USCC', 'uncid', 'Credit_Code'])
+      expect(parseWatchlistCsv(`name,${col}\nA公司,91110000600037341L\n`).entries[0]?.uscc).toBe(
+        '91110000600037341L',
+      );
+  });
+
+  it('a bad code names the line, the code and what is wrong with it', () =>
+    expect(
+      problems('name,uscc\nA公司,91350100M000100Y44\nB公司,9135010\nC公司,9135O100M000100Y43\n'),
+    ).toEqual([
+      '2: uscc "91350100M000100Y44" is not a valid unified social credit code: the check character at position 18 is "4", expected "3"',
+      '3: uscc "9135010" is not a valid unified social credit code: a unified social credit code has 18 characters, this one has 7',
+      '4: uscc "9135O100M000100Y43" is not a valid unified social credit code: the character at position 5 ("O") is not allowed: a code holds only 0-9 and A-Z without I, O, S, V, Z',
+    ]));
+
+  it('a header with two code columns', () =>
+    expect(problems('name,uscc,uncid\nA,1,2\n')).toEqual([
+      '1: the header has 2 code columns (uscc, uncid): keep one',
+    ]));
+});

@@ -1,0 +1,60 @@
+/**
+ * Answers refused by the resolution decision (src/history/resolution.ts): the decision, kept in
+ * `resolution_mismatches` (not derived from the landing: `daybook rebuild` reads it back), and
+ * its `resolution_mismatch` event in `enterprise_observations` (derived: rebuild writes it again
+ * with `insertMismatchEvent`).
+ */
+import type { ResolutionVerdict } from '../history/resolution.ts';
+import type { Sql } from './connect.ts';
+
+export type Mismatch = Extract<ResolutionVerdict, { kind: 'mismatch' }>;
+
+export interface RefusedAnswer {
+  rawResponseId: number;
+  /** When it landed, by the database's clock: the event's `observed_at`. */
+  landedAt: Date;
+  cycle: string;
+  keyword: string;
+  verdict: Mismatch;
+}
+
+/** The event's detail: both codes and the name found. */
+export function mismatchDetail(v: Mismatch): string {
+  return `expected UNCID ${v.expected}; the answer names ${v.foundName} (${v.found === null ? 'no UNCID' : `UNCID ${v.found}`})`;
+}
+
+/**
+ * Records a refused answer of watch entry `watchId`, once: the decision and its event. Returns
+ * false when this answer's refusal was recorded already (a retry of the same answer).
+ */
+export async function recordResolutionMismatch(
+  sql: Sql,
+  watchId: number | null,
+  a: RefusedAnswer,
+): Promise<boolean> {
+  const inserted = await sql`
+    insert into resolution_mismatches (raw_response_id, watch_id, cycle, keyword, expected_uscc, found_uscc,
+                                       found_name, found_pid)
+    values (${a.rawResponseId}, ${watchId}, ${a.cycle}, ${a.keyword}, ${a.verdict.expected}, ${a.verdict.found},
+            ${a.verdict.foundName}, ${a.verdict.foundPid})
+    on conflict (raw_response_id) do nothing
+    returning 1`;
+  if (inserted.length === 0) return false;
+  await insertMismatchEvent(sql, a);
+  return true;
+}
+
+/** Writes the `resolution_mismatch` event of a refused answer. */
+export async function insertMismatchEvent(sql: Sql, a: RefusedAnswer): Promise<void> {
+  await sql`
+    insert into enterprise_observations (pid, kind, cycle, keyword, detail, raw_response_id, observed_at)
+    values (${a.verdict.foundPid}, 'resolution_mismatch', ${a.cycle}, ${a.keyword}, ${mismatchDetail(a.verdict)},
+            ${a.rawResponseId}, ${a.landedAt})`;
+}
+
+/** The code expected when each refused answer was refused, by raw response id. */
+export async function refusedAnswerCodes(sql: Sql): Promise<Map<number, string>> {
+  const rows = await sql<{ raw_response_id: string; expected_uscc: string }[]>`
+    select raw_response_id, expected_uscc from resolution_mismatches`;
+  return new Map(rows.map((r) => [Number(r.raw_response_id), r.expected_uscc]));
+}

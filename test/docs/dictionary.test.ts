@@ -1,0 +1,604 @@
+/**
+ * Issue 13, item 1: the user reference in docs/ stays true to the code and the database.
+ *
+ * - docs/data-dictionary.md has a section for every view of the `analytics` schema and a row for
+ *   every column, in the view's order, with the type Postgres reports. Types are written as
+ *   `information_schema.columns.data_type`, except `timestamptz` for `timestamp with time zone`
+ *   and `<element>[]` for an array (`text[]`).
+ * - Columns documented as never null are not null in views filled by the history stores.
+ * - docs/changes.md documents every change category, with the severities classify.ts gives, every
+ *   upstream field under its category, every event kind the code writes, and every option of
+ *   `daybook changes`.
+ * - docs/simulator.md documents every option of `daybook sim` and every control endpoint.
+ * - Every relative markdown link of docs/*.md and README.md resolves to a path in the repository
+ *   (and its #anchor to a heading), and no file of the repository names documents that live
+ *   outside it.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ENTERPRISE_CHANGE_CATEGORIES,
+  ENTERPRISE_FIELD_CATEGORIES,
+  SEVERITY_RULES,
+  severityOf,
+} from '../../src/history/classify.ts';
+import {
+  applyEnterprises,
+  disappearKeyword,
+  type EnterpriseObservation,
+} from '../../src/history/enterprise-store.ts';
+import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
+import { EnterpriseRecord } from '../../src/upstream/schemas.ts';
+import { freshDatabase, type TestDatabase } from '../support/db.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+
+// ---- markdown helpers -------------------------------------------------------------------------
+
+/** The text without fenced code blocks (their lines become empty, so line numbers stay). */
+function withoutFences(md: string): string {
+  let inFence = false;
+  return md
+    .split('\n')
+    .map((line) => {
+      if (/^\s*```/.test(line)) {
+        inFence = !inFence;
+        return '';
+      }
+      return inFence ? '' : line;
+    })
+    .join('\n');
+}
+
+/** Sections under the headings of one level (`##`): heading text and body. */
+function sections(md: string, level: number): { heading: string; body: string }[] {
+  const marker = `${'#'.repeat(level)} `;
+  const out: { heading: string; body: string }[] = [];
+  let current: { heading: string; lines: string[] } | null = null;
+  for (const line of withoutFences(md).split('\n')) {
+    const depth = /^(#+) /.exec(line)?.[1]?.length ?? 0;
+    if (line.startsWith(marker)) {
+      if (current) out.push({ heading: current.heading, body: current.lines.join('\n') });
+      current = { heading: line.slice(marker.length).trim(), lines: [] };
+    } else if (depth > 0 && depth < level) {
+      if (current) out.push({ heading: current.heading, body: current.lines.join('\n') });
+      current = null;
+    } else current?.lines.push(line);
+  }
+  if (current) out.push({ heading: current.heading, body: current.lines.join('\n') });
+  return out;
+}
+
+/** Cells of a table line, split on `|` that is not escaped, trimmed. */
+function cells(line: string): string[] {
+  const out: string[] = [];
+  let cell = '';
+  const body = line.trim().replace(/^\|/, '').replace(/\|$/, '');
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i] as string;
+    if (ch === '\\' && body[i + 1] === '|') {
+      cell += '|';
+      i++;
+    } else if (ch === '|') {
+      out.push(cell.trim());
+      cell = '';
+    } else cell += ch;
+  }
+  out.push(cell.trim());
+  return out;
+}
+
+/** Every table in `text`: its header cells and its rows of cells. */
+function tables(text: string): { header: string[]; rows: string[][] }[] {
+  const out: { header: string[]; rows: string[][] }[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i + 1 < lines.length; i++) {
+    const head = lines[i] as string;
+    const rule = lines[i + 1] as string;
+    if (!head.trim().startsWith('|') || !/^\s*\|[\s:|-]+\|\s*$/.test(rule)) continue;
+    const rows: string[][] = [];
+    let j = i + 2;
+    for (; j < lines.length && (lines[j] as string).trim().startsWith('|'); j++)
+      rows.push(cells(lines[j] as string));
+    out.push({ header: cells(head), rows });
+    i = j - 1;
+  }
+  return out;
+}
+
+/** The table whose header starts with `columns`; fails the test when there is none. */
+function tableWith(text: string, columns: string[], where: string): string[][] {
+  const found = tables(text).find((t) => columns.every((c, i) => t.header[i] === c));
+  expect(found, `${where}: a table with columns ${columns.join(' | ')}`).toBeDefined();
+  return found?.rows ?? [];
+}
+
+const unticked = (cell: string) => cell.replaceAll('`', '').trim();
+/** The `code` spans of a cell. */
+const ticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
+
+/** The anchor GitHub gives a heading (github-slugger): lower case, punctuation removed, spaces to -. */
+function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
+}
+
+function anchorsOf(md: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const line of withoutFences(md).split('\n')) {
+    const m = /^#{1,6} (.+)$/.exec(line);
+    if (!m) continue;
+    const base = slug(m[1] as string);
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+// ---- the database's view of the analytics schema ---------------------------------------------
+
+interface ColumnInfo {
+  table_name: string;
+  column_name: string;
+  data_type: string;
+  udt_name: string;
+}
+
+/** The type as the data dictionary writes it (see the module comment). */
+function documentedType(c: ColumnInfo): string {
+  if (c.data_type === 'timestamp with time zone') return 'timestamptz';
+  if (c.data_type === 'ARRAY') return `${c.udt_name.replace(/^_/, '')}[]`;
+  return c.data_type;
+}
+
+// ---- what the code can produce ----------------------------------------------------------------
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => join(dir, f));
+}
+
+/** Splits an SQL values list on top-level commas, leaving `${…}` and (…) whole. */
+function splitValues(list: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of list) {
+    if (ch === '(' || ch === '{') depth++;
+    if (ch === ')' || ch === '}') depth--;
+    if (ch === ',' && depth === 0) {
+      out.push(cur.trim());
+      cur = '';
+    } else cur += ch;
+  }
+  out.push(cur.trim());
+  return out;
+}
+
+/**
+ * The event kinds written to enterprise_observations anywhere in src/ and jobs/: through the
+ * `observe(pid, 'kind', …)` helper of the enterprise store, or a literal in an
+ * `insert into enterprise_observations (…, kind, …) values (…)` statement.
+ */
+function eventKindsInCode(): Set<string> {
+  const kinds = new Set<string>();
+  for (const file of [...sourceFiles('src'), ...sourceFiles('jobs')]) {
+    const text = read(file);
+    for (const m of text.matchAll(/\bobserve\(\s*[\w.]+\s*,\s*'([a-z_]+)'/g)) kinds.add(m[1] as string);
+    for (const m of text.matchAll(/insert\s+into\s+enterprise_observations\s*\(([^)]*)\)\s*values\s*\(/gi)) {
+      const columns = (m[1] as string).split(',').map((c) => c.trim());
+      let depth = 1;
+      let end = (m.index ?? 0) + m[0].length;
+      const start = end;
+      for (; end < text.length && depth > 0; end++) {
+        if (text[end] === '(') depth++;
+        if (text[end] === ')') depth--;
+      }
+      const values = splitValues(text.slice(start, end - 1));
+      const literal = /^'([a-z_]+)'$/.exec(values[columns.indexOf('kind')] ?? '');
+      if (literal) kinds.add(literal[1] as string);
+    }
+  }
+  return kinds;
+}
+
+/** The long options declared in the source of one commander command (`.option('--x …')`). */
+function optionsDeclared(source: string): string[] {
+  return [...source.matchAll(/\.option\(\s*'(?:-\w,\s*)?(--[a-z][a-z-]*)/g)].map((m) => m[1] as string);
+}
+
+// ---- fixtures for the history stores ----------------------------------------------------------
+
+function record(overrides: Record<string, unknown> = {}): EnterpriseRecord {
+  return EnterpriseRecord.parse({
+    PID: 'doc-0001',
+    ENTNAME: '上海文档信息科技有限公司',
+    HISTORYNAME: '',
+    IS_LISTED: 0,
+    LEGALPERSON: '张伟',
+    LEGALPERSONDESC: '法定代表人',
+    ESDATE: '2012-05-12T00:00:00.000Z',
+    SCONFORM: '货币',
+    REGNO: '310141000157096',
+    UNCID: '91310115342050446K',
+    ENTTYPECODE: '1130',
+    ENTTYPE: '有限责任公司(自然人投资或控股)',
+    REGCAP: 500,
+    REGCAPCUR: '万人民币',
+    PROVINCE: 31,
+    OPFROM: '2012-05-12T00:00:00.000Z',
+    OPTO: '9999-12-31',
+    REGORG: '上海市浦东新区市场监督管理局',
+    APPRDATE: '2020-03-01T00:00:00.000Z',
+    REVOKEDATE: '',
+    REVOKEREASON: '',
+    ENTSTATUS: '存续',
+    OPLOC: '上海市浦东新区张江路100号',
+    OPSCOPE: '信息技术咨询服务；软件开发。',
+    PERSONS: [
+      { NAME: '张伟', POSITION: '执行董事' },
+      { NAME: '李娜', POSITION: '监事' },
+    ],
+    BE_INVEST: [
+      { INV: '张伟', INVTYPE: '自然人股东' },
+      { PID: 'doc-0009', INV: '北京华拓电子有限公司', INVTYPE: '企业法人' },
+    ],
+    participants: 12,
+    INDUSTRYPHY: 'I',
+    INDUSTRYBIG: '软件和信息技术服务业',
+    industry_middle: '软件开发',
+    CLEARINGINFO: [],
+    ...overrides,
+  });
+}
+
+// ---- the tests --------------------------------------------------------------------------------
+
+const dictionary = read('docs/data-dictionary.md');
+const changesDoc = read('docs/changes.md');
+const simulatorDoc = read('docs/simulator.md');
+const DICTIONARY_COLUMNS = ['column', 'type', 'meaning', 'upstream field', 'null when'];
+
+/** The data dictionary's sections by view name (`## analytics.<view>`). */
+function viewSections(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const s of sections(dictionary, 2)) {
+    const m = /^`?analytics\.([a-z_0-9]+)`?$/.exec(s.heading);
+    if (m) out.set(m[1] as string, s.body);
+  }
+  return out;
+}
+
+describe('the user reference in docs/', { timeout: 60_000 }, () => {
+  let t: TestDatabase;
+  let columns: ColumnInfo[];
+  let views: string[];
+
+  beforeAll(async () => {
+    t = await freshDatabase();
+    columns = await t.sql<ColumnInfo[]>`
+      select table_name::text, column_name::text, data_type::text, udt_name::text
+      from information_schema.columns
+      where table_schema = 'analytics'
+      order by table_name, ordinal_position`;
+    views = (
+      await t.sql<{ table_name: string }[]>`
+        select table_name::text from information_schema.views where table_schema = 'analytics'
+        order by table_name`
+    ).map((r) => r.table_name);
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  describe('docs/data-dictionary.md', () => {
+    it('has a section for every analytics view, and none for a view that does not exist', () => {
+      expect(views.length).toBeGreaterThan(5);
+      expect([...viewSections().keys()].sort()).toEqual(views);
+    });
+
+    it('has a row for every column of every view, in the view’s order, with the type Postgres reports', () => {
+      const byView = viewSections();
+      for (const view of views) {
+        const rows = tableWith(byView.get(view) ?? '', DICTIONARY_COLUMNS, `analytics.${view}`);
+        const actual = columns.filter((c) => c.table_name === view);
+        expect(
+          rows.map((r) => unticked(r[0] ?? '')),
+          `analytics.${view}: documented columns`,
+        ).toEqual(actual.map((c) => c.column_name));
+        for (const [i, c] of actual.entries()) {
+          const row = rows[i] ?? [];
+          expect(unticked(row[1] ?? ''), `analytics.${view}.${c.column_name}: type`).toBe(documentedType(c));
+          for (const [k, name] of DICTIONARY_COLUMNS.entries()) {
+            expect(row[k] ?? '', `analytics.${view}.${c.column_name}: ${name}`).not.toBe('');
+          }
+        }
+      }
+    });
+  });
+
+  describe('docs/changes.md', () => {
+    const severityRows = () =>
+      tableWith(changesDoc, ['category', 'fields', 'detail', 'severity', 'why'], 'docs/changes.md').map(
+        (r) => ({
+          category: unticked(r[0] ?? ''),
+          fields: ticked(r[1] ?? ''),
+          details: [...ticked(r[2] ?? ''), ...(/\bnone\b/.test(r[2] ?? '') ? [null] : [])],
+          severity: (r[3] ?? '').trim(),
+        }),
+      );
+
+    it('documents every change category classify.ts has, and no other', () => {
+      expect(new Set(severityRows().map((r) => r.category))).toEqual(new Set(ENTERPRISE_CHANGE_CATEGORIES));
+    });
+
+    it('gives each category and detail the severity classify.ts gives it', () => {
+      for (const row of severityRows()) {
+        expect(row.details.length, `${row.category}: a detail (or none)`).toBeGreaterThan(0);
+        for (const detail of row.details) {
+          expect(row.severity, `${row.category} / ${detail ?? 'none'}`).toBe(
+            severityOf(row.category as (typeof ENTERPRISE_CHANGE_CATEGORIES)[number], detail),
+          );
+        }
+      }
+      for (const rule of SEVERITY_RULES) {
+        if (rule.detail === '*') continue;
+        expect(
+          severityRows().some(
+            (r) =>
+              r.category === rule.category && r.details.includes(rule.detail) && r.severity === rule.severity,
+          ),
+          `the rule ${rule.category} / ${rule.detail} → ${rule.severity}`,
+        ).toBe(true);
+      }
+    });
+
+    it('lists every upstream field under the category classify.ts puts it in', () => {
+      const rows = severityRows();
+      for (const [field, category] of Object.entries(ENTERPRISE_FIELD_CATEGORIES)) {
+        const listing = new Set(rows.filter((r) => r.fields.includes(field)).map((r) => r.category));
+        expect([...listing], field).toEqual([category]);
+      }
+    });
+
+    it('documents every event kind the code writes, and no other', () => {
+      const inCode = eventKindsInCode();
+      // The scan itself must keep finding the kinds known when this test was written.
+      for (const kind of ['initial', 'disappeared', 'reappeared', 'stale_ignored', 'resolution_changed'])
+        expect(inCode.has(kind), `the scan finds ${kind}`).toBe(true);
+      const documented = tableWith(changesDoc, ['kind', 'written when'], 'docs/changes.md').map((r) =>
+        unticked(r[0] ?? ''),
+      );
+      expect(new Set(documented)).toEqual(inCode);
+      const kindRow = tableWith(
+        viewSections().get('enterprise_events') ?? '',
+        DICTIONARY_COLUMNS,
+        'analytics.enterprise_events',
+      ).find((r) => unticked(r[0] ?? '') === 'kind');
+      for (const kind of inCode)
+        expect(ticked(kindRow?.[2] ?? ''), `enterprise_events.kind names ${kind}`).toContain(kind);
+    });
+
+    it('documents every option of daybook changes', () => {
+      const source = read('src/cli/report.ts');
+      const start = source.indexOf('export function changesCommand');
+      expect(start).toBeGreaterThan(-1);
+      const next = source.indexOf('export function', start + 1);
+      const declared = optionsDeclared(source.slice(start, next === -1 ? undefined : next));
+      expect(declared).toContain('--detected-since');
+      const section = sections(changesDoc, 2).find((s) => s.heading.includes('daybook changes'))?.body ?? '';
+      const documented = tableWith(section, ['option', 'selects'], 'Reading changes').flatMap((r) =>
+        ticked(r[0] ?? '').map((o) => o.split(' ')[0]),
+      );
+      for (const option of declared) expect(documented, option).toContain(option);
+    });
+  });
+
+  describe('docs/simulator.md', () => {
+    it('documents every option of daybook sim', () => {
+      const declared = optionsDeclared(read('src/cli/sim.ts'));
+      expect(declared).toContain('--faults');
+      const section = sections(simulatorDoc, 2).find((s) => s.heading === 'Options')?.body ?? '';
+      const documented = tableWith(section, ['option', 'default', 'meaning'], 'Options').flatMap((r) =>
+        ticked(r[0] ?? '').map((o) => o.split(' ')[0]),
+      );
+      for (const option of declared) expect(documented, option).toContain(option);
+    });
+
+    it('documents every control endpoint of the simulator under its own heading', () => {
+      const routes = [...read('src/sim/server.ts').matchAll(/app\.(get|post)\(\s*'(\/_sim\/[\w/-]+)'/g)].map(
+        (m) => `${(m[1] as string).toUpperCase()} ${m[2]}`,
+      );
+      expect(routes.length).toBeGreaterThanOrEqual(7);
+      const headings = sections(simulatorDoc, 3).map((s) => unticked(s.heading));
+      for (const route of routes) expect(headings, route).toContain(route);
+    });
+  });
+
+  describe('what the history stores write', () => {
+    let raw = 0;
+    /** A landed answer to point at (the events and versions keep their raw response). */
+    const landed = async (at: string, outcome = 'success'): Promise<number> => {
+      const [r] = await t.sql<{ id: string }[]>`
+        insert into raw_responses (operation, params, outcome, fetched_at, landed_at, cycle)
+        values ('enterprise-search', ${t.sql.json({ ent_name: `doc ${++raw}` })}, ${outcome}, ${at}, ${at}, '2026-11-21')
+        returning id`;
+      return Number(r?.id);
+    };
+    const apply = async (r: EnterpriseRecord, at: string, keyword: string): Promise<void> => {
+      const o: EnterpriseObservation = {
+        normalized: normalizeEnterprise(r),
+        fetchedAt: new Date(at),
+        rawResponseId: await landed(at),
+        cycle: '2026-11-21',
+        keyword,
+      };
+      await t.sql.begin((tx) => applyEnterprises(tx, [o]));
+    };
+
+    beforeAll(async () => {
+      const keyword = '文档信息';
+      const changed = record({
+        ENTSTATUS: '注销',
+        REGCAP: 300,
+        REVOKEDATE: '2026-11-20',
+        OPLOC: '上海市浦东新区张江路200号',
+        PERSONS: [
+          { NAME: '张伟', POSITION: '执行董事兼总经理' },
+          { NAME: '王芳', POSITION: '监事' },
+        ],
+        BE_INVEST: [{ INV: '张伟', INVTYPE: '自然人股东' }],
+        CLEARINGINFO: [{ liqMem: '<b>赵强</b>', ligpriSign: '1' }],
+        ENTNAME_EN: 'Shanghai Docs Co., Ltd.',
+      });
+      await apply(record(), '2026-11-20T20:00:00.000Z', keyword); // initial
+      await apply(changed, '2026-11-20T20:00:02.000Z', keyword); // version 2, changes
+      await apply(record(), '2026-11-20T20:00:01.000Z', keyword); // stale_ignored
+      const notFound = await landed('2026-11-21T20:00:00.000Z', 'not_found');
+      await t.sql.begin((tx) =>
+        disappearKeyword(tx, {
+          keyword,
+          fetchedAt: new Date('2026-11-21T20:00:00.000Z'),
+          rawResponseId: notFound,
+          cycle: '2026-11-22',
+        }),
+      ); // disappeared
+      await apply(changed, '2026-11-22T20:00:00.000Z', keyword); // reappeared
+      await apply(
+        record({ PID: 'doc-0002', ENTNAME: '上海文档信息咨询有限公司' }),
+        '2026-11-23T20:00:00.000Z',
+        keyword,
+      ); // resolution_changed, initial
+    });
+
+    it('writes only event kinds and change categories the docs describe', async () => {
+      const kinds = new Set(
+        (await t.sql<{ kind: string }[]>`select distinct kind from analytics.enterprise_events`).map(
+          (r) => r.kind,
+        ),
+      );
+      expect(kinds).toEqual(
+        new Set(['initial', 'stale_ignored', 'disappeared', 'reappeared', 'resolution_changed']),
+      );
+      const documentedKinds = tableWith(changesDoc, ['kind', 'written when'], 'docs/changes.md').map((r) =>
+        unticked(r[0] ?? ''),
+      );
+      for (const kind of kinds) expect(documentedKinds, kind).toContain(kind);
+      const changes = await t.sql<{ category: string; detail: string | null; severity: string }[]>`
+        select distinct category, detail, severity from analytics.enterprise_changes`;
+      expect(changes.length).toBeGreaterThan(5);
+      for (const c of changes) {
+        expect(changesDoc, c.category).toContain(`\`${c.category}\``);
+        if (c.detail !== null)
+          for (const d of c.detail.split(',')) expect(changesDoc, d).toContain(`\`${d}\``);
+      }
+    });
+
+    it('leaves no column the data dictionary calls never null, null', async () => {
+      const byView = viewSections();
+      let checked = 0;
+      for (const view of views) {
+        const never = tableWith(byView.get(view) ?? '', DICTIONARY_COLUMNS, `analytics.${view}`)
+          .filter((r) => /^never\b/.test(r[4] ?? ''))
+          .map((r) => unticked(r[0] ?? ''));
+        if (never.length === 0) continue;
+        const counts = never.map((c) => `count(*) filter (where "${c}" is null)::int as "${c}"`).join(', ');
+        const [row] = await t.sql.unsafe(`select count(*)::int as rows, ${counts} from analytics."${view}"`);
+        const { rows, ...nulls } = row as Record<string, number>;
+        if ((rows ?? 0) > 0) checked++;
+        for (const [c, n] of Object.entries(nulls)) expect(n, `analytics.${view}.${c}`).toBe(0);
+      }
+      // The enterprise views at least have rows to check.
+      expect(checked).toBeGreaterThanOrEqual(4);
+    });
+  });
+
+  describe('links and references', () => {
+    const markdown = [
+      'README.md',
+      ...readdirSync(join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
+
+    it('resolves every relative link of docs/*.md and README.md to a path in the repository', () => {
+      expect(markdown).toEqual(
+        expect.arrayContaining([
+          'docs/data-dictionary.md',
+          'docs/changes.md',
+          'docs/simulator.md',
+          'docs/upstream.md',
+          'docs/registry.md',
+        ]),
+      );
+      const problems: string[] = [];
+      let links = 0;
+      for (const file of markdown) {
+        const text = withoutFences(read(file)).replace(/`[^`\n]*`/g, (code) =>
+          // A link's text may be code; code elsewhere holds no link.
+          code.includes('](') ? '' : code,
+        );
+        for (const m of text.matchAll(/\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+          const target = m[1] as string;
+          if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // http:, https:, mailto:
+          links++;
+          const [pathPart = '', anchor] = target.split('#');
+          const path =
+            pathPart === '' ? join(ROOT, file) : resolve(dirname(join(ROOT, file)), decodeURI(pathPart));
+          const inside = relative(ROOT, path);
+          if (inside.startsWith('..') || isAbsolute(inside)) {
+            problems.push(`${file}: ${target} points outside the repository`);
+            continue;
+          }
+          if (!existsSync(path)) {
+            problems.push(`${file}: ${target} does not exist`);
+            continue;
+          }
+          if (anchor !== undefined && path.endsWith('.md') && statSync(path).isFile()) {
+            if (!anchorsOf(readFileSync(path, 'utf8')).has(anchor))
+              problems.push(`${file}: ${target} names no heading of ${inside}`);
+          }
+        }
+      }
+      expect(links).toBeGreaterThan(20);
+      expect(problems).toEqual([]);
+    });
+
+    it('has no file that names a document outside the repository', () => {
+      const forbidden = [
+        ['DESIGN', 'md'],
+        ['DOMAIN', 'md'],
+        ['upstream-api', 'md'],
+      ]
+        .map(([name, ext]) => `${name}.${ext}`)
+        .concat([['..', 'shared'].join('/')]);
+      const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      })
+        .split('\0')
+        .filter((f) => f !== '');
+      expect(files.length).toBeGreaterThan(100);
+      const hits: string[] = [];
+      for (const file of new Set(files)) {
+        const path = join(ROOT, file);
+        if (!existsSync(path) || !statSync(path).isFile()) continue; // deleted in the work tree
+        const text = readFileSync(path, 'utf8');
+        for (const name of forbidden) if (text.includes(name)) hits.push(`${file}: ${name}`);
+      }
+      expect(hits).toEqual([]);
+    });
+  });
+});
