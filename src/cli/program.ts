@@ -1,6 +1,8 @@
 /** The `daybook` command tree (the CLI is part of the public contract). */
+
 import { Command } from 'commander';
 import { demoCommand } from './demo.ts';
+import { eventsCommand } from './events.ts';
 import {
   enqueueCommand,
   productsCommand,
@@ -38,6 +40,7 @@ export function buildProgram(): Command {
   program.addCommand(productsCommand());
   program.addCommand(statusCommand());
   program.addCommand(changesCommand());
+  program.addCommand(eventsCommand());
   program.addCommand(driftCommand());
   program.addCommand(sqlCommand());
   program.addCommand(demoCommand());

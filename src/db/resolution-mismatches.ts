@@ -4,6 +4,7 @@
  * its `resolution_mismatch` event in `enterprise_observations` (derived: rebuild writes it again
  * with `insertMismatchEvent`).
  */
+import { appendEvents, observationEvent } from '../events/outbox.ts';
 import type { ResolutionVerdict } from '../history/resolution.ts';
 import type { Sql } from './connect.ts';
 
@@ -50,6 +51,16 @@ export async function insertMismatchEvent(sql: Sql, a: RefusedAnswer): Promise<v
     insert into enterprise_observations (pid, kind, cycle, keyword, detail, raw_response_id, observed_at)
     values (${a.verdict.foundPid}, 'resolution_mismatch', ${a.cycle}, ${a.keyword}, ${mismatchDetail(a.verdict)},
             ${a.rawResponseId}, ${a.landedAt})`;
+  const e = observationEvent({
+    pid: a.verdict.foundPid,
+    kind: 'resolution_mismatch',
+    cycle: a.cycle,
+    keyword: a.keyword,
+    detail: mismatchDetail(a.verdict),
+    observedAt: a.landedAt,
+    rawResponseId: a.rawResponseId,
+  });
+  if (e) await appendEvents(sql, [e]);
 }
 
 /** The code expected when each refused answer was refused, by raw response id. */

@@ -645,3 +645,35 @@ export const formatDrift = pgTable(
   },
   (t) => [primaryKey({ columns: [t.operation, t.field, t.kind, t.seen] })],
 );
+
+/**
+ * The event outbox (src/events/): append-only, one row per change, company event and
+ * operational event, written in the same transaction as what it reports. `seq` increases in
+ * commit order (writers take one transaction-level lock from their insert to their commit), with
+ * gaps where a transaction rolled back; readers page by it (`daybook events --after N`).
+ */
+export const events = pgTable(
+  'events',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    id: text('id').notNull().default(sql`'evt_' || replace(gen_random_uuid()::text, '-', '')`),
+    type: text('type').notNull(),
+    severity: text('severity').notNull(),
+    pid: text('pid'),
+    name: text('name'),
+    companySeq: integer('company_seq'),
+    cycle: date('cycle', { mode: 'string' }),
+    detectedAt: tstz('detected_at').notNull(),
+    effectiveDate: date('effective_date', { mode: 'string' }),
+    rawResponseId: id('raw_response_id'),
+    data: jsonb('data').notNull(),
+    createdAt: tstz('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('events_id_key').on(t.id),
+    uniqueIndex('events_pid_company_seq_key').on(t.pid, t.companySeq),
+    index('events_type_seq_idx').on(t.type, t.seq),
+    index('events_cycle_idx').on(t.cycle),
+    check('events_severity_check', sql`${t.severity} in ('high', 'medium', 'low')`),
+  ],
+);

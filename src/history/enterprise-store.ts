@@ -18,6 +18,7 @@
 
 import { insertRows, reserveIds } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
+import { appendEvents, changeEvent, type NewEvent, observationEvent } from '../events/outbox.ts';
 import type { NormalizedEnterprise } from '../normalize/types.ts';
 import { diffEnterprises, type Severity } from './classify.ts';
 import { enterpriseContentHash } from './hash.ts';
@@ -345,11 +346,24 @@ export async function applyEnterprises(
   await insertRows(sql, 'enterprise_clearing_members', members);
 
   const changeRows: Record<string, unknown>[] = [];
+  const outbox: NewEvent[] = [];
   for (const d of pendingDiffs) {
     const w = writes[d.writeIndex];
     if (!w) continue;
     for (const c of diffEnterprises(d.before, d.after)) {
       summary.bySeverity[c.severity]++;
+      outbox.push(
+        changeEvent({
+          ...c,
+          pid: w.o.normalized.pid,
+          cycle: w.o.cycle,
+          detectedAt: w.o.fetchedAt,
+          rawResponseId: w.o.rawResponseId,
+          versionId: ids[d.writeIndex] as number,
+          fromVersion: w.previousId === null ? null : w.version - 1,
+          toVersion: w.version,
+        }),
+      );
       changeRows.push({
         pid: w.o.normalized.pid,
         cycle: w.o.cycle,
@@ -387,6 +401,19 @@ export async function applyEnterprises(
       presence = u.presence
     from (values ${sql(pointerRows)}) as u(pid, version_id, last_seen_at, last_seen_raw_id, presence)
     where e.pid = u.pid`;
+  // Last in the transaction: the outbox lock is held from here to the commit (outbox.ts).
+  for (const r of observationRows) {
+    const e = observationEvent({
+      pid: r.pid as string,
+      kind: r.kind as string,
+      cycle: r.cycle as string,
+      keyword: r.keyword as string | null,
+      detail: r.detail as string | null,
+      observedAt: r.observed_at as Date,
+      rawResponseId: r.raw_response_id as number | null,
+    });
+    if (e) outbox.push(e);
+  }
   if (resolutions.size > 0) {
     const rows = [...resolutions.entries()].map(([keyword, r]) => ({
       keyword,
@@ -398,6 +425,7 @@ export async function applyEnterprises(
               on conflict (keyword) do update set pid = excluded.pid,
                 raw_response_id = excluded.raw_response_id, resolved_at = excluded.resolved_at`;
   }
+  await appendEvents(sql, outbox);
   summary.versionIds = ids;
   return summary;
 }
@@ -439,6 +467,8 @@ export async function markDisappeared(sql: Sql, items: readonly DisappearanceObs
     await sql`
       insert into enterprise_observations (pid, kind, cycle, keyword, raw_response_id, observed_at)
       values (${o.pid}, 'disappeared', ${o.cycle}, ${o.keyword}, ${o.rawResponseId}, ${o.fetchedAt})`;
+    const e = observationEvent({ ...o, kind: 'disappeared', detail: null, observedAt: o.fetchedAt });
+    if (e) await appendEvents(sql, [e]);
   }
   return n;
 }

@@ -13,9 +13,11 @@
  * the code expected then (kept in `resolution_mismatches`), with their `resolution_mismatch`
  * events.
  */
+
 import type postgres from 'postgres';
 import { isConnectionLoss } from '../db/outage.ts';
 import { insertMismatchEvent, refusedAnswerCodes } from '../db/resolution-mismatches.ts';
+import { suppressEvents } from '../events/outbox.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import { cycleOf } from '../time/cycles.ts';
@@ -107,6 +109,9 @@ export async function rebuild(
     drifted: 0,
   };
   await sql.begin(async (tx) => {
+    // History is replayed, not found again: the events it made were emitted (and maybe delivered)
+    // when it was found, and are kept as they are.
+    await suppressEvents(tx);
     // The live decisions that cannot be derived again (see above), kept by the answer they rejected.
     const kept = new Map<string, KeptEvent[]>();
     for (const e of await tx<KeptEvent[]>`

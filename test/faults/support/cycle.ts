@@ -192,6 +192,12 @@ const VIEWS: { view: string; omit: string[]; order: string }[] = [
     omit: ['event_id', 'observed_at', 'raw_response_id'],
     order: 'pid, kind, cycle, keyword',
   },
+  // The outbox: the same events, none lost or doubled, in the same order per company.
+  {
+    view: 'events',
+    omit: ['sequence', 'event_id', 'detected_at', 'raw_response_id'],
+    order: 'pid, company_sequence',
+  },
   // Presumed credits differ when a process died mid-call; expectLedgerMatchesBilling checks them.
   {
     view: 'credit_usage',

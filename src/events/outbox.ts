@@ -1,0 +1,131 @@
+/**
+ * Writing to the event outbox (`events`). Each write runs in the caller's transaction, the one
+ * that writes what the events report, so an event exists exactly when its fact does.
+ *
+ * Order: `seq` comes from a sequence, and every writer takes one transaction-level advisory lock
+ * before it inserts and keeps it to its commit. Writers therefore commit in `seq` order, and a
+ * reader paging by `seq` never sees a later event before an earlier one commits. Events are
+ * appended at the end of their transaction, so the lock is held only from there to the commit.
+ *
+ * A rebuild replays history without re-emitting it: it sets `daybook.rebuilding` for its
+ * transaction (`suppressEvents`), and writes in it emit nothing.
+ */
+import type { Sql } from '../db/connect.ts';
+import type { EnterpriseChangeCategory, Severity } from '../history/classify.ts';
+import { changeEventType, type EventType, observationEventType, severityOfEvent } from './catalogue.ts';
+
+/** The advisory lock key of outbox writers ('dbevents' as 64-bit ASCII, taken by nothing else). */
+export const EVENTS_LOCK = 7_233_174_018_574_889_587n;
+
+/** An event to append; `name` and `effective_date` come from `versionId`, else the company's current version. */
+export interface NewEvent {
+  type: EventType;
+  severity: Severity;
+  pid: string | null;
+  cycle: string | null;
+  detectedAt: Date;
+  rawResponseId: number | null;
+  /** The version the event is about, for the company's name and APPRDATE at that version. */
+  versionId?: number | null;
+  data: Record<string, unknown>;
+}
+
+/** Makes writes in transaction `tx` emit no events (a rebuild). */
+export async function suppressEvents(tx: Sql): Promise<void> {
+  await tx`select set_config('daybook.rebuilding', 'on', true)`;
+}
+
+/** Appends `events` in order, in the caller's transaction. */
+export async function appendEvents(sql: Sql, events: readonly NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map((e, ord) => ({
+    ord,
+    type: e.type,
+    severity: e.severity,
+    pid: e.pid,
+    cycle: e.cycle,
+    detected_at: e.detectedAt.toISOString(),
+    raw_response_id: e.rawResponseId,
+    version_id: e.versionId ?? null,
+    data: e.data,
+  }));
+  const on = sql`coalesce(current_setting('daybook.rebuilding', true), '') <> 'on'`;
+  await sql`select pg_advisory_xact_lock(${EVENTS_LOCK.toString()}::bigint) where ${on}`;
+  await sql`
+    insert into events (type, severity, pid, name, company_seq, cycle, detected_at, effective_date,
+                        raw_response_id, data)
+    select x.type, x.severity, x.pid, v.ent_name,
+           case when x.pid is null then null
+                else coalesce((select max(e.company_seq) from events e where e.pid = x.pid), 0)
+                     + row_number() over (partition by x.pid order by x.ord) end,
+           x.cycle::date, x.detected_at::timestamptz, v.appr_date, x.raw_response_id, x.data
+    from jsonb_to_recordset(${sql.json(rows as never)}) as x(
+           ord int, type text, severity text, pid text, cycle text, detected_at text,
+           raw_response_id bigint, version_id bigint, data jsonb)
+    left join enterprises c on c.pid = x.pid
+    left join enterprise_versions v on v.id = coalesce(x.version_id, c.current_version_id)
+    where ${on}
+    order by x.ord`;
+}
+
+/** The event of one `enterprise_changes` row. */
+export function changeEvent(c: {
+  pid: string;
+  cycle: string;
+  category: EnterpriseChangeCategory;
+  field: string;
+  kind: 'added' | 'removed' | 'modified';
+  before: string | null;
+  after: string | null;
+  detail: string | null;
+  severity: Severity;
+  detectedAt: Date;
+  rawResponseId: number | null;
+  versionId: number;
+  fromVersion: number | null;
+  toVersion: number;
+}): NewEvent {
+  const type = changeEventType(c.category, c.field, c.detail);
+  return {
+    type,
+    severity: severityOfEvent(type, c.severity),
+    pid: c.pid,
+    cycle: c.cycle,
+    detectedAt: c.detectedAt,
+    rawResponseId: c.rawResponseId,
+    versionId: c.versionId,
+    data: {
+      category: c.category,
+      field: c.field,
+      kind: c.kind,
+      previous: c.before,
+      current: c.after,
+      detail: c.detail,
+      from_version: c.fromVersion,
+      to_version: c.toVersion,
+    },
+  };
+}
+
+/** The event of one `enterprise_observations` row; null for a kind that makes none. */
+export function observationEvent(o: {
+  pid: string;
+  kind: string;
+  cycle: string;
+  keyword: string | null;
+  detail: string | null;
+  observedAt: Date;
+  rawResponseId: number | null;
+}): NewEvent | null {
+  const type = observationEventType(o.kind);
+  if (!type) return null;
+  return {
+    type,
+    severity: severityOfEvent(type),
+    pid: o.pid,
+    cycle: o.cycle,
+    detectedAt: o.observedAt,
+    rawResponseId: o.rawResponseId,
+    data: { kind: o.kind, keyword: o.keyword, detail: o.detail },
+  };
+}
