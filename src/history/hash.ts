@@ -93,7 +93,8 @@ export function enterpriseFieldValues(e: NormalizedEnterprise): Record<Enterpris
     ENTTYPE: e.entType,
     REGCAP: e.capitalAmount ?? e.regCap ?? e.regCapText,
     REGCAPCUR: e.capitalCurrency ?? e.capitalText,
-    PROVINCE: e.province === null ? e.provinceText : String(e.province),
+    // The text when there is one (unreadable, or a six-digit division code): never both null.
+    PROVINCE: e.provinceText ?? (e.province === null ? null : String(e.province)),
     OPFROM: dateValue(e.opFrom, e.opFromText),
     OPTO: e.operatingPerpetual ? PERPETUAL : dateValue(e.operatingTo, e.operatingToText),
     REGORG: e.regOrg,

@@ -136,7 +136,7 @@ export function normalizeEnterprise(record: EnterpriseRecord): NormalizedEnterpr
     opScope: cleanText(record.OPSCOPE),
     participants,
     participantsCount:
-      participants !== null && /^[+-]?\d+$/.test(participants) ? toSafeInt(participants) : null,
+      participants !== null && /^[+-]?\d+$/.test(participants) ? toInt32(participants) : null,
     industryPhy: cleanText(record.INDUSTRYPHY),
     industryBig: cleanText(record.INDUSTRYBIG),
     industryMiddle: cleanText(record.industry_middle),
@@ -241,16 +241,22 @@ function readListed(v: unknown): { value: boolean | null; text: string | null } 
   return { value: null, text };
 }
 
+/**
+ * PROVINCE: the two-digit province code (GB/T 2260). A six-digit division code (`310115`) gives
+ * its province (31) and keeps its own text; anything else unreadable is kept as text only.
+ */
 function readProvince(v: unknown): { value: number | null; text: string | null } {
   const text = cleanText(v);
   if (text === null) return { value: null, text: null };
-  const n = /^\d+$/.test(text) ? toSafeInt(text) : null;
+  if (/^\d{6}$/.test(text)) return { value: Number(text.slice(0, 2)), text };
+  const n = /^\d{1,4}$/.test(text) ? Number(text) : null;
   return n === null ? { value: null, text } : { value: n, text: null };
 }
 
-function toSafeInt(s: string): number | null {
+/** A whole number the integer column holds (32 bits), else null: the text is kept beside it. */
+function toInt32(s: string): number | null {
   const n = Number(s);
-  return Number.isSafeInteger(n) ? n : null;
+  return Number.isSafeInteger(n) && n >= -2_147_483_648 && n <= 2_147_483_647 ? n : null;
 }
 
 type CapitalFields = Pick<

@@ -93,6 +93,32 @@ describe('enterprise history (SCD type 2) in Postgres', () => {
     expect(o?.kind).toBe('initial');
   });
 
+  it('stores a six-digit division code in PROVINCE and a headcount beyond 32 bits, and sees a district move as a change', async () => {
+    const pid = 'p-division';
+    const first = record({
+      PID: pid,
+      ENTNAME: '上海分区示例有限公司',
+      PROVINCE: '310115',
+      participants: '3000000000',
+    });
+    await applyEnterprises(t.sql, [obs(first, '2026-11-20T20:00:00Z')]);
+    const [row] = await t.sql<
+      { province: number; participants_count: number | null; participants: string }[]
+    >`
+      select province, participants_count, participants from enterprise_versions where pid = ${pid}`;
+    expect(row).toEqual({ province: 31, participants_count: null, participants: '3000000000' });
+    await applyEnterprises(t.sql, [
+      obs(
+        record({ PID: pid, ENTNAME: '上海分区示例有限公司', PROVINCE: '310104', participants: '3000000000' }),
+        '2026-11-21T20:00:00Z',
+      ),
+    ]);
+    expect((await versions(pid)).map((v) => v.version)).toEqual([1, 2]);
+    expect((await changes(pid)).map((c) => [c.field, c.before, c.after])).toEqual([
+      ['PROVINCE', '310115', '310104'],
+    ]);
+  });
+
   it('re-applying the same payload writes no version and no change, only last_seen_at', async () => {
     const s = await applyEnterprises(t.sql, [obs(record(), '2026-11-21T20:00:00Z')]);
     expect(s).toMatchObject({ unchanged: 1, initial: 0, changed: 0 });

@@ -292,6 +292,20 @@ describe('text fields', () => {
     expect(norm({ PROVINCE: '上海' })).toMatchObject({ province: null, provinceText: '上海' });
   });
 
+  it('PROVINCE as a six-digit division code gives its province and keeps the code; a number no column holds is text', () => {
+    expect(norm({ PROVINCE: '310115' })).toMatchObject({ province: 31, provinceText: '310115' });
+    expect(norm({ PROVINCE: '31011500' })).toMatchObject({ province: null, provinceText: '31011500' });
+    expect(norm({ PROVINCE: 99999 })).toMatchObject({ province: null, provinceText: '99999' });
+  });
+
+  it('participants beyond what an integer column holds keep their text and have no count', () => {
+    expect(norm({ participants: '3000000000' })).toMatchObject({
+      participants: '3000000000',
+      participantsCount: null,
+    });
+    expect(norm({ participants: '2147483647' })).toMatchObject({ participantsCount: 2_147_483_647 });
+  });
+
   it('undocumented-type fields are kept as text whatever their JSON type', () => {
     const e = norm({
       SCONFORM: 1,
