@@ -1,71 +1,110 @@
 /** `daybook events`: the event outbox from any point of its history (the pull feed). */
 import { Command } from 'commander';
+import { replay } from '../delivery/store.ts';
 import { EVENT_TYPES } from '../events/catalogue.ts';
 import { readEvents, typeMatches } from '../events/feed.ts';
 import { configOrExit, openStore } from './context.ts';
+import { dateArg } from './pipeline.ts';
 import { formatTable } from './report.ts';
 import { collect, intArg, UsageError } from './usage.ts';
 
-export function eventsCommand(): Command {
-  return new Command('events')
+function replayCommand(): Command {
+  return new Command('replay')
     .description(
-      'List events from the outbox, oldest first, after a sequence number: every change, company event and operational event daybook wrote, with no expiry. Page with --after <the last sequence shown>. The event types are listed in the README (Events).',
+      "Send a subscription's events again from a point of the outbox: delivered ones go again with the same webhook-id (receivers deduplicate on it), failed ones get a fresh retry schedule. They are sent by the next delivery (daybook deliver, a worker, daybook run).",
     )
-    .option(
-      '--after <seq>',
-      'events after this sequence number (default 0: from the start)',
-      intArg('--after', 0),
-      0,
-    )
-    .option('--limit <n>', 'at most this many events', intArg('--limit', 1, 100_000), 100)
-    .option(
-      '--type <pattern>',
-      'only this type, or a family such as company.status.* (repeatable)',
-      collect,
-      [] as string[],
-    )
-    .option('--pid <pid>', 'only events of this enterprise')
-    .option('--json', 'print one JSON event per line (the shape webhooks send)')
-    .action(async (opts: { after: number; limit: number; type: string[]; pid?: string; json?: boolean }) => {
-      const known = Object.keys(EVENT_TYPES);
-      for (const t of opts.type) {
-        if (!known.some((k) => typeMatches(t, k)))
-          throw new UsageError(
-            `--type ${t} matches no event type; types look like company.status.changed or company.status.* (see the README, Events)`,
-          );
-      }
+    .requiredOption('--subscription <id>', 'the subscription (subscribe list)', intArg('--subscription', 1))
+    .option('--after <seq>', 'events after this sequence number', intArg('--after', 0))
+    .option('--since <date>', 'events found on or after this date, UTC (YYYY-MM-DD)', dateArg('--since'))
+    .action(async (opts: { subscription: number; after?: number; since?: string }) => {
+      if ((opts.after === undefined) === (opts.since === undefined))
+        throw new UsageError('give one of --after <seq> and --since <date>');
       const config = configOrExit();
       const db = await openStore(config);
       try {
-        const events = await readEvents(db.sql, {
-          after: opts.after,
-          limit: opts.limit,
-          types: opts.type,
-          ...(opts.pid ? { pid: opts.pid } : {}),
-        });
-        if (opts.json) {
-          process.stdout.write(events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''));
-          return;
-        }
-        process.stdout.write(
-          formatTable(
-            events.map((e) => ({
-              seq: e.sequence,
-              type: e.type,
-              severity: e.severity,
-              cycle: e.cycle,
-              name: e.name ?? e.pid,
-              previous: (e.data.previous as string | null | undefined) ?? null,
-              current: (e.data.current as string | null | undefined) ?? null,
-            })),
-            ['seq', 'type', 'severity', 'cycle', 'name', 'previous', 'current'],
-          ),
+        const n = await replay(
+          db.sql,
+          opts.subscription,
+          opts.after !== undefined ? { after: opts.after } : { since: new Date(`${opts.since}T00:00:00Z`) },
         );
-        const last = events.at(-1);
-        if (last && events.length === opts.limit)
-          process.stderr.write(`more may follow: daybook events --after ${last.sequence}\n`);
+        if (n === null)
+          throw new UsageError(`there is no subscription ${opts.subscription} (subscribe list shows them)`);
+        process.stdout.write(`subscription ${opts.subscription}: ${n} events queued again\n`);
       } finally {
         await db.close();
       }
     });
+}
+
+export function eventsCommand(): Command {
+  return (
+    new Command('events')
+      // Its --after is its own: `events replay --after N` is the replay's.
+      .enablePositionalOptions()
+      .description(
+        'List events from the outbox, oldest first, after a sequence number: every change, company event and operational event daybook wrote, with no expiry. Page with --after <the last sequence shown>. The event types are listed in the README (Events).',
+      )
+      .option(
+        '--after <seq>',
+        'events after this sequence number (default 0: from the start)',
+        intArg('--after', 0),
+        0,
+      )
+      .option('--limit <n>', 'at most this many events', intArg('--limit', 1, 100_000), 100)
+      .option(
+        '--type <pattern>',
+        'only this type, or a family such as company.status.* (repeatable)',
+        collect,
+        [] as string[],
+      )
+      .option('--pid <pid>', 'only events of this enterprise')
+      .option('--json', 'print one JSON event per line (the shape webhooks send)')
+      .addCommand(replayCommand())
+      .action(
+        async (opts: { after: number; limit: number; type: string[]; pid?: string; json?: boolean }) => {
+          const known = Object.keys(EVENT_TYPES);
+          for (const t of opts.type) {
+            if (!known.some((k) => typeMatches(t, k)))
+              throw new UsageError(
+                `--type ${t} matches no event type; types look like company.status.changed or company.status.* (see the README, Events)`,
+              );
+          }
+          const config = configOrExit();
+          const db = await openStore(config);
+          try {
+            const events = await readEvents(db.sql, {
+              after: opts.after,
+              limit: opts.limit,
+              types: opts.type,
+              ...(opts.pid ? { pid: opts.pid } : {}),
+            });
+            if (opts.json) {
+              process.stdout.write(
+                events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''),
+              );
+              return;
+            }
+            process.stdout.write(
+              formatTable(
+                events.map((e) => ({
+                  seq: e.sequence,
+                  type: e.type,
+                  severity: e.severity,
+                  cycle: e.cycle,
+                  name: e.name ?? e.pid,
+                  previous: (e.data.previous as string | null | undefined) ?? null,
+                  current: (e.data.current as string | null | undefined) ?? null,
+                })),
+                ['seq', 'type', 'severity', 'cycle', 'name', 'previous', 'current'],
+              ),
+            );
+            const last = events.at(-1);
+            if (last && events.length === opts.limit)
+              process.stderr.write(`more may follow: daybook events --after ${last.sequence}\n`);
+          } finally {
+            await db.close();
+          }
+        },
+      )
+  );
 }

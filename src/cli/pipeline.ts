@@ -28,6 +28,7 @@ import {
 } from './assemble.ts';
 import { configOrExit, openStore, sharedDatabaseUrl } from './context.ts';
 import { notAfterToday, productsGetCommand } from './products-get.ts';
+import { deliverAfterRun, deliveryEngine } from './subscribe.ts';
 import { forTerminal } from './terminal.ts';
 import { choiceArg, intArg, UsageError } from './usage.ts';
 
@@ -110,6 +111,9 @@ export function workerCommand(): Command {
       );
       // Jobs in flight cannot complete without Redis: when it is down, they are not waited for.
       life.closer.add('workers', () => running.close(reach.down().some((d) => d.dependency === 'redis')));
+      // Webhooks go out from every worker: deliveries are claimed in Postgres, so they share the work.
+      const delivering = deliveryEngine(config, db.sql, log).run(life.signal);
+      life.closer.add('delivery', () => delivering);
       log.info({ concurrency, heapGrowingPercent }, 'worker started');
       return life.serve();
     });
@@ -185,7 +189,10 @@ export function runCommand(): Command {
           },
         );
         const budget = await budgetOf(db.sql, cycle);
-        if (opts.json) process.stdout.write(`${JSON.stringify({ ...summary, budget })}\n`);
+        // What the cycle found goes out to the subscribed endpoints now (queue mode: workers).
+        const delivered = await deliverAfterRun(config, db.sql, log);
+        if (opts.json)
+          process.stdout.write(`${JSON.stringify({ ...summary, budget, deliveries: delivered })}\n`);
         else {
           const e =
             Object.entries(summary.enterprises)
@@ -200,6 +207,10 @@ export function runCommand(): Command {
           );
           for (const f of summary.failures)
             process.stdout.write(`  failed: watch entry ${forTerminal(f.entity)}: ${forTerminal(f.error)}\n`);
+          if (delivered)
+            process.stdout.write(
+              `  webhooks: ${delivered.delivered} delivered, ${delivered.retrying} to retry (daybook deliver), ${delivered.failed} failed\n`,
+            );
         }
         if (summary.failures.length > 0 || summary.productPulls.some((p) => p.outcome === 'failed'))
           process.exitCode = 1;

@@ -16,10 +16,12 @@ import { changesCommand, driftCommand, statusCommand } from './report.ts';
 import { simCommand } from './sim.ts';
 import { sqlCommand } from './sql.ts';
 import { analyticsRoleCommand, migrateCommand, rebuildCommand } from './storage.ts';
+import { deliverCommand, deliveriesCommand, subscribeCommand } from './subscribe.ts';
 import { watchCommand } from './watch.ts';
 
 export function buildProgram(): Command {
   const program = new Command('daybook')
+    .enablePositionalOptions()
     .description(
       'Scheduled batch ingestion of an enterprise registry and a product trending list into Postgres, with full history and a change log.',
     )
@@ -41,6 +43,9 @@ export function buildProgram(): Command {
   program.addCommand(statusCommand());
   program.addCommand(changesCommand());
   program.addCommand(eventsCommand());
+  program.addCommand(subscribeCommand());
+  program.addCommand(deliverCommand());
+  program.addCommand(deliveriesCommand());
   program.addCommand(driftCommand());
   program.addCommand(sqlCommand());
   program.addCommand(demoCommand());

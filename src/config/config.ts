@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
+import { DEFAULT_SCHEDULE, parseDuration, parseSchedule } from '../delivery/schedule.ts';
 import { isCalendarDate } from '../time/cycles.ts';
 
 const int = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
@@ -185,6 +186,41 @@ export const ENV_SCHEMA = z.object({
     )
     .transform((v) => Date.parse(v))
     .optional(),
+  /** The wait before each webhook attempt, the first included (Svix's schedule by default). */
+  DAYBOOK_WEBHOOK_SCHEDULE: z
+    .string()
+    .trim()
+    .refine(
+      (v) => {
+        try {
+          parseSchedule(v);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { message: 'DAYBOOK_WEBHOOK_SCHEDULE must be durations separated by commas, such as 0,5s,5m,30m,2h' },
+    )
+    .default(DEFAULT_SCHEDULE)
+    .transform((v) => parseSchedule(v)),
+  DAYBOOK_WEBHOOK_TIMEOUT_MS: int('DAYBOOK_WEBHOOK_TIMEOUT_MS', 100, 120_000).default(15_000),
+  /** An endpoint failing this long without one success is disabled. */
+  DAYBOOK_WEBHOOK_DISABLE_AFTER: z
+    .string()
+    .trim()
+    .refine(
+      (v) => {
+        try {
+          return parseDuration(v) > 0;
+        } catch {
+          return false;
+        }
+      },
+      { message: 'DAYBOOK_WEBHOOK_DISABLE_AFTER must be a duration such as 5d or 12h' },
+    )
+    .default('5d')
+    .transform((v) => parseDuration(v)),
+  DAYBOOK_WEBHOOK_CONCURRENCY: int('DAYBOOK_WEBHOOK_CONCURRENCY', 1, 1000).default(32),
 });
 
 export type Config = Readonly<z.infer<typeof ENV_SCHEMA>>;

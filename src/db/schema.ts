@@ -677,3 +677,85 @@ export const events = pgTable(
     check('events_severity_check', sql`${t.severity} in ('high', 'medium', 'low')`),
   ],
 );
+
+/**
+ * Webhook subscriptions (src/delivery/). `secret` (whsec_…) signs deliveries; during a rotation
+ * `previous_secret` signs too until `previous_secret_until`. Neither is in any analytics view.
+ * `cursor_seq`: the events up to it were considered for this subscription.
+ */
+export const subscriptions = pgTable(
+  'subscriptions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    url: text('url').notNull(),
+    secret: text('secret').notNull(),
+    previousSecret: text('previous_secret'),
+    previousSecretUntil: tstz('previous_secret_until'),
+    types: text('types').array().notNull().default(sql`'{}'::text[]`),
+    minSeverity: text('min_severity').notNull().default('low'),
+    pids: text('pids').array().notNull().default(sql`'{}'::text[]`),
+    digestOnly: boolean('digest_only').notNull().default(false),
+    format: text('format').notNull().default('standard'),
+    allowPrivate: boolean('allow_private').notNull().default(false),
+    state: text('state').notNull().default('active'),
+    disabledReason: text('disabled_reason'),
+    failingSince: tstz('failing_since'),
+    cursorSeq: id('cursor_seq').notNull().default(0),
+    createdAt: tstz('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    check('subscriptions_state_check', sql`${t.state} in ('active', 'paused', 'disabled')`),
+    check('subscriptions_format_check', sql`${t.format} in ('standard', 'slack')`),
+    check('subscriptions_severity_check', sql`${t.minSeverity} in ('high', 'medium', 'low')`),
+  ],
+);
+
+/** One event to deliver to one subscription, and where its delivery stands. */
+export const deliveryQueue = pgTable(
+  'delivery_queue',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    subscriptionId: id('subscription_id')
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: 'cascade' }),
+    eventSeq: id('event_seq').notNull(),
+    state: text('state').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: tstz('next_attempt_at').notNull().defaultNow(),
+    holder: text('holder'),
+    leaseUntil: tstz('lease_until'),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    createdAt: tstz('created_at').notNull().defaultNow(),
+    deliveredAt: tstz('delivered_at'),
+  },
+  (t) => [
+    uniqueIndex('delivery_queue_subscription_event_key').on(t.subscriptionId, t.eventSeq),
+    index('delivery_queue_due_idx').on(t.nextAttemptAt).where(sql`${t.state} in ('pending', 'delivering')`),
+    check('delivery_queue_state_check', sql`${t.state} in ('pending', 'delivering', 'succeeded', 'failed')`),
+  ],
+);
+
+/** Every delivery attempt: when, how long, what the endpoint answered (at most 1 KB of it). */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    deliveryId: id('delivery_id')
+      .notNull()
+      .references(() => deliveryQueue.id, { onDelete: 'cascade' }),
+    subscriptionId: id('subscription_id').notNull(),
+    eventSeq: id('event_seq').notNull(),
+    attempt: integer('attempt').notNull(),
+    attemptedAt: tstz('attempted_at').notNull(),
+    latencyMs: integer('latency_ms').notNull(),
+    httpStatus: integer('http_status'),
+    outcome: text('outcome').notNull(),
+    error: text('error'),
+    response: text('response'),
+  },
+  (t) => [
+    index('webhook_deliveries_subscription_idx').on(t.subscriptionId, t.id),
+    index('webhook_deliveries_delivery_idx').on(t.deliveryId),
+  ],
+);

@@ -29,6 +29,8 @@ export interface FeedQuery {
   /** Type patterns: an exact type, or a prefix ending in `.*` (`company.status.*`). */
   types?: readonly string[];
   pid?: string;
+  /** Only these sequence numbers. */
+  seqs?: readonly number[];
 }
 
 /** Whether `type` matches `pattern` (exact, `*`, or `prefix.*`). */
@@ -65,6 +67,7 @@ export async function readEvents(sql: Sql, q: FeedQuery): Promise<Envelope[]> {
            effective_date::text as effective_date, raw_response_id, data
     from events
     where seq > ${q.after} ${byType} ${q.pid ? sql`and pid = ${q.pid}` : sql``}
+      ${q.seqs ? sql`and seq = any(${q.seqs as number[]}::bigint[])` : sql``}
     order by seq
     limit ${q.limit}`;
   return rows.map((r) => ({
@@ -81,4 +84,10 @@ export async function readEvents(sql: Sql, q: FeedQuery): Promise<Envelope[]> {
     raw_response_id: r.raw_response_id === null ? null : Number(r.raw_response_id),
     data: r.data,
   }));
+}
+
+/** The events of the given sequence numbers, by sequence. */
+export async function readEventsBySeq(sql: Sql, seqs: readonly number[]): Promise<Map<number, Envelope>> {
+  const events = await readEvents(sql, { after: 0, limit: seqs.length, seqs });
+  return new Map(events.map((e) => [e.sequence, e]));
 }

@@ -1,0 +1,53 @@
+/**
+ * What a delivery sends: the body in the subscription's format, and the Standard Webhooks
+ * headers. `webhook-id` is the event id, the same on every attempt, so a receiver deduplicates on
+ * it. During a secret rotation both secrets sign (two `v1,` signatures, space-separated).
+ */
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import type { Envelope } from '../events/feed.ts';
+
+/** A new endpoint secret: `whsec_` and 32 random bytes in base64, as Standard Webhooks has them. */
+export function newSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+export type Format = 'standard' | 'slack';
+
+/** The JSON body: Standard Webhooks' `type`, `timestamp` and `data` (the event), or Slack text. */
+export function bodyOf(format: Format, e: Envelope): string {
+  if (format === 'slack') return JSON.stringify({ text: slackText(e) });
+  return JSON.stringify({ type: e.type, timestamp: e.detected_at, data: e });
+}
+
+const SEVERITY_MARK: Record<Envelope['severity'], string> = {
+  high: ':red_circle:',
+  medium: ':large_orange_circle:',
+  low: ':white_circle:',
+};
+
+/** One Slack message line: severity, type, the company, and previous → current when a field changed. */
+export function slackText(e: Envelope): string {
+  const who = e.name ?? e.pid ?? '';
+  const prev = e.data.previous;
+  const cur = e.data.current;
+  const values =
+    prev !== undefined || cur !== undefined ? `: ${String(prev ?? '∅')} → ${String(cur ?? '∅')}` : '';
+  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return `${SEVERITY_MARK[e.severity]} *${esc(e.type)}* ${esc(who)}${esc(values)}${e.cycle ? ` (cycle ${e.cycle})` : ''}`;
+}
+
+/** The Standard Webhooks headers for `body`, signed by every secret given. */
+export function signedHeaders(
+  eventId: string,
+  body: string,
+  secrets: readonly string[],
+  at: Date,
+): Record<string, string> {
+  const signatures = secrets.map((s) => new Webhook(s).sign(eventId, at, body));
+  return {
+    'webhook-id': eventId,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': signatures.join(' '),
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * The delivery tables: subscriptions, the delivery queue (one row per event and subscription,
+ * and where it stands) and the attempt log (`webhook_deliveries`). Every write is a named
+ * function here; the engine (engine.ts) calls them.
+ */
+import type postgres from 'postgres';
+import type { Sql } from '../db/connect.ts';
+import { type Envelope, readEventsBySeq } from '../events/feed.ts';
+import type { Format } from './payload.ts';
+import { newSecret } from './payload.ts';
+
+export type SubscriptionState = 'active' | 'paused' | 'disabled';
+
+/** A subscription as listed: everything but its secrets. */
+export interface Subscription {
+  id: number;
+  url: string;
+  types: string[];
+  min_severity: 'high' | 'medium' | 'low';
+  pids: string[];
+  digest_only: boolean;
+  format: Format;
+  allow_private: boolean;
+  state: SubscriptionState;
+  disabled_reason: string | null;
+  failing_since: Date | null;
+  cursor_seq: number;
+  created_at: Date;
+}
+
+const LISTED = (sql: Sql) =>
+  sql`id::int as id, url, types, min_severity, pids, digest_only, format, allow_private, state,
+      disabled_reason, failing_since, cursor_seq::int as cursor_seq, created_at`;
+
+export interface NewSubscription {
+  url: string;
+  types: string[];
+  minSeverity: 'high' | 'medium' | 'low';
+  pids: string[];
+  digestOnly: boolean;
+  format: Format;
+  allowPrivate: boolean;
+  /** Deliver events from this sequence on (default: only events written from now). */
+  fromSeq?: number;
+}
+
+/** Adds a subscription; returns it with its secret, which is shown once and never again. */
+export async function addSubscription(
+  sql: Sql,
+  s: NewSubscription,
+): Promise<{ subscription: Subscription; secret: string }> {
+  const secret = newSecret();
+  const [row] = await sql<Subscription[]>`
+    insert into subscriptions (url, secret, types, min_severity, pids, digest_only, format, allow_private, cursor_seq)
+    values (${s.url}, ${secret}, ${s.types}::text[], ${s.minSeverity}, ${s.pids}::text[], ${s.digestOnly},
+            ${s.format}, ${s.allowPrivate},
+            ${s.fromSeq === undefined ? sql`(select coalesce(max(seq), 0) from events)` : sql`${Math.max(0, s.fromSeq - 1)}`})
+    returning ${LISTED(sql)}`;
+  return { subscription: row as Subscription, secret };
+}
+
+export async function listSubscriptions(sql: Sql): Promise<Subscription[]> {
+  return sql<Subscription[]>`select ${LISTED(sql)} from subscriptions order by id`;
+}
+
+export async function getSubscription(sql: Sql, id: number): Promise<Subscription | null> {
+  const [row] = await sql<Subscription[]>`select ${LISTED(sql)} from subscriptions where id = ${id}`;
+  return row ?? null;
+}
+
+/** Pauses (deliveries wait), resumes (a disabled one too), or removes a subscription. */
+export async function setSubscriptionState(
+  sql: Sql,
+  id: number,
+  state: 'active' | 'paused',
+): Promise<Subscription | null> {
+  const [row] = await sql<Subscription[]>`
+    update subscriptions set state = ${state},
+      disabled_reason = case when ${state} = 'active' then null else disabled_reason end,
+      failing_since = case when ${state} = 'active' then null else failing_since end
+    where id = ${id} returning ${LISTED(sql)}`;
+  return row ?? null;
+}
+
+export async function removeSubscription(sql: Sql, id: number): Promise<boolean> {
+  const rows = await sql`delete from subscriptions where id = ${id} returning id`;
+  return rows.length > 0;
+}
+
+/** A new secret; the old one keeps signing beside it for `overlapMs` (receivers switch meanwhile). */
+export async function rotateSecret(sql: Sql, id: number, overlapMs: number): Promise<string | null> {
+  const secret = newSecret();
+  const rows = await sql`
+    update subscriptions set previous_secret = secret, secret = ${secret},
+      previous_secret_until = now() + ${`${Math.round(overlapMs)} milliseconds`}::interval
+    where id = ${id} returning id`;
+  return rows.length > 0 ? secret : null;
+}
+
+/** Whether subscription `s` takes event `e` (its type patterns, minimum severity, PIDs, digest). */
+const takes = (sql: Sql) => sql`
+  (cardinality(s.types) = 0 or exists (
+     select 1 from unnest(s.types) p
+     where e.type = p or p = '*' or (p like '%.*' and e.type like left(p, -1) || '%')))
+  and (case e.severity when 'high' then 3 when 'medium' then 2 else 1 end)
+      >= (case s.min_severity when 'high' then 3 when 'medium' then 2 else 1 end)
+  and (cardinality(s.pids) = 0 or e.pid = any(s.pids))
+  and (not s.digest_only or e.type = 'digest.daily')`;
+
+/**
+ * Queues again, for subscription `id`, the events it takes after sequence `after` (or found
+ * since `since`), up to its cursor: delivered ones go again with the same webhook-id (receivers
+ * deduplicate on it), failed ones get a fresh schedule. Returns how many were queued.
+ */
+export async function replay(
+  sql: Sql,
+  id: number,
+  from: { after: number } | { since: Date },
+): Promise<number | null> {
+  const [sub] = await sql<{ id: number }[]>`select id::int as id from subscriptions where id = ${id}`;
+  if (!sub) return null;
+  const rows = await sql`
+    insert into delivery_queue (subscription_id, event_seq)
+    select s.id, e.seq from events e, subscriptions s
+    where s.id = ${id} and e.seq <= s.cursor_seq and ${takes(sql)}
+      and ${'after' in from ? sql`e.seq > ${from.after}` : sql`e.detected_at >= ${from.since}`}
+    on conflict (subscription_id, event_seq) do update set
+      state = 'pending', attempts = 0, next_attempt_at = now(), holder = null, lease_until = null
+      where delivery_queue.state <> 'delivering'
+    returning id`;
+  return rows.length;
+}
+
+/**
+ * Queues, for every subscription that is not disabled, the events written since its cursor
+ * that its filters take, and moves the cursor. Events commit in sequence order (outbox.ts), so
+ * a cursor never skips one. Returns how many deliveries were queued.
+ */
+export async function fanOut(sql: postgres.Sql, batch = 5000): Promise<number> {
+  const [top] = await sql<{ max: string | null }[]>`select max(seq) as max from events`;
+  const max = Number(top?.max ?? 0);
+  let queued = 0;
+  const subs = await sql<{ id: number; cursor_seq: number }[]>`
+    select id::int as id, cursor_seq::int as cursor_seq from subscriptions
+    where state <> 'disabled' and cursor_seq < ${max}`;
+  for (const s of subs) {
+    let cursor = s.cursor_seq;
+    while (cursor < max) {
+      const upto = Math.min(max, cursor + batch);
+      queued += await sql.begin(async (tx) => {
+        // The row lock makes two engines fan out one subscription one after the other.
+        const [locked] = await tx<{ cursor_seq: number }[]>`
+          select cursor_seq::int as cursor_seq from subscriptions where id = ${s.id} and state <> 'disabled' for update`;
+        if (!locked || locked.cursor_seq >= upto) return 0;
+        const inserted = await tx`
+          insert into delivery_queue (subscription_id, event_seq)
+          select s.id, e.seq from events e, subscriptions s
+          where s.id = ${s.id} and e.seq > ${locked.cursor_seq} and e.seq <= ${upto} and ${takes(tx)}
+          on conflict (subscription_id, event_seq) do nothing
+          returning id`;
+        await tx`update subscriptions set cursor_seq = ${upto} where id = ${s.id}`;
+        return inserted.length;
+      });
+      cursor = upto;
+    }
+  }
+  return queued;
+}
+
+/** A claimed delivery: what to send, where, signed with which secrets. */
+export interface Claimed {
+  id: number;
+  subscription_id: number;
+  event_seq: number;
+  attempts: number;
+  url: string;
+  format: Format;
+  allow_private: boolean;
+  secrets: string[];
+  failing_since: Date | null;
+  event: Envelope;
+}
+
+/**
+ * Claims up to `limit` due deliveries of active subscriptions, at most `perSubscription` of
+ * each and none of `busy` (subscriptions already at their share in this process): a slow
+ * endpoint never takes the slots of others. A claim lasts `leaseMs`; a lapsed one is due again.
+ */
+export async function claimDue(
+  sql: Sql,
+  o: { holder: string; limit: number; perSubscription: number; busy: readonly number[]; leaseMs: number },
+): Promise<Claimed[]> {
+  if (o.limit <= 0) return [];
+  const rows = await sql<(Omit<Claimed, 'event'> & { previous_secret_live: boolean })[]>`
+    with candidates as (
+      select id from (
+        select q.id, row_number() over (partition by q.subscription_id order by q.next_attempt_at, q.id) as rn
+        from delivery_queue q join subscriptions s on s.id = q.subscription_id
+        where s.state = 'active' and not (q.subscription_id = any(${o.busy as number[]}::bigint[]))
+          and ((q.state = 'pending' and q.next_attempt_at <= now())
+               or (q.state = 'delivering' and q.lease_until < now()))
+      ) w where rn <= ${o.perSubscription}
+    ), due as (
+      select q.id from delivery_queue q where q.id in (select id from candidates)
+      order by q.next_attempt_at, q.id
+      for update of q skip locked
+      limit ${o.limit}
+    )
+    update delivery_queue q set state = 'delivering', holder = ${o.holder},
+      lease_until = now() + ${`${o.leaseMs} milliseconds`}::interval
+    from due, subscriptions s
+    where q.id = due.id and s.id = q.subscription_id
+    returning q.id::int as id, q.subscription_id::int as subscription_id, q.event_seq::int as event_seq,
+      q.attempts, s.url, s.format, s.allow_private, s.failing_since,
+      array_remove(array[s.secret, case when s.previous_secret_until > now() then s.previous_secret end], null) as secrets`;
+  if (rows.length === 0) return [];
+  const events = await readEventsBySeq(sql, [...new Set(rows.map((r) => r.event_seq))]);
+  return rows.map((r) => ({ ...r, event: events.get(r.event_seq) as Envelope }));
+}
+
+export interface AttemptRecord {
+  deliveryId: number;
+  subscriptionId: number;
+  eventSeq: number;
+  attempt: number;
+  attemptedAt: Date;
+  latencyMs: number;
+  httpStatus: number | null;
+  outcome: 'succeeded' | 'retrying' | 'failed';
+  error: string | null;
+  response: string | null;
+  /** When it goes again (`retrying`). */
+  nextAttemptAt: Date | null;
+  holder: string;
+}
+
+/**
+ * Records an attempt and where its delivery now stands, if this holder still holds it (a claim
+ * taken over after a lapsed lease is not overwritten). Returns whether it was recorded.
+ */
+export async function recordAttempt(sql: Sql, a: AttemptRecord): Promise<boolean> {
+  const rows = await sql`
+    update delivery_queue set
+      state = ${a.outcome === 'retrying' ? 'pending' : a.outcome},
+      attempts = ${a.attempt},
+      next_attempt_at = coalesce(${a.nextAttemptAt}::timestamptz, next_attempt_at),
+      holder = null, lease_until = null,
+      last_status = ${a.httpStatus}, last_error = ${a.error},
+      delivered_at = case when ${a.outcome} = 'succeeded' then now() else delivered_at end
+    where id = ${a.deliveryId} and holder = ${a.holder} and state = 'delivering'
+    returning id`;
+  if (rows.length === 0) return false;
+  await sql`
+    insert into webhook_deliveries (delivery_id, subscription_id, event_seq, attempt, attempted_at, latency_ms,
+                                    http_status, outcome, error, response)
+    values (${a.deliveryId}, ${a.subscriptionId}, ${a.eventSeq}, ${a.attempt}, ${a.attemptedAt}, ${a.latencyMs},
+            ${a.httpStatus}, ${a.outcome}, ${a.error}, ${a.response})`;
+  return true;
+}
