@@ -19,6 +19,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { readEvents } from '../events/feed.ts';
 import type { Queues } from './queues.ts';
 
 export const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -126,6 +127,42 @@ export function metricsRegistry(sql: postgres.Sql, queues: Queues): Registry {
       const rows = await sql<{ operation: string; outcome: string; n: number }[]>`
         select operation, outcome, count(*)::int as n from raw_responses group by 1, 2`;
       for (const r of rows) this.set({ operation: r.operation, outcome: r.outcome }, r.n);
+    },
+  });
+  new Gauge({
+    name: 'daybook_webhook_attempts',
+    help: 'Webhook delivery attempts (webhook_deliveries), by outcome: succeeded, retrying, failed.',
+    labelNames: ['outcome'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await sql<{ outcome: string; n: number }[]>`
+        select outcome, count(*)::int as n from webhook_deliveries group by 1`;
+      for (const r of rows) this.set({ outcome: r.outcome }, r.n);
+    },
+  });
+  new Gauge({
+    name: 'daybook_webhook_queue',
+    help: 'Webhook deliveries by state (pending, delivering, succeeded, failed) in delivery_queue.',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await sql<{ state: string; n: number }[]>`
+        select state, count(*)::int as n from delivery_queue group by 1`;
+      for (const r of rows) this.set({ state: r.state }, r.n);
+    },
+  });
+  new Gauge({
+    name: 'daybook_webhook_endpoints',
+    help: 'Webhook subscriptions by state (active, paused, disabled).',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await sql<{ state: string; n: number }[]>`
+        select state, count(*)::int as n from subscriptions group by 1`;
+      for (const r of rows) this.set({ state: r.state }, r.n);
     },
   });
   new Gauge({
@@ -277,6 +314,28 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
   app.get('/metrics', async (_request, reply) => {
     reply.type(registry.contentType);
     return registry.metrics();
+  });
+
+  // The pull feed: the outbox from any point (?after=<sequence>&limit=N&type=…), behind the token.
+  app.get('/events', async (request, reply) => {
+    const q = request.query as Record<string, string | string[] | undefined>;
+    const one = (k: string) => (Array.isArray(q[k]) ? q[k][0] : q[k]);
+    const after = Number(one('after') ?? 0);
+    const limit = Number(one('limit') ?? 100);
+    if (
+      !Number.isSafeInteger(after) ||
+      after < 0 ||
+      !Number.isSafeInteger(limit) ||
+      limit < 1 ||
+      limit > 10_000
+    )
+      return reply
+        .code(400)
+        .send({ error: 'after must be a whole number ≥ 0 and limit one from 1 to 10000' });
+    const types = ([] as string[]).concat(q.type ?? []);
+    const events = await readEvents(options.sql, { after, limit, ...(types.length ? { types } : {}) });
+    const last = events.at(-1);
+    return { events, next_after: last ? last.sequence : after };
   });
 
   app.get('/healthz', async (request, reply) => {

@@ -119,6 +119,30 @@ describe('the admin server', { timeout: 300_000 }, () => {
     expect(text).toContain('daybook_rate_limited_answers');
   });
 
+  it('/events pages through the outbox as daybook events does; /metrics counts webhook attempts', async () => {
+    const all = (await (await fetch(`${admin.url}/events?limit=10000`)).json()) as {
+      events: { sequence: number; type: string }[];
+      next_after: number;
+    };
+    expect(all.events.filter((e) => e.type === 'company.first_seen')).toHaveLength(12);
+    const page = (await (
+      await fetch(`${admin.url}/events?after=${all.events[4]?.sequence}&limit=3`)
+    ).json()) as {
+      events: { sequence: number }[];
+      next_after: number;
+    };
+    expect(page.events.map((e) => e.sequence)).toEqual(all.events.slice(5, 8).map((e) => e.sequence));
+    expect(page.next_after).toBe(all.events[7]?.sequence);
+    const typed = (await (await fetch(`${admin.url}/events?type=company.first_seen&limit=100`)).json()) as {
+      events: unknown[];
+    };
+    expect(typed.events).toHaveLength(12);
+    expect((await fetch(`${admin.url}/events?after=-1`)).status).toBe(400);
+    const text = await (await fetch(`${admin.url}/metrics`)).text();
+    expect(text).toContain('# HELP daybook_webhook_attempts');
+    expect(text).toContain('# HELP daybook_webhook_queue');
+  });
+
   it('refuses to bind beyond loopback without a token, and then requires it', async () => {
     await expect(
       buildAdminApp({
