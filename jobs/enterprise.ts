@@ -8,6 +8,7 @@
  * landed, so a completed purchase is never bought twice; a call that holder sent and never
  * settled is presumed billed.
  */
+
 import { z } from 'zod';
 import { costOfAnswer, isBilledSuccess, usageOf } from '../src/budget/billing.ts';
 import { pauseCycle } from '../src/budget/credits.ts';
@@ -29,6 +30,7 @@ import {
 import { isConnectionLoss, whileUnreachable } from '../src/db/outage.ts';
 import type { Mismatch } from '../src/db/resolution-mismatches.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
+import { noteCycleProgress } from '../src/events/outbox.ts';
 import { applyEnterpriseAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/runtime/boundary.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
@@ -74,6 +76,25 @@ export async function processEnterprise(
   data: EnterpriseJobData,
   jobId: string,
   lastAttempt = false,
+): Promise<JobReport> {
+  try {
+    return await refreshEntry(deps, data, jobId, lastAttempt);
+  } finally {
+    // The job that settles the last entry of the cycle writes cycle.completed and its digest.
+    await noteCycleProgress(deps.sql, data.cycle, deps.now()).catch((err: unknown) =>
+      deps.log.warn(
+        { cycle: data.cycle, err: err instanceof Error ? err.message : String(err) },
+        'could not check whether the cycle is complete; the next job will',
+      ),
+    );
+  }
+}
+
+async function refreshEntry(
+  deps: JobDeps,
+  data: EnterpriseJobData,
+  jobId: string,
+  lastAttempt: boolean,
 ): Promise<JobReport> {
   const { sql, config } = deps;
   const { cycle, watchId } = data;

@@ -4,7 +4,8 @@
  * spent + reserved + cost ≤ budget and the cycle is not paused), then settles with what was
  * actually billed, or releases the reservation when nothing was.
  */
-import type { Sql } from '../db/connect.ts';
+import { inTransaction, type Sql } from '../db/connect.ts';
+import { appendEvents } from '../events/outbox.ts';
 
 export type ReserveOutcome =
   | { ok: true }
@@ -58,7 +59,25 @@ export async function settleCredits(
 
 /** Pauses enterprise work of the cycle (insufficient credits, a refusing upstream). */
 export async function pauseCycle(sql: Sql, cycle: string, reason: string): Promise<void> {
-  await sql`update cycle_budgets set paused_at = coalesce(paused_at, now()), paused_reason = ${reason} where cycle = ${cycle}`;
+  await inTransaction(sql, async (tx) => {
+    // The event is written once per pause: by whoever moved the cycle from running to paused.
+    const [was] = await tx<{ paused_at: Date | null }[]>`
+      select paused_at from cycle_budgets where cycle = ${cycle} for update`;
+    await tx`update cycle_budgets set paused_at = coalesce(paused_at, now()), paused_reason = ${reason} where cycle = ${cycle}`;
+    if (!was || was.paused_at !== null) return;
+    const refusing = /refus/i.test(reason) && !/insufficient_credits/.test(reason);
+    await appendEvents(tx, [
+      {
+        type: refusing ? 'upstream.refusing' : 'cycle.paused',
+        severity: 'high',
+        pid: null,
+        cycle,
+        detectedAt: new Date(),
+        rawResponseId: null,
+        data: { cycle, counts: {}, credits: null, reason },
+      },
+    ]);
+  });
 }
 
 /** Clears a pause; returns whether the cycle was paused. */

@@ -2,7 +2,7 @@
 
 import { Command } from 'commander';
 import { demoCommand } from './demo.ts';
-import { eventsCommand } from './events.ts';
+import { digestCommand, eventsCommand } from './events.ts';
 import {
   enqueueCommand,
   productsCommand,
@@ -43,6 +43,7 @@ export function buildProgram(): Command {
   program.addCommand(statusCommand());
   program.addCommand(changesCommand());
   program.addCommand(eventsCommand());
+  program.addCommand(digestCommand());
   program.addCommand(subscribeCommand());
   program.addCommand(deliverCommand());
   program.addCommand(deliveriesCommand());

@@ -21,6 +21,7 @@
  */
 
 import { type ReserveOutcome, reserveCredits, settleCredits } from '../budget/credits.ts';
+import { appendEvents } from '../events/outbox.ts';
 import type { Plan } from '../plan/planner.ts';
 import { inTransaction, type Sql } from './connect.ts';
 
@@ -310,12 +311,31 @@ export async function failFetch(
   failure: { final: boolean; code: string; message: string; entryError: string },
 ): Promise<void> {
   await inTransaction(sql, async (tx) => {
-    await tx`update cycle_fetches set status = ${failure.final ? 'failed' : 'retrying'}, holder = null,
+    const moved =
+      await tx`update cycle_fetches set status = ${failure.final ? 'failed' : 'retrying'}, holder = null,
                lease_until = null, error_code = ${failure.code}, error_message = ${failure.message}, updated_at = now()
              where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
-               and status = 'fetching'`;
-    await tx`update watchlist set last_outcome = ${failure.code}, last_error = ${failure.entryError},
-               last_cycle = ${claim.cycle} where id = ${claim.watchId}`;
+               and status = 'fetching' returning watch_id`;
+    const [entry] = await tx<{ keyword: string }[]>`
+      update watchlist set last_outcome = ${failure.code}, last_error = ${failure.entryError},
+               last_cycle = ${claim.cycle} where id = ${claim.watchId} returning keyword`;
+    if (failure.final && moved.length > 0)
+      await appendEvents(tx, [
+        {
+          type: 'entry.failed',
+          severity: 'medium',
+          pid: null,
+          cycle: claim.cycle,
+          detectedAt: new Date(),
+          rawResponseId: null,
+          data: {
+            watch_id: claim.watchId,
+            keyword: entry?.keyword ?? '',
+            reason: failure.code,
+            message: failure.message,
+          },
+        },
+      ]);
   });
 }
 

@@ -10,9 +10,11 @@
  * A rebuild replays history without re-emitting it: it sets `daybook.rebuilding` for its
  * transaction (`suppressEvents`), and writes in it emit nothing.
  */
+import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
 import type { EnterpriseChangeCategory, Severity } from '../history/classify.ts';
 import { changeEventType, type EventType, observationEventType, severityOfEvent } from './catalogue.ts';
+import { cycleDigest } from './digest.ts';
 
 /** The advisory lock key of outbox writers ('dbevents' as 64-bit ASCII, taken by nothing else). */
 export const EVENTS_LOCK = 7_233_174_018_574_889_587n;
@@ -128,4 +130,53 @@ export function observationEvent(o: {
     rawResponseId: o.rawResponseId,
     data: { kind: o.kind, keyword: o.keyword, detail: o.detail },
   };
+}
+
+/**
+ * When every planned entry of `cycle` has reached a final state and the cycle is not paused,
+ * writes `cycle.completed` and `digest.daily`, once per cycle: the check runs under the outbox
+ * lock, so two processes finishing the last entries at once write them once. Returns whether it
+ * wrote them.
+ */
+export async function noteCycleProgress(sql: postgres.Sql, cycle: string, now: Date): Promise<boolean> {
+  const [open] = await sql<{ open: boolean }[]>`
+    select exists (select 1 from cycle_fetches where cycle = ${cycle} and status in ('planned', 'fetching', 'retrying'))
+        or not exists (select 1 from cycle_fetches where cycle = ${cycle})
+        or exists (select 1 from cycle_budgets where cycle = ${cycle} and paused_at is not null) as open`;
+  if (open?.open !== false) return false;
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${EVENTS_LOCK.toString()}::bigint)`;
+    const [done] = await tx`select 1 from events where type = 'cycle.completed' and cycle = ${cycle} limit 1`;
+    if (done) return false;
+    const counts = await tx<{ status: string; n: number }[]>`
+      select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status`;
+    const [budget] = await tx<{ spent: number }[]>`select spent from cycle_budgets where cycle = ${cycle}`;
+    const digest = await cycleDigest(tx, cycle);
+    await appendEvents(tx, [
+      {
+        type: 'cycle.completed',
+        severity: 'low',
+        pid: null,
+        cycle,
+        detectedAt: now,
+        rawResponseId: null,
+        data: {
+          cycle,
+          counts: Object.fromEntries(counts.map((c) => [c.status, c.n])),
+          credits: budget?.spent ?? null,
+          reason: null,
+        },
+      },
+      {
+        type: 'digest.daily',
+        severity: 'low',
+        pid: null,
+        cycle,
+        detectedAt: now,
+        rawResponseId: null,
+        data: { cycle, markdown: digest.markdown, companies: digest.companies },
+      },
+    ]);
+    return true;
+  }) as Promise<boolean>;
 }

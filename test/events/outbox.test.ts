@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pauseCycle, resumeCycle } from '../../src/budget/credits.ts';
 import { EVENT_TYPES, type EventType, envelopeSchema, eventJsonSchemas } from '../../src/events/catalogue.ts';
 import { readEvents } from '../../src/events/feed.ts';
 import { appendEvents } from '../../src/events/outbox.ts';
@@ -43,7 +44,7 @@ describe('the event outbox', { timeout: 180_000 }, () => {
     const [counts] = await t.sql<{ changes: number; observations: number; events: number }[]>`
       select (select count(*)::int from enterprise_changes) as changes,
              (select count(*)::int from enterprise_observations) as observations,
-             (select count(*)::int from events) as events`;
+             (select count(*)::int from events where pid is not null) as events`;
     expect(counts?.changes).toBeGreaterThan(0);
     expect(counts?.events).toBe((counts?.changes ?? 0) + (counts?.observations ?? 0));
     // Each change's event carries its values and the version it made.
@@ -201,6 +202,47 @@ describe('the event outbox', { timeout: 180_000 }, () => {
     const bad = await runDaybook(['events', '--type', 'company.nonsense'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--type company.nonsense matches no event type');
+  });
+
+  it("writes cycle.completed and digest.daily once per completed cycle; the digest lists exactly the cycle's changes", async () => {
+    const events = await all();
+    for (const cycle of CYCLES) {
+      expect(events.filter((e) => e.type === 'cycle.completed' && e.cycle === cycle)).toHaveLength(1);
+      const digests = events.filter((e) => e.type === 'digest.daily' && e.cycle === cycle);
+      expect(digests).toHaveLength(1);
+      const d = digests[0]?.data as {
+        markdown: string;
+        companies: {
+          pid: string;
+          changes: { field: string | null; previous: string | null; current: string | null }[];
+        }[];
+      };
+      const changes = await t.sql<
+        { pid: string; field: string; before: string | null; after: string | null }[]
+      >`
+        select pid, field, before, after from enterprise_changes where cycle = ${cycle}`;
+      const listed = d.companies.flatMap((c) =>
+        c.changes.filter((x) => x.field !== null).map((x) => [c.pid, x.field, x.previous, x.current]),
+      );
+      expect(listed.map((x) => JSON.stringify(x)).sort()).toEqual(
+        changes.map((c) => JSON.stringify([c.pid, c.field, c.before, c.after])).sort(),
+      );
+      if (changes.length > 0) expect(d.markdown).toContain(`# daybook digest, cycle ${cycle}`);
+    }
+    const printed = await runDaybook(['digest', '--cycle', CYCLES[1] as string], { DATABASE_URL: t.url });
+    expect(printed.code, printed.stderr).toBe(0);
+    const d1 = events.find((e) => e.type === 'digest.daily' && e.cycle === CYCLES[1]);
+    expect(printed.stdout).toBe((d1?.data as { markdown: string }).markdown);
+  });
+
+  it('writes cycle.paused once when a cycle is paused, whoever pauses it again', async () => {
+    const cycle = CYCLES[2] as string;
+    await pauseCycle(t.sql, cycle, 'insufficient_credits: test');
+    await pauseCycle(t.sql, cycle, 'insufficient_credits: again');
+    const paused = (await all()).filter((e) => e.type === 'cycle.paused' && e.cycle === cycle);
+    expect(paused).toHaveLength(1);
+    expect(paused[0]?.data.reason).toBe('insufficient_credits: test');
+    await resumeCycle(t.sql, cycle);
   });
 
   it('is readable in SQL as analytics.events', async () => {

@@ -1,0 +1,90 @@
+/**
+ * The daily digest of a cycle: its changes and company events, grouped by company and ordered by
+ * severity, as Markdown (for people, and language-model tools alike) and as a structured list.
+ * `renderDigest` is pure; `cycleDigest` reads the cycle's events.
+ */
+import type { Sql } from '../db/connect.ts';
+import { type Envelope, readEvents } from './feed.ts';
+
+export interface DigestCompany {
+  pid: string;
+  name: string | null;
+  changes: {
+    type: string;
+    severity: Envelope['severity'];
+    field: string | null;
+    previous: string | null;
+    current: string | null;
+    event_id: string;
+  }[];
+}
+
+export interface Digest {
+  cycle: string;
+  markdown: string;
+  companies: DigestCompany[];
+}
+
+const RANK = { high: 0, medium: 1, low: 2 } as const;
+
+/** The digest of `events` (the company events of one cycle). */
+export function renderDigest(cycle: string, events: readonly Envelope[]): Digest {
+  const byPid = new Map<string, DigestCompany>();
+  for (const e of events) {
+    if (!e.pid || !e.type.startsWith('company.') || e.type === 'company.first_seen') continue;
+    const c = byPid.get(e.pid) ?? { pid: e.pid, name: e.name, changes: [] };
+    c.name = e.name ?? c.name;
+    const str = (v: unknown) => (v === undefined || v === null ? null : String(v));
+    c.changes.push({
+      type: e.type,
+      severity: e.severity,
+      field: str(e.data.field),
+      previous: str(e.data.previous),
+      current: str(e.data.current),
+      event_id: e.id,
+    });
+    byPid.set(e.pid, c);
+  }
+  const worst = (c: DigestCompany) => Math.min(...c.changes.map((x) => RANK[x.severity]));
+  const companies = [...byPid.values()]
+    .map((c) => ({ ...c, changes: [...c.changes].sort((a, b) => RANK[a.severity] - RANK[b.severity]) }))
+    .sort((a, b) => worst(a) - worst(b) || (a.name ?? a.pid).localeCompare(b.name ?? b.pid));
+  const counts = { high: 0, medium: 0, low: 0 };
+  for (const c of companies) for (const x of c.changes) counts[x.severity]++;
+  const lines: string[] = [`# daybook digest, cycle ${cycle}`, ''];
+  if (companies.length === 0) lines.push('No changes at the watched companies in this cycle.');
+  else {
+    lines.push(
+      `${companies.length} ${companies.length === 1 ? 'company' : 'companies'} changed: ${counts.high} high, ${counts.medium} medium, ${counts.low} low.`,
+    );
+    const md = (s: string) => s.replace(/([\\`*_[\]|<>#])/g, '\\$1').replace(/\s+/g, ' ');
+    for (const severity of ['high', 'medium', 'low'] as const) {
+      const group = companies.filter(
+        (c) => c.changes.some((x) => x.severity === severity) && worst(c) === RANK[severity],
+      );
+      if (group.length === 0) continue;
+      lines.push('', `## ${severity[0]?.toUpperCase()}${severity.slice(1)}`);
+      for (const c of group) {
+        lines.push('', `### ${md(c.name ?? c.pid)} (${md(c.pid)})`);
+        for (const x of c.changes) {
+          const values =
+            x.previous !== null || x.current !== null
+              ? `: ${md(x.previous ?? '∅')} → ${md(x.current ?? '∅')}`
+              : '';
+          lines.push(`- **${x.severity}** ${x.type}${x.field ? ` (${md(x.field)})` : ''}${values}`);
+        }
+      }
+    }
+  }
+  return { cycle, markdown: `${lines.join('\n')}\n`, companies };
+}
+
+/** The digest of cycle `cycle`, from the outbox. */
+export async function cycleDigest(sql: Sql, cycle: string): Promise<Digest> {
+  const rows = await sql<
+    { seq: string }[]
+  >`select seq from events where cycle = ${cycle} and pid is not null order by seq`;
+  const seqs = rows.map((r) => Number(r.seq));
+  const events = seqs.length ? await readEvents(sql, { after: 0, limit: seqs.length, seqs }) : [];
+  return renderDigest(cycle, events);
+}
