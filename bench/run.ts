@@ -7,6 +7,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { benchCli } from './cli.ts';
 import { benchCredit } from './credit.ts';
+import { benchDelivery } from './delivery.ts';
 import { benchDiff } from './diff.ts';
 import { benchLoad } from './load.ts';
 import { benchMemory } from './memory.ts';
@@ -23,6 +24,7 @@ const PARTS = {
   credit: () => benchCredit(),
   diff: () => benchDiff(),
   cli: () => benchCli(),
+  delivery: () => benchDelivery(),
 } as const;
 type Part = keyof typeof PARTS;
 

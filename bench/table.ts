@@ -2,6 +2,7 @@
 
 import type { CliResult } from './cli.ts';
 import type { CreditResult } from './credit.ts';
+import type { DeliveryResult } from './delivery.ts';
 import type { DiffResult } from './diff.ts';
 import type { LoadResult } from './load.ts';
 import type { MemoryResult } from './memory.ts';
@@ -131,6 +132,15 @@ function cliLines(c: CliResult): Line[] {
   ];
 }
 
+function deliveryLines(d: DeliveryResult): Line[] {
+  return d.runs.map((r) => [
+    `webhooks, ${n(r.events)} events to ${r.endpoints} endpoint${r.endpoints === 1 ? '' : 's'}`,
+    `${n(r.deliveries)} in ${r.seconds} s: ${n(r.perSecond)}/s; p50 ${n(r.p50Ms)} ms, p99 ${n(r.p99Ms)} ms from the write`,
+    '≥ 200/s; p99 < 5000 ms',
+    yes(r.perSecond >= 200),
+  ]);
+}
+
 export function renderTable(doc: Document): string {
   const lines: Line[] = [];
   const render: Record<string, (x: never) => Line[]> = {
@@ -141,6 +151,7 @@ export function renderTable(doc: Document): string {
     planner: plannerLines,
     diff: diffLines,
     cli: cliLines,
+    delivery: deliveryLines,
   };
   for (const [part, fn] of Object.entries(render)) {
     const result = doc.parts[part] as { error?: string } | undefined;

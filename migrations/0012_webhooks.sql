@@ -53,6 +53,6 @@ CREATE TABLE "webhook_deliveries" (
 ALTER TABLE "delivery_queue" ADD CONSTRAINT "delivery_queue_subscription_id_subscriptions_id_fk" FOREIGN KEY ("subscription_id") REFERENCES "public"."subscriptions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_delivery_id_delivery_queue_id_fk" FOREIGN KEY ("delivery_id") REFERENCES "public"."delivery_queue"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "delivery_queue_subscription_event_key" ON "delivery_queue" USING btree ("subscription_id","event_seq");--> statement-breakpoint
-CREATE INDEX "delivery_queue_due_idx" ON "delivery_queue" USING btree ("next_attempt_at") WHERE "delivery_queue"."state" in ('pending', 'delivering');--> statement-breakpoint
+CREATE INDEX "delivery_queue_due_idx" ON "delivery_queue" USING btree ("subscription_id","next_attempt_at","id") WHERE "delivery_queue"."state" in ('pending', 'delivering');--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_subscription_idx" ON "webhook_deliveries" USING btree ("subscription_id","id");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_delivery_idx" ON "webhook_deliveries" USING btree ("delivery_id");

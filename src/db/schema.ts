@@ -731,7 +731,11 @@ export const deliveryQueue = pgTable(
   },
   (t) => [
     uniqueIndex('delivery_queue_subscription_event_key').on(t.subscriptionId, t.eventSeq),
-    index('delivery_queue_due_idx').on(t.nextAttemptAt).where(sql`${t.state} in ('pending', 'delivering')`),
+    // Due work per subscription: a pending delivery is due at next_attempt_at, a claimed one when
+    // its lease ends (next_attempt_at is set to it), so one index serves both.
+    index('delivery_queue_due_idx')
+      .on(t.subscriptionId, t.nextAttemptAt, t.id)
+      .where(sql`${t.state} in ('pending', 'delivering')`),
     check('delivery_queue_state_check', sql`${t.state} in ('pending', 'delivering', 'succeeded', 'failed')`),
   ],
 );

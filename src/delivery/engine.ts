@@ -57,6 +57,7 @@ export class DeliveryEngine {
   private readonly holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly perSub = new Map<number, number>();
   private inFlight = 0;
+  private idle = false;
   private wake: (() => void) | null = null;
   private readonly now: () => Date;
   private readonly random: () => number;
@@ -129,18 +130,22 @@ export class DeliveryEngine {
       if (stop()) break;
       const free = this.o.concurrency - this.inFlight;
       let claimed: Claimed[] = [];
-      if (free > 0) {
+      // Claims go in batches (a quarter of the slots, or whatever is free when nothing runs):
+      // a claim per finished delivery would cost a query each.
+      if (free > 0 && (free >= Math.ceil(this.o.concurrency / 4) || this.inFlight === 0 || this.idle)) {
         const busy = [...this.perSub].filter(([, n]) => n >= per).map(([id]) => id);
         claimed = await claimDue(this.sql, {
           holder: this.holder,
           limit: free,
           perSubscription: per,
           busy,
-          leaseMs: this.o.leaseMs ?? this.o.timeoutMs + 60_000,
+          leaseMs: this.o.leaseMs ?? this.o.timeoutMs + 10_000,
         });
         for (const d of claimed) this.start(d, summary);
       }
       if (claimed.length === 0 && this.inFlight === 0) break;
+      // Nothing more was due: claim again as soon as a slot frees, whatever its size.
+      this.idle = free > 0 && claimed.length < free;
       // Wait for one delivery to end: its slot, or its endpoint's, is free again.
       await new Promise<void>((r) => (this.wake = r));
     }
@@ -239,9 +244,12 @@ export class DeliveryEngine {
   }
 
   private async succeeded(tx: postgres.TransactionSql, d: Claimed): Promise<void> {
+    // Usually the endpoint was not failing, and nothing is written (or locked).
+    if (d.failing_since === null) return;
     const [s] = await tx<{ failing_since: Date | null }[]>`
       update subscriptions u set failing_since = null
-      from (select id, failing_since from subscriptions where id = ${d.subscription_id} for update) old
+      from (select id, failing_since from subscriptions where id = ${d.subscription_id}
+            and failing_since is not null for update) old
       where u.id = old.id returning old.failing_since`;
     if (s?.failing_since && this.now().getTime() - new Date(s.failing_since).getTime() >= RECOVERY_NOTICE_MS)
       await appendEvents(tx, [

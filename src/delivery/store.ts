@@ -191,23 +191,23 @@ export async function claimDue(
   o: { holder: string; limit: number; perSubscription: number; busy: readonly number[]; leaseMs: number },
 ): Promise<Claimed[]> {
   if (o.limit <= 0) return [];
-  const rows = await sql<(Omit<Claimed, 'event'> & { previous_secret_live: boolean })[]>`
-    with candidates as (
-      select id from (
-        select q.id, row_number() over (partition by q.subscription_id order by q.next_attempt_at, q.id) as rn
-        from delivery_queue q join subscriptions s on s.id = q.subscription_id
-        where s.state = 'active' and not (q.subscription_id = any(${o.busy as number[]}::bigint[]))
-          and ((q.state = 'pending' and q.next_attempt_at <= now())
-               or (q.state = 'delivering' and q.lease_until < now()))
-      ) w where rn <= ${o.perSubscription}
-    ), due as (
-      select q.id from delivery_queue q where q.id in (select id from candidates)
-      order by q.next_attempt_at, q.id
-      for update of q skip locked
+  // Per subscription, the head of its due work (an index range), locked without waiting.
+  const rows = await sql<Omit<Claimed, 'event'>[]>`
+    with due as (
+      select d.id from subscriptions s
+      cross join lateral (
+        select q.id from delivery_queue q
+        where q.subscription_id = s.id and q.state in ('pending', 'delivering') and q.next_attempt_at <= now()
+        order by q.next_attempt_at, q.id
+        limit ${o.perSubscription}
+        for update of q skip locked
+      ) d
+      where s.state = 'active' and not (s.id = any(${o.busy as number[]}::bigint[]))
       limit ${o.limit}
     )
     update delivery_queue q set state = 'delivering', holder = ${o.holder},
-      lease_until = now() + ${`${o.leaseMs} milliseconds`}::interval
+      lease_until = now() + ${`${o.leaseMs} milliseconds`}::interval,
+      next_attempt_at = now() + ${`${o.leaseMs} milliseconds`}::interval
     from due, subscriptions s
     where q.id = due.id and s.id = q.subscription_id
     returning q.id::int as id, q.subscription_id::int as subscription_id, q.event_seq::int as event_seq,
@@ -243,7 +243,7 @@ export async function recordAttempt(sql: Sql, a: AttemptRecord): Promise<boolean
     update delivery_queue set
       state = ${a.outcome === 'retrying' ? 'pending' : a.outcome},
       attempts = ${a.attempt},
-      next_attempt_at = coalesce(${a.nextAttemptAt}::timestamptz, next_attempt_at),
+      next_attempt_at = coalesce(${a.nextAttemptAt}::timestamptz, now()),
       holder = null, lease_until = null,
       last_status = ${a.httpStatus}, last_error = ${a.error},
       delivered_at = case when ${a.outcome} = 'succeeded' then now() else delivered_at end
