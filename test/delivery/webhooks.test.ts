@@ -269,6 +269,84 @@ describe('webhook delivery', { timeout: 180_000 }, () => {
     await fast.close();
   });
 
+  it('keeps at most 1 KB of an answer, follows no redirect, and gives up on a silent endpoint at the timeout', async () => {
+    const big = await receiver(async () => ({ status: 500 }));
+    const bigServer = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end('x'.repeat(5000));
+      });
+    });
+    await new Promise<void>((r) => bigServer.listen(0, '127.0.0.1', r));
+    const redirect = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(302, { location: big.url });
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => redirect.listen(0, '127.0.0.1', r));
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const url = (srv: Server) => `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hook`;
+    const fromSeq = ((await current()).at(-1) as Envelope).sequence;
+    const a = (await subscribe(url(bigServer), { fromSeq })).subscription.id;
+    const b = (await subscribe(url(redirect), { fromSeq })).subscription.id;
+    const c = (await subscribe(url(silent), { fromSeq })).subscription.id;
+    await new DeliveryEngine(t.sql, quiet, {
+      schedule: [0, 60_000],
+      timeoutMs: 300,
+      disableAfterMs: 5 * 86_400_000,
+      concurrency: 4,
+    }).pass();
+    const log = await t.sql<
+      { subscription_id: number; http_status: number | null; error: string | null; response: string | null }[]
+    >`
+      select subscription_id::int as subscription_id, http_status, error, response from webhook_deliveries
+      where subscription_id in (${a}, ${b}, ${c}) order by subscription_id`;
+    expect(log.map((l) => [l.subscription_id, l.http_status])).toEqual([
+      [a, 500],
+      [b, 302],
+      [c, null],
+    ]);
+    expect(log[0]?.response).toBe('x'.repeat(1024));
+    expect(big.got).toHaveLength(0);
+    expect(log[2]?.error).toBe('no answer within 300 ms');
+    for (const srv of [bigServer, redirect, silent]) {
+      srv.closeAllConnections();
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
+    await big.close();
+  });
+
+  it('disables an endpoint failing longer than the limit, and says so when one recovers', async () => {
+    let up = false;
+    const r = await receiver(async () => ({ status: up ? 200 : 500 }));
+    const fromSeq = ((await current()).at(-1) as Envelope).sequence;
+    const { subscription } = await subscribe(r.url, { fromSeq });
+    const e = new DeliveryEngine(t.sql, quiet, {
+      schedule: [0, 0, 0],
+      timeoutMs: 2000,
+      disableAfterMs: 1,
+      concurrency: 4,
+    });
+    await e.pass();
+    const [s] = await t.sql<{ state: string; disabled_reason: string }[]>`
+      select state, disabled_reason from subscriptions where id = ${subscription.id}`;
+    expect(s?.state).toBe('disabled');
+    // Turned on again after a long failure, it answers: endpoint.recovered.
+    await t.sql`update subscriptions set state = 'active', failing_since = now() - interval '1 hour' where id = ${subscription.id}`;
+    await t.sql`update delivery_queue set state = 'pending', next_attempt_at = now(), attempts = 0 where subscription_id = ${subscription.id}`;
+    up = true;
+    await engine(t).pass();
+    const recovered = (await current()).filter(
+      (x) => x.type === 'endpoint.recovered' && x.data.subscription_id === subscription.id,
+    );
+    expect(recovered).toHaveLength(1);
+    await r.close();
+  });
+
   it('signs with both secrets while a rotation overlaps, then with the new one only', async () => {
     const r = await receiver(ok);
     const fromSeq = (events.at(-2) as Envelope).sequence;

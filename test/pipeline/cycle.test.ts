@@ -46,7 +46,8 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
     expect(budget).toMatchObject({ spent: state.creditsBilled, reserved: 0 });
     // Logs carry one line per job, and never the key. A job logs once it has finished, after the
     // cycle's last entry is settled (it may be writing the cycle's digest): wait for the lines.
-    const lines = () => p.logs.filter((l) => l.includes('"kind":"enterprise"'));
+    const logs = p.logs;
+    const lines = () => logs.filter((l) => l.includes('"kind":"enterprise"'));
     for (let i = 0; i < 100 && lines().length < 200; i++) await new Promise((r) => setTimeout(r, 100));
     const jobLines = lines();
     expect(jobLines.length).toBeGreaterThanOrEqual(200);
