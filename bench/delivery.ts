@@ -52,11 +52,6 @@ async function one(endpoints: number, events: number): Promise<DeliveryRun> {
       servers.push(server);
       await addSubscription(db.sql, {
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-        types: [],
-        minSeverity: 'low',
-        pids: [],
-        digestOnly: false,
-        format: 'standard',
         allowPrivate: true,
         fromSeq: 1,
       });
@@ -90,7 +85,9 @@ async function one(endpoints: number, events: number): Promise<DeliveryRun> {
     const latencies = rows.map((r) => Number(r.ms));
     const errors = await db.sql<{ error: string; n: number }[]>`
       select coalesce(error, 'ok') as error, count(*)::int as n from webhook_deliveries group by 1 order by 2 desc limit 5`;
-    process.stderr.write(`bench delivery: ${endpoints} endpoints: ${JSON.stringify(summary)} ${JSON.stringify(errors)}\n`);
+    process.stderr.write(
+      `bench delivery: ${endpoints} endpoints: ${JSON.stringify(summary)} ${JSON.stringify(errors)}\n`,
+    );
     return {
       endpoints,
       events,

@@ -6,6 +6,7 @@ import type { Config } from '../config/config.ts';
 import type { JobDeps } from '../runtime/deps.ts';
 import { createLogger, type Logger } from '../runtime/log.ts';
 import { redisConnection } from '../runtime/queues.ts';
+import { withoutPassword } from '../runtime/reachability.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { UsageError } from './usage.ts';
 
@@ -70,17 +71,6 @@ export function redisFor(config: Config) {
   return redisConnection(config.REDIS_URL);
 }
 
-/** REDIS_URL without its password, for messages. */
-export function redisLabel(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'REDIS_URL';
-  }
-}
-
 /**
  * A connection for a command that runs once (enqueue, resume): it gives up after a few seconds
  * with a message naming the Redis it could not reach, instead of retrying forever.
@@ -102,7 +92,7 @@ export async function oneShotRedis(config: Config) {
     redis.disconnect();
     const why = lastError || (err instanceof Error ? err.message : String(err));
     throw new Error(
-      `Redis at ${redisLabel(config.REDIS_URL)} did not answer (${why}). Is it running? Check REDIS_URL.`,
+      `Redis at ${withoutPassword(config.REDIS_URL)} did not answer (${why}). Is it running? Check REDIS_URL.`,
     );
   }
   return redis;

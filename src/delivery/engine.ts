@@ -43,6 +43,15 @@ export interface PassSummary {
   disabled: number;
 }
 
+const emptySummary = (): PassSummary => ({
+  queued: 0,
+  attempted: 0,
+  delivered: 0,
+  retrying: 0,
+  failed: 0,
+  disabled: 0,
+});
+
 /** The URL without query or credentials, for events and logs (a token may sit in a query). */
 export function safeUrl(url: string): string {
   try {
@@ -76,14 +85,7 @@ export class DeliveryEngine {
    * (retries due later are left for a later pass).
    */
   async pass(): Promise<PassSummary> {
-    const summary: PassSummary = {
-      queued: 0,
-      attempted: 0,
-      delivered: 0,
-      retrying: 0,
-      failed: 0,
-      disabled: 0,
-    };
+    const summary = emptySummary();
     summary.queued = await fanOut(this.sql);
     await this.pump(summary, () => false);
     return summary;
@@ -91,14 +93,7 @@ export class DeliveryEngine {
 
   /** Passes until `signal` aborts, looking for new events every `pollMs`. */
   async run(signal: AbortSignal, pollMs = 1000): Promise<void> {
-    const summary: PassSummary = {
-      queued: 0,
-      attempted: 0,
-      delivered: 0,
-      retrying: 0,
-      failed: 0,
-      disabled: 0,
-    };
+    const summary = emptySummary();
     while (!signal.aborted) {
       try {
         summary.queued += await fanOut(this.sql);

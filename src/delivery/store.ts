@@ -32,14 +32,17 @@ const LISTED = (sql: Sql) =>
   sql`id::int as id, url, types, min_severity, pids, digest_only, format, allow_private, state,
       disabled_reason, failing_since, cursor_seq::int as cursor_seq, created_at`;
 
+/** A subscription to add: a URL, and filters and options that default to all events, signed JSON. */
 export interface NewSubscription {
   url: string;
-  types: string[];
-  minSeverity: 'high' | 'medium' | 'low';
-  pids: string[];
-  digestOnly: boolean;
-  format: Format;
-  allowPrivate: boolean;
+  /** Type patterns (default: every type). */
+  types?: string[];
+  minSeverity?: 'high' | 'medium' | 'low';
+  /** Only these PIDs (default: every company). */
+  pids?: string[];
+  digestOnly?: boolean;
+  format?: Format;
+  allowPrivate?: boolean;
   /** Deliver events from this sequence on (default: only events written from now). */
   fromSeq?: number;
 }
@@ -52,8 +55,8 @@ export async function addSubscription(
   const secret = newSecret();
   const [row] = await sql<Subscription[]>`
     insert into subscriptions (url, secret, types, min_severity, pids, digest_only, format, allow_private, cursor_seq)
-    values (${s.url}, ${secret}, ${s.types}::text[], ${s.minSeverity}, ${s.pids}::text[], ${s.digestOnly},
-            ${s.format}, ${s.allowPrivate},
+    values (${s.url}, ${secret}, ${s.types ?? []}::text[], ${s.minSeverity ?? 'low'}, ${s.pids ?? []}::text[],
+            ${s.digestOnly ?? false}, ${s.format ?? 'standard'}, ${s.allowPrivate ?? false},
             ${s.fromSeq === undefined ? sql`(select coalesce(max(seq), 0) from events)` : sql`${Math.max(0, s.fromSeq - 1)}`})
     returning ${LISTED(sql)}`;
   return { subscription: row as Subscription, secret };

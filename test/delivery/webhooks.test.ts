@@ -120,11 +120,6 @@ describe('webhook delivery', { timeout: 180_000 }, () => {
   const subscribe = (url: string, extra: Partial<Parameters<typeof addSubscription>[1]> = {}) =>
     addSubscription(t.sql, {
       url,
-      types: [],
-      minSeverity: 'low',
-      pids: [],
-      digestOnly: false,
-      format: 'standard',
       allowPrivate: true,
       fromSeq: 1,
       ...extra,

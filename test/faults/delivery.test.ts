@@ -92,11 +92,6 @@ describe('webhook delivery under faults', { timeout: 240_000 }, () => {
     const port = (server.address() as AddressInfo).port;
     await addSubscription(t.sql, {
       url: `http://127.0.0.1:${port}/hook`,
-      types: [],
-      minSeverity: 'low',
-      pids: [],
-      digestOnly: false,
-      format: 'standard',
       allowPrivate: true,
       fromSeq: 1,
     });
