@@ -14,6 +14,9 @@ import { createLogger } from '../src/runtime/log.ts';
 import { freshDatabase, round } from './support.ts';
 
 export interface DeliveryRun {
+  /** burst: all written, then delivered; steady: written at `perSecondWritten` while delivered. */
+  mode: 'burst' | 'steady';
+  perSecondWritten: number | null;
   endpoints: number;
   events: number;
   deliveries: number;
@@ -34,7 +37,11 @@ const quantile = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
 };
 
-async function one(endpoints: number, events: number): Promise<DeliveryRun> {
+async function one(
+  endpoints: number,
+  events: number,
+  steadyPerSecond: number | null = null,
+): Promise<DeliveryRun> {
   const db = await freshDatabase('delivery', 12);
   const servers: Server[] = [];
   try {
@@ -65,9 +72,6 @@ async function one(endpoints: number, events: number): Promise<DeliveryRun> {
       rawResponseId: null,
       data: { category: 'status', field: 'ENTSTATUS', kind: 'modified', previous: '存续', current: '注销' },
     }));
-    // Written as a cycle writes them: in transactions of 100, as the answers land.
-    for (let i = 0; i < batch.length; i += 100)
-      await db.sql.begin((tx) => appendEvents(tx, batch.slice(i, i + 100)));
     const engine = new DeliveryEngine(db.sql, createLogger({ level: 'silent' }), {
       schedule: parseSchedule(DEFAULT_SCHEDULE),
       timeoutMs: 15_000,
@@ -75,9 +79,39 @@ async function one(endpoints: number, events: number): Promise<DeliveryRun> {
       concurrency: 32,
       perSubscription: Math.max(4, Math.ceil(32 / endpoints)),
     });
-    const started = performance.now();
-    const summary = await engine.pass();
-    const seconds = (performance.now() - started) / 1000;
+    let summary = { delivered: 0 };
+    let seconds: number;
+    if (steadyPerSecond === null) {
+      // A burst: every event written first (in transactions of 100), then one pass delivers them all.
+      for (let i = 0; i < batch.length; i += 100)
+        await db.sql.begin((tx) => appendEvents(tx, batch.slice(i, i + 100)));
+      const started = performance.now();
+      summary = await engine.pass();
+      seconds = (performance.now() - started) / 1000;
+    } else {
+      // Steady: events written a tenth of a second's worth at a time while a running engine (as
+      // in a worker, looking for new events every second) delivers them.
+      const stop = new AbortController();
+      const running = engine.run(stop.signal, 1000);
+      const started = performance.now();
+      const step = Math.max(1, Math.round(steadyPerSecond / 10));
+      for (let i = 0; i < batch.length; i += step) {
+        await db.sql.begin((tx) => appendEvents(tx, batch.slice(i, i + step)));
+        const due = started + ((i + step) / steadyPerSecond) * 1000;
+        await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+      }
+      for (;;) {
+        const [left] = await db.sql<{ n: number }[]>`
+          select count(*)::int as n from delivery_queue where state <> 'succeeded'`;
+        const [queued] = await db.sql<{ n: number }[]>`select count(*)::int as n from delivery_queue`;
+        if (left?.n === 0 && queued?.n === events * endpoints) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      seconds = (performance.now() - started) / 1000;
+      stop.abort();
+      await running;
+      summary = { delivered: events * endpoints };
+    }
     // Latency: from the event's commit (created_at, the database's clock) to the recorded 2xx.
     const rows = await db.sql<{ ms: number }[]>`
       select extract(epoch from (d.attempted_at - e.created_at)) * 1000 + d.latency_ms as ms
@@ -85,10 +119,11 @@ async function one(endpoints: number, events: number): Promise<DeliveryRun> {
     const latencies = rows.map((r) => Number(r.ms));
     const errors = await db.sql<{ error: string; n: number }[]>`
       select coalesce(error, 'ok') as error, count(*)::int as n from webhook_deliveries group by 1 order by 2 desc limit 5`;
-    process.stderr.write(
-      `bench delivery: ${endpoints} endpoints: ${JSON.stringify(summary)} ${JSON.stringify(errors)}\n`,
-    );
+    if (errors.some((e) => e.error !== 'ok'))
+      process.stderr.write(`bench delivery: ${endpoints} endpoints: errors ${JSON.stringify(errors)}\n`);
     return {
+      mode: steadyPerSecond === null ? 'burst' : 'steady',
+      perSecondWritten: steadyPerSecond,
       endpoints,
       events,
       deliveries: summary.delivered,
@@ -103,11 +138,21 @@ async function one(endpoints: number, events: number): Promise<DeliveryRun> {
   }
 }
 
-export async function benchDelivery(events = 10_000): Promise<DeliveryResult> {
-  const runs = [await one(1, events), await one(10, events)];
+/**
+ * Throughput from bursts of `events` to 1 and to 10 endpoints; latency from events written at a
+ * steady 20/s (twelve times what a cycle can find: the upstream answers 100 calls a minute).
+ */
+export async function benchDelivery(events = 10_000, steadyEvents = 1000): Promise<DeliveryResult> {
+  const runs = [
+    await one(1, events),
+    await one(10, events),
+    await one(1, steadyEvents, 20),
+    await one(10, steadyEvents, 20),
+  ];
   return {
     runs,
-    target: 'p99 < 5000 ms from the write to the 2xx, and ≥ 200 deliveries/s',
-    met: runs.every((r) => r.perSecond >= 200),
+    target:
+      '≥ 200 deliveries/s in a burst; p99 < 5000 ms from the write to the 2xx when events come steadily',
+    met: runs.every((r) => (r.mode === 'burst' ? r.perSecond >= 200 : r.p99Ms < 5000)),
   };
 }

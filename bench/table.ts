@@ -133,12 +133,21 @@ function cliLines(c: CliResult): Line[] {
 }
 
 function deliveryLines(d: DeliveryResult): Line[] {
-  return d.runs.map((r) => [
-    `webhooks, ${n(r.events)} events to ${r.endpoints} endpoint${r.endpoints === 1 ? '' : 's'}`,
-    `${n(r.deliveries)} in ${r.seconds} s: ${n(r.perSecond)}/s; p50 ${n(r.p50Ms)} ms, p99 ${n(r.p99Ms)} ms from the write`,
-    '≥ 200/s; p99 < 5000 ms',
-    yes(r.perSecond >= 200),
-  ]);
+  return d.runs.map((r) =>
+    r.mode === 'burst'
+      ? [
+          `webhooks, burst of ${n(r.events)} events to ${r.endpoints} endpoint${r.endpoints === 1 ? '' : 's'}`,
+          `${n(r.deliveries)} in ${r.seconds} s: ${n(r.perSecond)}/s (p99 ${n(r.p99Ms)} ms: the queue draining)`,
+          '≥ 200/s',
+          yes(r.perSecond >= 200),
+        ]
+      : [
+          `webhooks, ${n(r.events)} events written at ${r.perSecondWritten}/s to ${r.endpoints} endpoint${r.endpoints === 1 ? '' : 's'}`,
+          `p50 ${n(r.p50Ms)} ms, p99 ${n(r.p99Ms)} ms from the write to the 2xx; ${n(r.deliveries)} delivered`,
+          'p99 < 5000 ms',
+          yes(r.p99Ms < 5000),
+        ],
+  );
 }
 
 export function renderTable(doc: Document): string {
