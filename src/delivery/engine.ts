@@ -52,11 +52,15 @@ const emptySummary = (): PassSummary => ({
   disabled: 0,
 });
 
-/** The URL without query or credentials, for events and logs (a token may sit in a query). */
+/**
+ * The URL for logs and events: its origin and first path segment only. A query or a longer path
+ * can hold a token (a Slack incoming webhook's path is its secret).
+ */
 export function safeUrl(url: string): string {
   try {
     const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
+    const [first, ...rest] = u.pathname.split('/').filter(Boolean);
+    return `${u.protocol}//${u.host}${first ? `/${first}` : '/'}${rest.length > 0 || u.search ? '/…' : ''}`;
   } catch {
     return '(invalid URL)';
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isPrivateAddress } from '../../src/delivery/address.ts';
+import { safeUrl } from '../../src/delivery/engine.ts';
 import {
   DEFAULT_SCHEDULE,
   nextAttemptAt,
@@ -59,5 +60,16 @@ describe('private addresses', () => {
       expect(isPrivateAddress(a), a).toBe(true);
     for (const a of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
       expect(isPrivateAddress(a), a).toBe(false);
+  });
+});
+
+describe('webhook URLs in logs and events', () => {
+  it('keep the origin and first path segment only: a longer path or a query may hold a token', () => {
+    expect(safeUrl('https://hooks.slack.com/services/T000/B000/XXXXSECRET')).toBe(
+      'https://hooks.slack.com/services/…',
+    );
+    expect(safeUrl('https://example.com/hook?token=abc')).toBe('https://example.com/hook/…');
+    expect(safeUrl('http://127.0.0.1:8799/hook')).toBe('http://127.0.0.1:8799/hook');
+    expect(safeUrl('https://example.com')).toBe('https://example.com/');
   });
 });
