@@ -14,6 +14,7 @@ import { hostname } from 'node:os';
 import type postgres from 'postgres';
 import { appendEvents } from '../events/outbox.ts';
 import type { Logger } from '../runtime/log.ts';
+import { sleepUnless } from '../runtime/reachability.ts';
 import { bodyOf, signedHeaders } from './payload.ts';
 import { nextAttemptAt, retryAfterMs } from './schedule.ts';
 import { post, type SendResult } from './send.ts';
@@ -108,17 +109,7 @@ export class DeliveryEngine {
           'delivery pass failed; trying again',
         );
       }
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, pollMs);
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(t);
-            r();
-          },
-          { once: true },
-        );
-      });
+      await sleepUnless(pollMs, signal);
     }
     while (this.inFlight > 0) await new Promise<void>((r) => (this.wake = r));
   }

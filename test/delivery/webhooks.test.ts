@@ -6,6 +6,7 @@
  * signs beside the new one; private addresses need --allow-private.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -403,6 +404,15 @@ describe('webhook delivery', { timeout: 180_000 }, () => {
     });
     expect(bad.code).toBe(2);
     await r.close();
+  });
+
+  it('runs for as long as asked with one abort listener at most (no leak per poll), and stops when told', async () => {
+    const stop = new AbortController();
+    const running = engine(t).run(stop.signal, 10);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(getEventListeners(stop.signal, 'abort').length).toBeLessThanOrEqual(1);
+    stop.abort();
+    await running;
   });
 
   it('refuses a private address unless the subscription allows it, and shows the secret only once', async () => {
