@@ -120,6 +120,7 @@ export class DeliveryEngine {
       if (stop()) break;
       const free = this.o.concurrency - this.inFlight;
       let claimed: Claimed[] = [];
+      let excluded = false;
       // Claims go in batches (a quarter of the slots, or whatever is free when nothing runs):
       // a claim per finished delivery would cost a query each.
       if (free > 0 && (free >= Math.ceil(this.o.concurrency / 4) || this.inFlight === 0 || this.idle)) {
@@ -131,9 +132,14 @@ export class DeliveryEngine {
           busy,
           leaseMs: this.o.leaseMs ?? this.o.timeoutMs + 10_000,
         });
+        excluded = busy.length > 0;
         for (const d of claimed) this.start(d, summary);
       }
-      if (claimed.length === 0 && this.inFlight === 0) break;
+      if (claimed.length === 0 && this.inFlight === 0) {
+        // Endpoints busy when the claim began may have finished since: ask again, excluding none.
+        if (excluded) continue;
+        break;
+      }
       // Nothing more was due: claim again as soon as a slot frees, whatever its size.
       this.idle = free > 0 && claimed.length < free;
       // Wait for one delivery to end: its slot, or its endpoint's, is free again.

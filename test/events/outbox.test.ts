@@ -9,34 +9,24 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pauseCycle, resumeCycle } from '../../src/budget/credits.ts';
 import { EVENT_TYPES, type EventType, envelopeSchema, eventJsonSchemas } from '../../src/events/catalogue.ts';
-import { readEvents } from '../../src/events/feed.ts';
+import { type Envelope, readEvents } from '../../src/events/feed.ts';
 import { appendEvents } from '../../src/events/outbox.ts';
 import { rebuild } from '../../src/history/rebuild.ts';
-import type { RunningSimulator } from '../../src/sim/server.ts';
 import { runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { runCyclesInline, watchChanging } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
+import type { TestDatabase } from '../support/db.ts';
+import { type History, historyOf } from '../support/inline.ts';
 
 const CYCLES = ['2026-11-10', '2026-11-11', '2026-11-12'];
 const ROOT = join(import.meta.dirname, '../..');
 
 describe('the event outbox', { timeout: 180_000 }, () => {
+  let h: History;
   let t: TestDatabase;
-  let sim: RunningSimulator;
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 400,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
-    await watchChanging(t, sim, CYCLES, 10);
-    await runCyclesInline(t, sim, CYCLES);
+    h = await historyOf(CYCLES, 10);
+    t = h.t;
   });
-  afterAll(async () => {
-    await sim.close();
-    await t.drop();
-  });
+  afterAll(() => h.close());
 
   const all = () => readEvents(t.sql, { after: 0, limit: 1_000_000 });
 
@@ -232,7 +222,7 @@ describe('the event outbox', { timeout: 180_000 }, () => {
     const printed = await runDaybook(['digest', '--cycle', CYCLES[1] as string], { DATABASE_URL: t.url });
     expect(printed.code, printed.stderr).toBe(0);
     const d1 = events.find((e) => e.type === 'digest.daily' && e.cycle === CYCLES[1]);
-    expect(printed.stdout).toBe((d1?.data as { markdown: string }).markdown);
+    expect(printed.stdout).toBe((d1 as Envelope).data.markdown);
   });
 
   it('writes cycle.paused once when a cycle is paused, whoever pauses it again', async () => {

@@ -3,29 +3,19 @@
  * every enterprise equals analytics.enterprise_current, column by column, children included.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../src/sim/server.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { runCyclesInline, watchChanging } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
+import type { TestDatabase } from '../support/db.ts';
+import { type History, historyOf } from '../support/inline.ts';
 
 const CYCLES = ['2026-11-10', '2026-11-11', '2026-11-12'];
 
 describe('analytics.enterprise_history', { timeout: 120_000 }, () => {
+  let h: History;
   let t: TestDatabase;
-  let sim: RunningSimulator;
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 400,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
-    await watchChanging(t, sim, CYCLES, 20);
-    await runCyclesInline(t, sim, CYCLES);
+    h = await historyOf(CYCLES, 20);
+    t = h.t;
   });
-  afterAll(async () => {
-    await sim.close();
-    await t.drop();
-  });
+  afterAll(() => h.close());
 
   it('has several versions of some enterprises to compare', async () => {
     const [r] = await t.sql<{ n: number }[]>`

@@ -8,8 +8,8 @@ import type { RunningSimulator } from '../../src/sim/server.ts';
 import { cycleStart } from '../../src/time/cycles.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
-import type { TestDatabase } from './db.ts';
-import { TEST_KEY } from './sim.ts';
+import { freshDatabase, type TestDatabase } from './db.ts';
+import { startTestSim, TEST_KEY } from './sim.ts';
 
 /** The shared limiter with a rule loose enough that a test never waits on it. */
 export function fastLimiter(sql: Sql): DatabaseRateLimiter {
@@ -67,4 +67,33 @@ export async function watchChanging(
   const changing = new Set(cycles.slice(1).flatMap((c) => world.changesIn(c).map((x) => x.pid)));
   const picks = world.all().filter((e, i) => changing.has(e.PID) || i < others);
   await t.sql`insert into watchlist ${t.sql(picks.map((e) => ({ keyword: e.ENTNAME, keyword_key: keywordKey(e.ENTNAME) })))}`;
+}
+
+/** A test database with a history: the changing enterprises (and `others`) watched, `cycles` run. */
+export interface History {
+  t: TestDatabase;
+  sim: RunningSimulator;
+  close(): Promise<void>;
+}
+
+export async function historyOf(
+  cycles: readonly string[],
+  others: number,
+  enterprises = 400,
+): Promise<History> {
+  const t = await freshDatabase();
+  const sim = await startTestSim({
+    enterprises,
+    rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
+  });
+  await watchChanging(t, sim, cycles, others);
+  await runCyclesInline(t, sim, cycles);
+  return {
+    t,
+    sim,
+    close: async () => {
+      await sim.close();
+      await t.drop();
+    },
+  };
 }
