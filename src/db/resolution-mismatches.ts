@@ -60,7 +60,7 @@ export async function insertMismatchEvent(sql: Sql, a: RefusedAnswer): Promise<v
     observedAt: a.landedAt,
     rawResponseId: a.rawResponseId,
   });
-  if (e) await appendEvents(sql, [e]);
+  if (e) await appendEvents(sql, [{ ...e, name: a.verdict.foundName }]);
 }
 
 /** The code expected when each refused answer was refused, by raw response id. */

@@ -29,6 +29,8 @@ export interface NewEvent {
   rawResponseId: number | null;
   /** The version the event is about, for the company's name and APPRDATE at that version. */
   versionId?: number | null;
+  /** The name to give when no version of the company is kept (an answer kept out of history). */
+  name?: string | null;
   data: Record<string, unknown>;
 }
 
@@ -49,6 +51,7 @@ export async function appendEvents(sql: Sql, events: readonly NewEvent[]): Promi
     detected_at: e.detectedAt.toISOString(),
     raw_response_id: e.rawResponseId,
     version_id: e.versionId ?? null,
+    name: e.name ?? null,
     data: e.data,
   }));
   const on = sql`coalesce(current_setting('daybook.rebuilding', true), '') <> 'on'`;
@@ -56,14 +59,14 @@ export async function appendEvents(sql: Sql, events: readonly NewEvent[]): Promi
   await sql`
     insert into events (type, severity, pid, name, company_seq, cycle, detected_at, effective_date,
                         raw_response_id, data)
-    select x.type, x.severity, x.pid, v.ent_name,
+    select x.type, x.severity, x.pid, coalesce(v.ent_name, x.name),
            case when x.pid is null then null
                 else coalesce((select max(e.company_seq) from events e where e.pid = x.pid), 0)
                      + row_number() over (partition by x.pid order by x.ord) end,
            x.cycle::date, x.detected_at::timestamptz, v.appr_date, x.raw_response_id, x.data
     from jsonb_to_recordset(${sql.json(rows as never)}) as x(
            ord int, type text, severity text, pid text, cycle text, detected_at text,
-           raw_response_id bigint, version_id bigint, data jsonb)
+           raw_response_id bigint, version_id bigint, name text, data jsonb)
     left join enterprises c on c.pid = x.pid
     left join enterprise_versions v on v.id = coalesce(x.version_id, c.current_version_id)
     where ${on}

@@ -185,6 +185,10 @@ describe('an answer about another company than the expected credit code', { time
         detail: `expected UNCID ${meant.UNCID}; the answer names ${found.ENTNAME} (UNCID ${found.UNCID})`,
       },
     ]);
+    // In the outbox too, named after the company found (no version of it is kept).
+    const outbox = await t.sql<{ pid: string; name: string; severity: string }[]>`
+      select pid, name, severity from analytics.events where type = 'company.resolution.mismatch'`;
+    expect(outbox).toEqual([{ pid: found.PID, name: found.ENTNAME, severity: 'high' }]);
   });
 
   it('watch list flags the entry with the name and code found, beside the code expected', async () => {
