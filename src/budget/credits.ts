@@ -58,17 +58,21 @@ export async function settleCredits(
 }
 
 /** Pauses enterprise work of the cycle (insufficient credits, a refusing upstream). */
-export async function pauseCycle(sql: Sql, cycle: string, reason: string): Promise<void> {
+export async function pauseCycle(
+  sql: Sql,
+  cycle: string,
+  reason: string,
+  cause: 'credits' | 'retry_after' | 'refusing' = 'credits',
+): Promise<void> {
   await inTransaction(sql, async (tx) => {
     // The event is written once per pause: by whoever moved the cycle from running to paused.
     const [was] = await tx<{ paused_at: Date | null }[]>`
       select paused_at from cycle_budgets where cycle = ${cycle} for update`;
     await tx`update cycle_budgets set paused_at = coalesce(paused_at, now()), paused_reason = ${reason} where cycle = ${cycle}`;
     if (!was || was.paused_at !== null) return;
-    const refusing = /refus/i.test(reason) && !/insufficient_credits/.test(reason);
     await appendEvents(tx, [
       {
-        type: refusing ? 'upstream.refusing' : 'cycle.paused',
+        type: cause === 'refusing' ? 'upstream.refusing' : 'cycle.paused',
         severity: 'high',
         pid: null,
         cycle,

@@ -117,13 +117,13 @@ export async function afterFailure(err: unknown, ctx: AttemptContext): Promise<N
       if (d.waitMs > MAX_RETRY_AFTER_MS) {
         const message = `the upstream asked to wait ${Math.round(d.waitMs / 1000)} s (Retry-After), more than the ${MAX_RETRY_AFTER_MS / 60_000} min daybook waits: stopped for the cycle; daybook resume continues`;
         if (!ctx.cycle) return { do: 'fail', permanent: true, message: `${d.message}; ${message}` };
-        await pauseCycle(ctx.sql, ctx.cycle, message);
+        await pauseCycle(ctx.sql, ctx.cycle, message, 'retry_after');
         return { do: 'pause', refusals: 0, message };
       }
       const refusals = await ctx.limiter.block(ctx.op, d.waitMs);
       if (refusals >= MAX_CONSECUTIVE_REFUSALS && ctx.cycle) {
         const message = `the upstream refused ${refusals} calls in a row (a daily call cap?): stopped for the cycle`;
-        await pauseCycle(ctx.sql, ctx.cycle, message);
+        await pauseCycle(ctx.sql, ctx.cycle, message, 'refusing');
         return { do: 'pause', refusals, message: `upstream keeps refusing: ${d.message}` };
       }
       if (refusals >= MAX_CONSECUTIVE_REFUSALS)

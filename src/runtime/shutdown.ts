@@ -32,19 +32,6 @@ export class Closer {
   }
 }
 
-/** Resolves with the signal's name on the first SIGTERM or SIGINT. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', on);
-      process.off('SIGINT', on);
-      resolve(signal);
-    };
-    process.on('SIGTERM', on);
-    process.on('SIGINT', on);
-  });
-}
-
 /** The first SIGTERM or SIGINT, as an abort signal and a promise; a second one ends the process. */
 export interface StopRequest {
   /** Aborted on the first signal: waits for a dependency end at once. */

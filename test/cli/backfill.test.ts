@@ -1,31 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../src/sim/server.ts';
 import { runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 
 describe('daybook products backfill', { timeout: 120_000 }, () => {
+  let c: CliSim;
   let t: TestDatabase;
-  let sim: RunningSimulator;
   let env: Record<string, string>;
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 10,
-      rateLimits: { 'enterprise-search': 100, 'product-listing': 6000 },
-    });
-    env = {
-      DATABASE_URL: t.url,
-      DAYBOOK_API_BASE_URL: sim.url,
-      DAYBOOK_API_KEY: TEST_KEY,
-      DAYBOOK_PRODUCT_RATE: '6000',
-      LOG_LEVEL: 'warn',
-    };
+    c = await cliAgainstSim();
+    ({ t, env } = c);
   });
-  afterAll(async () => {
-    await sim.close();
-    await t.drop();
-  });
+  afterAll(() => c.close());
 
   const snapshots = async () => {
     const [r] = await t.sql<{ n: number; days: number }[]>`

@@ -3,32 +3,22 @@
  * when daybook found the change), and `daybook sql` prints a date as YYYY-MM-DD in every format.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../src/sim/server.ts';
 import { runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { runCyclesInline, watchChanging } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
+import type { TestDatabase } from '../support/db.ts';
+import { type History, historyOf } from '../support/inline.ts';
 
 const CYCLES = ['2026-11-10', '2026-11-11', '2026-11-12'];
 
 describe('dates in the change log and in daybook sql', { timeout: 120_000 }, () => {
+  let h: History;
   let t: TestDatabase;
-  let sim: RunningSimulator;
   let env: Record<string, string>;
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 400,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
-    await watchChanging(t, sim, CYCLES);
-    await runCyclesInline(t, sim, CYCLES);
+    h = await historyOf(CYCLES, 0);
+    t = h.t;
     env = { DATABASE_URL: t.url, LOG_LEVEL: 'silent' };
   });
-  afterAll(async () => {
-    await sim.close();
-    await t.drop();
-  });
+  afterAll(() => h.close());
 
   const cyclesOf = async (args: string[]) => {
     const r = await runDaybook(['changes', '--json', ...args], env);

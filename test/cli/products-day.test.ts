@@ -9,33 +9,22 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { runDaybook } from '../support/cli.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { TEST_KEY } from '../support/sim.ts';
 
 const STACK = /\n\s+at .+:\d+:\d+/;
 
 describe('daybook products get and backfill on the US-Pacific product day', { timeout: 120_000 }, () => {
+  let c: CliSim;
   let t: TestDatabase;
   let sim: RunningSimulator;
   let env: Record<string, string>;
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 10,
-      rateLimits: { 'enterprise-search': 100, 'product-listing': 6000 },
-    });
-    env = {
-      DATABASE_URL: t.url,
-      DAYBOOK_API_BASE_URL: sim.url,
-      DAYBOOK_API_KEY: TEST_KEY,
-      DAYBOOK_PRODUCT_RATE: '6000',
-      LOG_LEVEL: 'warn',
-    };
+    c = await cliAgainstSim();
+    ({ t, sim, env } = c);
   });
-  afterAll(async () => {
-    await sim.close();
-    await t.drop();
-  });
+  afterAll(() => c.close());
 
   /** daybook and the upstream both at `daybook` and `upstream` (ISO times). */
   const at = (daybook: string, upstream = daybook) => {

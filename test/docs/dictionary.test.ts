@@ -14,6 +14,7 @@
  *   (and its #anchor to a heading), and no file of the repository names documents that live
  *   outside it.
  */
+
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
@@ -33,6 +34,7 @@ import {
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { EnterpriseRecord } from '../../src/upstream/schemas.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { sampleEnterpriseRecord } from '../support/records.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
@@ -221,46 +223,18 @@ function optionsDeclared(source: string): string[] {
 // ---- fixtures for the history stores ----------------------------------------------------------
 
 function record(overrides: Record<string, unknown> = {}): EnterpriseRecord {
-  return EnterpriseRecord.parse({
-    PID: 'doc-0001',
-    ENTNAME: '上海文档信息科技有限公司',
-    HISTORYNAME: '',
-    IS_LISTED: 0,
-    LEGALPERSON: '张伟',
-    LEGALPERSONDESC: '法定代表人',
-    ESDATE: '2012-05-12T00:00:00.000Z',
-    SCONFORM: '货币',
-    REGNO: '310141000157096',
-    UNCID: '91310115342050446K',
-    ENTTYPECODE: '1130',
-    ENTTYPE: '有限责任公司(自然人投资或控股)',
-    REGCAP: 500,
-    REGCAPCUR: '万人民币',
-    PROVINCE: 31,
-    OPFROM: '2012-05-12T00:00:00.000Z',
-    OPTO: '9999-12-31',
-    REGORG: '上海市浦东新区市场监督管理局',
-    APPRDATE: '2020-03-01T00:00:00.000Z',
-    REVOKEDATE: '',
-    REVOKEREASON: '',
-    ENTSTATUS: '存续',
-    OPLOC: '上海市浦东新区张江路100号',
-    OPSCOPE: '信息技术咨询服务；软件开发。',
-    PERSONS: [
-      { NAME: '张伟', POSITION: '执行董事' },
-      { NAME: '李娜', POSITION: '监事' },
-    ],
-    BE_INVEST: [
-      { INV: '张伟', INVTYPE: '自然人股东' },
-      { PID: 'doc-0009', INV: '北京华拓电子有限公司', INVTYPE: '企业法人' },
-    ],
-    participants: 12,
-    INDUSTRYPHY: 'I',
-    INDUSTRYBIG: '软件和信息技术服务业',
-    industry_middle: '软件开发',
-    CLEARINGINFO: [],
-    ...overrides,
-  });
+  return EnterpriseRecord.parse(
+    sampleEnterpriseRecord({
+      PID: 'doc-0001',
+      ENTNAME: '上海文档信息科技有限公司',
+      OPTO: '9999-12-31',
+      BE_INVEST: [
+        { INV: '张伟', INVTYPE: '自然人股东' },
+        { PID: 'doc-0009', INV: '北京华拓电子有限公司', INVTYPE: '企业法人' },
+      ],
+      ...overrides,
+    }),
+  );
 }
 
 // ---- the tests --------------------------------------------------------------------------------
