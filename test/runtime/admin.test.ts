@@ -88,6 +88,13 @@ describe('the admin server', { timeout: 300_000 }, () => {
       >`select count(*)::int as n from cycle_fetches where status = 'succeeded'`;
       return r?.n === 12;
     });
+    // A job is completed in BullMQ after its entry is settled (the last one may be writing the
+    // cycle's digest): the counts below are taken once the queue says so too.
+    for (let i = 0; i < 100; i++) {
+      const c = await p.queues.enterprise.getJobCounts('completed');
+      if (c.completed === 12) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     admin = await startAdminServer({
       sql: p.db.sql,
       redis: p.redis,
