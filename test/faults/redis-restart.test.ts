@@ -66,7 +66,10 @@ describe('the queue Redis stopped and started again mid-cycle', { timeout: 180_0
   const noticed = (ws: WorkerProcess[]) =>
     waitFor(
       'workers see Redis gone',
-      async () => ws.every((w) => w.lines.some((l) => /ECONNREFUSED|Connection is closed/.test(l))),
+      async () =>
+        ws.every((w) =>
+          w.lines.some((l) => /ECONNREFUSED|Connection is closed|\(REDIS_URL\) is unreachable/.test(l)),
+        ),
       20_000,
     );
 
