@@ -1,5 +1,6 @@
 /** The `daybook` command tree (the CLI is part of the public contract). */
 
+import { exportCommand } from './export.ts';
 import { Command } from 'commander';
 import { demoCommand } from './demo.ts';
 import { digestCommand, eventsCommand } from './events.ts';
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   program.addCommand(subscribeCommand());
   program.addCommand(deliverCommand());
   program.addCommand(deliveriesCommand());
+  program.addCommand(exportCommand());
   program.addCommand(driftCommand());
   program.addCommand(sqlCommand());
   program.addCommand(demoCommand());

@@ -221,6 +221,21 @@ export const ENV_SCHEMA = z.object({
     .default('5d')
     .transform((v) => parseDuration(v)),
   DAYBOOK_WEBHOOK_CONCURRENCY: int('DAYBOOK_WEBHOOK_CONCURRENCY', 1, 1000).default(32),
+  /**
+   * The warehouse export's folder (docs/export.md): when set, a package is written there after
+   * every cycle completes, and `daybook export` writes there without --to.
+   */
+  DAYBOOK_EXPORT_DIR: z
+    .string()
+    .trim()
+    .min(1, { message: 'DAYBOOK_EXPORT_DIR must be a folder path' })
+    .refine((v) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(v), {
+      message: 'DAYBOOK_EXPORT_DIR must be a folder path (a bucket is loaded from a folder synced to it)',
+    })
+    .optional(),
+  DAYBOOK_EXPORT_FORMAT: z
+    .enum(['parquet', 'ndjson', 'csv'], { message: 'DAYBOOK_EXPORT_FORMAT must be parquet, ndjson or csv' })
+    .default('parquet'),
 });
 
 export type Config = Readonly<z.infer<typeof ENV_SCHEMA>>;

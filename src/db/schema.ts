@@ -26,6 +26,13 @@ import {
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'string' });
 const id = (name: string) => bigint(name, { mode: 'number' });
+/**
+ * The export cursor (src/export/): the 64-bit id of the transaction that wrote the row
+ * (`pg_current_xact_id()`). A warehouse export takes the rows of the transactions that completed
+ * between two cuts (docs/export.md), so a row committed late is never skipped.
+ */
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
+const loadXid = () => xid8('load_xid').notNull().default(sql`pg_current_xact_id()`);
 
 /** One row per job run (or inline step): what ran, when, how it ended. */
 export const runs = pgTable(
@@ -47,8 +54,14 @@ export const runs = pgTable(
     errorMessage: text('error_message'),
     counts: jsonb('counts').notNull().default({}),
     credits: integer('credits').notNull().default(0),
+    /** The transaction that last changed the run (set by a trigger): the export cursor. */
+    loadXid: loadXid(),
   },
-  (t) => [index('runs_kind_started_idx').on(t.kind, t.startedAt), index('runs_cycle_idx').on(t.cycle)],
+  (t) => [
+    index('runs_kind_started_idx').on(t.kind, t.startedAt),
+    index('runs_cycle_idx').on(t.cycle),
+    index('runs_load_xid_idx').on(t.loadXid),
+  ],
 );
 
 /** Every upstream answer, success or error, landed before anything else happens to it. */
@@ -164,6 +177,9 @@ export const enterpriseVersions = pgTable(
     extra: jsonb('extra').notNull().default({}),
     /** The whole normalized record, children included: what diffs are computed from. */
     normalized: jsonb('normalized').notNull(),
+    /** The transaction that wrote the version, and the one that closed it (set by a trigger). */
+    loadXid: loadXid(),
+    closedXid: xid8('closed_xid'),
   },
   (t) => [
     uniqueIndex('enterprise_versions_pid_version_key').on(t.pid, t.version),
@@ -171,6 +187,8 @@ export const enterpriseVersions = pgTable(
     index('enterprise_versions_uncid_idx').on(t.uncid),
     index('enterprise_versions_name_idx').on(t.entName),
     index('enterprise_versions_raw_idx').on(t.rawResponseId),
+    index('enterprise_versions_load_xid_idx').on(t.loadXid),
+    index('enterprise_versions_closed_xid_idx').on(t.closedXid).where(sql`${t.closedXid} is not null`),
   ],
 );
 
@@ -246,10 +264,12 @@ export const enterpriseChanges = pgTable(
     detail: text('detail'),
     severity: text('severity').notNull(),
     detectedAt: tstz('detected_at').notNull(),
+    loadXid: loadXid(),
   },
   (t) => [
     index('enterprise_changes_pid_idx').on(t.pid, t.detectedAt),
     index('enterprise_changes_cycle_idx').on(t.cycle, t.severity),
+    index('enterprise_changes_load_xid_idx').on(t.loadXid),
   ],
 );
 
@@ -271,8 +291,12 @@ export const enterpriseObservations = pgTable(
     detail: text('detail'),
     rawResponseId: id('raw_response_id').references(() => rawResponses.id),
     observedAt: tstz('observed_at').notNull(),
+    loadXid: loadXid(),
   },
-  (t) => [index('enterprise_observations_pid_idx').on(t.pid, t.observedAt)],
+  (t) => [
+    index('enterprise_observations_pid_idx').on(t.pid, t.observedAt),
+    index('enterprise_observations_load_xid_idx').on(t.loadXid),
+  ],
 );
 
 /** One row per product (product_id). */
@@ -309,11 +333,15 @@ export const productVersions = pgTable(
     unreadText: jsonb('unread_text').notNull().default({}),
     extra: jsonb('extra').notNull().default({}),
     normalized: jsonb('normalized').notNull(),
+    loadXid: loadXid(),
+    closedXid: xid8('closed_xid'),
   },
   (t) => [
     uniqueIndex('product_versions_pid_version_key').on(t.productId, t.version),
     uniqueIndex('product_versions_current_key').on(t.productId).where(sql`${t.isCurrent}`),
     index('product_versions_name_idx').on(t.name),
+    index('product_versions_load_xid_idx').on(t.loadXid),
+    index('product_versions_closed_xid_idx').on(t.closedXid).where(sql`${t.closedXid} is not null`),
   ],
 );
 
@@ -371,10 +399,12 @@ export const productComments = pgTable(
     createdAtText: text('created_at_text'),
     firstSeenAt: tstz('first_seen_at').notNull(),
     rawResponseId: id('raw_response_id').references(() => rawResponses.id),
+    loadXid: loadXid(),
   },
   (t) => [
     uniqueIndex('product_comments_dedup_key').on(t.dedupKey),
     index('product_comments_product_idx').on(t.productId, t.createdAt),
+    index('product_comments_load_xid_idx').on(t.loadXid),
   ],
 );
 
@@ -394,11 +424,13 @@ export const trendingSnapshots = pgTable(
     rawResponseId: id('raw_response_id')
       .notNull()
       .references(() => rawResponses.id),
+    loadXid: loadXid(),
   },
   (t) => [
     uniqueIndex('trending_snapshots_pull_position_key').on(t.rawResponseId, t.position),
     index('trending_snapshots_date_idx').on(t.listDate, t.fetchedAt),
     index('trending_snapshots_product_idx').on(t.productId, t.fetchedAt),
+    index('trending_snapshots_load_xid_idx').on(t.loadXid),
   ],
 );
 
@@ -428,9 +460,12 @@ export const creditLedger = pgTable(
     /** The watch entry and the claim (fence) of the enterprise call: one row per call. */
     watchId: id('watch_id'),
     callFence: id('call_fence'),
+    /** The transaction that wrote or last changed the entry (set by a trigger): the export cursor. */
+    loadXid: loadXid(),
   },
   (t) => [
     index('credit_ledger_cycle_idx').on(t.cycle),
+    index('credit_ledger_load_xid_idx').on(t.loadXid),
     uniqueIndex('credit_ledger_raw_key').on(t.rawResponseId),
     uniqueIndex('credit_ledger_call_key')
       .on(t.cycle, t.watchId, t.callFence)
@@ -668,12 +703,14 @@ export const events = pgTable(
     rawResponseId: id('raw_response_id'),
     data: jsonb('data').notNull(),
     createdAt: tstz('created_at').notNull().defaultNow(),
+    loadXid: loadXid(),
   },
   (t) => [
     uniqueIndex('events_id_key').on(t.id),
     uniqueIndex('events_pid_company_seq_key').on(t.pid, t.companySeq),
     index('events_type_seq_idx').on(t.type, t.seq),
     index('events_cycle_idx').on(t.cycle),
+    index('events_load_xid_idx').on(t.loadXid),
     check('events_severity_check', sql`${t.severity} in ('high', 'medium', 'low')`),
   ],
 );
@@ -761,5 +798,91 @@ export const webhookDeliveries = pgTable(
   (t) => [
     index('webhook_deliveries_subscription_idx').on(t.subscriptionId, t.id),
     index('webhook_deliveries_delivery_idx').on(t.deliveryId),
+  ],
+);
+
+/**
+ * Every state an `enterprises` row took (written by a trigger on it): presence, current version
+ * and when it was first and last seen. The export's `enterprise_sightings`; a warehouse takes the
+ * latest per PID (highest id) as the enterprise's state. Derived, so a rebuild writes it again.
+ */
+export const enterpriseSightings = pgTable(
+  'enterprise_sightings',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    pid: text('pid').notNull(),
+    presence: text('presence').notNull(),
+    versionId: id('version_id'),
+    firstSeenAt: tstz('first_seen_at').notNull(),
+    lastSeenAt: tstz('last_seen_at').notNull(),
+    loadXid: loadXid(),
+  },
+  (t) => [index('enterprise_sightings_load_xid_idx').on(t.loadXid)],
+);
+
+/** Every state a `products` row took (written by a trigger on it), as for enterprises. */
+export const productSightings = pgTable(
+  'product_sightings',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    productId: text('product_id').notNull(),
+    versionId: id('version_id'),
+    firstSeenAt: tstz('first_seen_at').notNull(),
+    lastSeenAt: tstz('last_seen_at').notNull(),
+    loadXid: loadXid(),
+  },
+  (t) => [index('product_sightings_load_xid_idx').on(t.loadXid)],
+);
+
+/**
+ * The number of rebuilds so far (one row): a rebuild writes every derived row again, so the
+ * export after it is a full one.
+ */
+export const rebuildGeneration = pgTable('rebuild_generation', {
+  singleton: boolean('singleton').primaryKey().default(true),
+  generation: integer('generation').notNull().default(0),
+});
+
+/**
+ * The export ledger (src/export/): one row per load package written to a destination folder.
+ * A package is complete once its row says so and its folder holds its manifest.
+ */
+export const exports = pgTable(
+  'exports',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** The destination folder, as an absolute path. */
+    destination: text('destination').notNull(),
+    /** 1, 2, 3… per destination: the order a loader applies packages in. */
+    loadNo: integer('load_no').notNull(),
+    loadId: text('load_id').notNull(),
+    previousLoadId: text('previous_load_id'),
+    /** incremental: what is new since the previous package; full: everything up to the cut. */
+    kind: text('kind').notNull(),
+    format: text('format').notNull(),
+    tables: text('tables').array().notNull(),
+    /**
+     * The cursor range, as two transaction snapshots (`pg_snapshot` text): the package holds the
+     * rows of the transactions the second sees and the first does not.
+     */
+    fromSnapshot: text('from_snapshot').notNull(),
+    toSnapshot: text('to_snapshot').notNull(),
+    generation: integer('generation').notNull(),
+    schemaVersion: integer('schema_version').notNull(),
+    /** writing (claimed by `holder` until `lease_until`), complete */
+    state: text('state').notNull(),
+    holder: text('holder'),
+    leaseUntil: tstz('lease_until'),
+    rows: bigint('rows', { mode: 'number' }),
+    bytes: bigint('bytes', { mode: 'number' }),
+    /** The manifest as written. */
+    manifest: jsonb('manifest'),
+    startedAt: tstz('started_at').notNull().defaultNow(),
+    completedAt: tstz('completed_at'),
+  },
+  (t) => [
+    uniqueIndex('exports_destination_load_key').on(t.destination, t.loadNo),
+    check('exports_state_check', sql`${t.state} in ('writing', 'complete')`),
+    check('exports_kind_check', sql`${t.kind} in ('incremental', 'full')`),
   ],
 );

@@ -46,6 +46,8 @@ export const DERIVED_TABLES = [
   'keyword_resolutions',
   'raw_response_drift',
   'format_drift',
+  'enterprise_sightings',
+  'product_sightings',
 ] as const;
 
 export interface RebuildSummary {
@@ -125,6 +127,8 @@ export async function rebuild(
     // The codes expected of the answers live ingestion refused: not derived, so read, not emptied.
     const refused = await refusedAnswerCodes(tx);
     await tx.unsafe(`truncate ${DERIVED_TABLES.join(', ')} restart identity`);
+    // Every derived row is written again: the next warehouse export is a full one (src/export/).
+    await tx`update rebuild_generation set generation = generation + 1`;
     const [count] = await tx<{ n: number }[]>`
       select count(*)::int as n from raw_responses where outcome in ${tx(REPLAYED)}`;
     const total = count?.n ?? 0;

@@ -1,0 +1,195 @@
+/**
+ * Writes one table of a package in one format: NDJSON (optionally gzipped) and CSV made by
+ * Postgres and streamed through a cursor, Parquet through DuckDB (`@duckdb/node-api`) from that
+ * NDJSON.
+ * Every writer is deterministic: the same rows give the same bytes.
+ */
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import { Readable, Transform, type TransformCallback, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import type { Sql } from '../db/connect.ts';
+import { type Column, DECIMAL_PRECISION, DECIMAL_SCALE, type ExportTable, rangeSql } from './contract.ts';
+
+export const FORMATS = ['parquet', 'ndjson', 'csv'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export interface FileWritten {
+  file: string;
+  rows: number;
+  bytes: number;
+  sha256: string;
+}
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** A column's value as the text formats carry it (timestamps in UTC, decimals as text). */
+function textExpr(col: Column, csv: boolean): string {
+  const e = `(${col.expr ?? col.name})`;
+  switch (col.type) {
+    case 'timestamp':
+      return `to_char(${e} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+    case 'decimal':
+      return `${e}::text`;
+    case 'date':
+      return `to_char(${e}, 'YYYY-MM-DD')`;
+    case 'boolean':
+      return csv ? `case when ${e} then 'true' when not ${e} then 'false' end` : e;
+    case 'json':
+      return csv ? `${e}::text` : e;
+    case 'int32':
+      return `${e}::integer`;
+    case 'int64':
+      return `${e}::bigint`;
+    default:
+      return e;
+  }
+}
+
+function selectSql(table: ExportTable, lo: string, hi: string, csv: boolean): string {
+  const cols = table.columns.map((col) => `${textExpr(col, csv)} as ${quote(col.name)}`).join(', ');
+  return rangeSql(`select ${cols} from ${table.from} where ${table.where} order by ${table.orderBy}`, lo, hi);
+}
+
+/**
+ * Streams the one text column of `query` (a row per line) through a cursor into a file, each
+ * line ended by `eol`, after an optional header. The cursor, not COPY: the driver's COPY stream
+ * can leave its connection waiting (porsager/postgres#917, #499), and a cursor works the same on
+ * every server daybook runs on (Postgres, PgBouncer, the embedded database).
+ */
+async function writeLines(
+  tx: Sql,
+  query: string,
+  path: string,
+  options: { eol: string; header?: string; gzip?: boolean },
+): Promise<FileWritten> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  let rows = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  async function* lines(): AsyncGenerator<string> {
+    if (options.header !== undefined) yield `${options.header}${options.eol}`;
+    for await (const batch of tx.unsafe<{ line: string }[]>(query).cursor(2000)) {
+      let text = '';
+      for (const r of batch) text += `${r.line}${options.eol}`;
+      rows += batch.length;
+      yield text;
+    }
+  }
+  const source = Readable.from(lines());
+  // A gzip member with no name and mtime 0: the same rows give the same bytes.
+  if (options.gzip) await pipeline(source, createGzip({ level: 6 }), meter, createWriteStream(path));
+  else await pipeline(source, meter, createWriteStream(path));
+  return { file: path, rows, bytes, sha256: hash.digest('hex') };
+}
+
+/** `table.ndjson` (or `.ndjson.gz`): one JSON object per line, columns in contract order. */
+export async function writeNdjson(
+  tx: Sql,
+  table: ExportTable,
+  lo: string,
+  hi: string,
+  path: string,
+  gzip: boolean,
+): Promise<FileWritten> {
+  const query = `select to_json(t)::text as line from (${selectSql(table, lo, hi, false)}) t`;
+  return writeLines(tx, query, path, { eol: '\n', gzip });
+}
+
+/**
+ * `table.csv`: RFC 4180, a header line, CRLF line ends; every value quoted, NULL as an empty
+ * unquoted field (so an empty text, `""`, stays apart from NULL).
+ */
+export async function writeCsv(
+  tx: Sql,
+  table: ExportTable,
+  lo: string,
+  hi: string,
+  path: string,
+): Promise<FileWritten> {
+  const fields = table.columns
+    .map((col) => `coalesce('"' || replace((${textExpr(col, true)})::text, '"', '""') || '"', '')`)
+    .join(` || ',' || `);
+  const query = rangeSql(
+    `select ${fields} as line from ${table.from} where ${table.where} order by ${table.orderBy}`,
+    lo,
+    hi,
+  );
+  return writeLines(tx, query, path, { eol: '\r\n', header: table.columns.map((c) => c.name).join(',') });
+}
+
+/** DuckDB's type for each logical type. */
+export function duckType(type: Column['type']): string {
+  switch (type) {
+    case 'text':
+      return 'VARCHAR';
+    case 'int32':
+      return 'INTEGER';
+    case 'int64':
+      return 'BIGINT';
+    case 'boolean':
+      return 'BOOLEAN';
+    case 'date':
+      return 'DATE';
+    case 'timestamp':
+      return 'TIMESTAMPTZ';
+    case 'decimal':
+      return `DECIMAL(${DECIMAL_PRECISION},${DECIMAL_SCALE})`;
+    case 'json':
+      return 'JSON';
+  }
+}
+
+const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+/** A DuckDB connection for writing Parquet: one thread, insertion order kept (deterministic). */
+export interface ParquetWriter {
+  write(table: ExportTable, ndjsonPath: string, path: string, rows: number): Promise<FileWritten>;
+  close(): void;
+}
+
+export async function openParquetWriter(): Promise<ParquetWriter> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(':memory:', {
+    threads: '1',
+    preserve_insertion_order: 'true',
+  });
+  const conn = await instance.connect();
+  return {
+    async write(table, ndjsonPath, path, rows) {
+      const columns = table.columns
+        .map((col) => `${sqlString(col.name)}: ${sqlString(duckType(col.type))}`)
+        .join(', ');
+      const select = table.columns.map((col) => quote(col.name)).join(', ');
+      await conn.run(
+        `copy (select ${select} from read_json(${sqlString(ndjsonPath)}, format = 'newline_delimited', columns = {${columns}}))
+         to ${sqlString(path)} (format parquet, compression zstd, row_group_size 122880)`,
+      );
+      await rm(ndjsonPath);
+      const hash = createHash('sha256');
+      const { createReadStream } = await import('node:fs');
+      await pipeline(
+        createReadStream(path),
+        new Writable({
+          write(chunk, _enc, done) {
+            hash.update(chunk);
+            done();
+          },
+        }),
+      );
+      return { file: path, rows, bytes: (await stat(path)).size, sha256: hash.digest('hex') };
+    },
+    close() {
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+}
