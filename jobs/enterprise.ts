@@ -31,6 +31,7 @@ import { isConnectionLoss, whileUnreachable } from '../src/db/outage.ts';
 import type { Mismatch } from '../src/db/resolution-mismatches.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
 import { noteCycleProgress } from '../src/events/outbox.ts';
+import { exportAfterCycle } from '../src/export/scheduled.ts';
 import { applyEnterpriseAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/runtime/boundary.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
@@ -80,13 +81,16 @@ export async function processEnterprise(
   try {
     return await refreshEntry(deps, data, jobId, lastAttempt);
   } finally {
-    // The job that settles the last entry of the cycle writes cycle.completed and its digest.
-    await noteCycleProgress(deps.sql, data.cycle, deps.now()).catch((err: unknown) =>
+    // The job that settles the last entry of the cycle writes cycle.completed and its digest,
+    // then the warehouse export when DAYBOOK_EXPORT_DIR is set.
+    const completed = await noteCycleProgress(deps.sql, data.cycle, deps.now()).catch((err: unknown) => {
       deps.log.warn(
         { cycle: data.cycle, err: err instanceof Error ? err.message : String(err) },
         'could not check whether the cycle is complete; the next job will',
-      ),
-    );
+      );
+      return false;
+    });
+    if (completed) await exportAfterCycle(deps.sql, deps.config, deps.log, data.cycle);
   }
 }
 

@@ -38,6 +38,9 @@ export function demoCommand(): Command {
         DAYBOOK_DATA_DIR: resolve(config.DAYBOOK_DATA_DIR, 'demo'),
         DAYBOOK_ENTERPRISE_RATE: DEMO_RATE,
         DAYBOOK_PRODUCT_RATE: DEMO_RATE,
+        // Each cycle ends with a warehouse export, as DAYBOOK_EXPORT_DIR makes every cycle do.
+        DAYBOOK_EXPORT_DIR: resolve(config.DAYBOOK_DATA_DIR, 'demo', 'export'),
+        DAYBOOK_EXPORT_FORMAT: 'parquet',
         LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL,
       } as const;
       if (!config.DATABASE_URL && !opts.keep)
@@ -131,6 +134,19 @@ export function demoCommand(): Command {
           select cycle::text, current_name as name, category, field, before, after, severity
           from analytics.enterprise_changes order by detected_at desc, change_id desc limit 8`;
         process.stdout.write(formatTable(changes));
+        say('');
+        const exportDir = demoConfig.DAYBOOK_EXPORT_DIR;
+        const packages = await store.sql<{ load_id: string; kind: string; rows: number; tables: number }[]>`
+          select load_id, kind, rows::int as rows,
+                 (select count(*) from jsonb_object_keys(manifest->'tables'))::int as tables
+          from exports where destination = ${exportDir} and state = 'complete' order by load_no`;
+        say(
+          `warehouse export after each cycle (parquet, ${relative(process.cwd(), exportDir) || exportDir}/):`,
+        );
+        process.stdout.write(formatTable(packages));
+        say(
+          `  load it into DuckDB: npm run duckdb-load -- ${relative(process.cwd(), exportDir) || exportDir} demo.duckdb   (docs/export.md)`,
+        );
         say('');
         say(
           `done in ${((performance.now() - started) / 1000).toFixed(1)} s. Explore the result:\n  ${config.DATABASE_URL ? '' : `DAYBOOK_DATA_DIR=${relative(process.cwd(), demoConfig.DAYBOOK_DATA_DIR) || '.'} `}npx daybook sql "select ent_name, ent_status, legal_person, capital_amount from analytics.enterprise_current limit 5"`,

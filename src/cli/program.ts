@@ -1,9 +1,9 @@
 /** The `daybook` command tree (the CLI is part of the public contract). */
 
-import { exportCommand } from './export.ts';
 import { Command } from 'commander';
 import { demoCommand } from './demo.ts';
 import { digestCommand, eventsCommand } from './events.ts';
+import { exportCommand } from './export.ts';
 import {
   enqueueCommand,
   productsCommand,

@@ -1,8 +1,10 @@
 /** Read-only commands: `daybook status` and `daybook changes`. */
+
 import { Command } from 'commander';
 import { deferredEntries } from '../../jobs/plan.ts';
 import { budgetOf } from '../budget/credits.ts';
 import type { Config } from '../config/config.ts';
+import { lastExports } from '../export/package.ts';
 import { driftReport } from '../history/drift-store.ts';
 import { Queues, redisConnection } from '../runtime/queues.ts';
 import { withoutPassword } from '../runtime/reachability.ts';
@@ -167,6 +169,7 @@ export function statusCommand(): Command {
           from format_drift`;
         const watch = await db.sql<{ active: number; total: number }[]>`
           select count(*) filter (where active)::int as active, count(*)::int as total from watchlist`;
+        const exports = await lastExports(db.sql);
         let queues: Record<string, Record<string, number>> | null = null;
         let queueError: string | null = null;
         if (opts.queues) {
@@ -190,6 +193,7 @@ export function statusCommand(): Command {
           formatDrift: { ...driftTotals, latest: drift },
           queues,
           ...(queueError ? { queueError } : {}),
+          exports,
         };
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -221,6 +225,12 @@ export function statusCommand(): Command {
               .join('; ')}`,
           );
         } else if (queueError) out.push(`  queues: unavailable (${forTerminal(queueError)})`);
+        if (exports.length === 0 && config.DAYBOOK_EXPORT_DIR)
+          out.push(`  export: none written yet to ${forTerminal(config.DAYBOOK_EXPORT_DIR)}`);
+        for (const e of exports)
+          out.push(
+            `  export: load ${e.load_id} (${e.kind}, ${e.format}, ${e.rows} rows) at ${e.completed_at.toISOString()} in ${forTerminal(e.destination)}`,
+          );
         process.stdout.write(`${out.join('\n')}\n`);
         if (deferred.total > 0) {
           const reasons = Object.entries(deferred.byReason)

@@ -462,12 +462,17 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
               `${destination} holds packages of the tables ${previous.tables.join(', ')}; export the same tables there (or a --full package)`,
             );
         }
+        const emptied =
+          previous !== null && !(await readdir(destination)).some((name) => name.startsWith('load_id='));
+        if (emptied && !options.full)
+          progress(`${destination} holds no package: writing a full one (load ${row.load_id})`);
         const result = await sql.begin('isolation level repeatable read read only', async (tx) => {
           const [cut] = await tx<{ hi: string; generation: number; now: Date }[]>`
             select pg_current_snapshot()::text as hi,
                    (select generation from rebuild_generation) as generation, now() as now`;
           const generation = cut?.generation ?? 0;
-          const full = options.full === true || !previous || previous.generation !== generation;
+          // A folder that holds no package (new, or emptied) starts again with a full package.
+          const full = options.full === true || !previous || previous.generation !== generation || emptied;
           const lo = full ? SNAPSHOT_ZERO : previous.to_snapshot;
           const hi = cut?.hi ?? SNAPSHOT_ZERO;
           if (!full && !(await anyRows(tx, tables, lo, hi))) return null;

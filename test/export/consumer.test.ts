@@ -145,7 +145,9 @@ describe('a warehouse rebuilt from the export packages', { timeout: 300_000 }, (
     expect(second.cursor.from_snapshot).toBe(first.cursor.to_snapshot);
     const [all] = await t.sql<{ n: number }[]>`select count(*)::int as n from enterprise_versions`;
     const exported =
-      first.tables.enterprise_versions.rows + second.tables.enterprise_versions.rows + third.tables.enterprise_versions.rows;
+      first.tables.enterprise_versions.rows +
+      second.tables.enterprise_versions.rows +
+      third.tables.enterprise_versions.rows;
     // Every version once, plus the closed ones once more (as closed).
     expect(exported).toBeGreaterThan(all?.n ?? 0);
     expect(second.tables.enterprise_versions.rows).toBeLessThan(all?.n ?? 0);
@@ -193,7 +195,9 @@ describe('a warehouse rebuilt from the export packages', { timeout: 300_000 }, (
         ).getRowObjectsJson() as Row[];
         const norm = (rows: Row[]) =>
           rows
-            .map((r) => Object.fromEntries(columns.map((c) => [c.name, canonical(r[c.name] ?? null, c.type)])))
+            .map((r) =>
+              Object.fromEntries(columns.map((c) => [c.name, canonical(r[c.name] ?? null, c.type)])),
+            )
             .sort(byKey(key));
         const expected = norm(pgRows);
         expect(expected.length, `${view} is empty in Postgres`).toBeGreaterThan(0);
