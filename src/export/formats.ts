@@ -21,6 +21,8 @@ export interface FileWritten {
   rows: number;
   bytes: number;
   sha256: string;
+  /** Parquet: per decimal column, the values DECIMAL(38,10) cannot hold exactly (written as null). */
+  inexact?: Record<string, number>;
 }
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -165,14 +167,40 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
   const conn = await instance.connect();
   return {
     async write(table, ndjsonPath, path, rows) {
+      // Decimals arrive as text and are read as text: a value DECIMAL(38,10) cannot hold exactly
+      // (more than 28 digits before the point or 10 after it) is written as null and counted,
+      // never rounded. NDJSON and CSV carry every decimal exactly.
       const columns = table.columns
-        .map((col) => `${sqlString(col.name)}: ${sqlString(duckType(col.type))}`)
+        .map(
+          (col) =>
+            `${sqlString(col.name)}: ${sqlString(col.type === 'decimal' ? 'VARCHAR' : duckType(col.type))}`,
+        )
         .join(', ');
-      const select = table.columns.map((col) => quote(col.name)).join(', ');
+      const integral = DECIMAL_PRECISION - DECIMAL_SCALE;
+      const fits = (q: string) =>
+        `regexp_full_match(case when contains(${q}, '.') then rtrim(rtrim(${q}, '0'), '.') else ${q} end, '-?[0-9]{1,${integral}}(\\.[0-9]{1,${DECIMAL_SCALE}})?')`;
+      const select = table.columns
+        .map((col) => {
+          const q = quote(col.name);
+          return col.type === 'decimal'
+            ? `case when ${fits(q)} then cast(${q} as ${duckType('decimal')}) end as ${q}`
+            : q;
+        })
+        .join(', ');
+      const source = `read_json(${sqlString(ndjsonPath)}, format = 'newline_delimited', columns = {${columns}})`;
       await conn.run(
-        `copy (select ${select} from read_json(${sqlString(ndjsonPath)}, format = 'newline_delimited', columns = {${columns}}))
+        `copy (select ${select} from ${source})
          to ${sqlString(path)} (format parquet, compression zstd, row_group_size 122880)`,
       );
+      const inexact: Record<string, number> = {};
+      const decimals = table.columns.filter((col) => col.type === 'decimal');
+      if (decimals.length > 0 && rows > 0) {
+        const counts = await conn.runAndReadAll(
+          `select ${decimals.map((col) => `count(*) filter (where ${quote(col.name)} is not null and not ${fits(quote(col.name))})::integer as ${quote(col.name)}`).join(', ')} from ${source}`,
+        );
+        for (const [name, n] of Object.entries(counts.getRowObjectsJson()[0] ?? {}))
+          if (Number(n) > 0) inexact[name] = Number(n);
+      }
       await rm(ndjsonPath);
       const hash = createHash('sha256');
       const { createReadStream } = await import('node:fs');
@@ -185,7 +213,13 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
           },
         }),
       );
-      return { file: path, rows, bytes: (await stat(path)).size, sha256: hash.digest('hex') };
+      return {
+        file: path,
+        rows,
+        bytes: (await stat(path)).size,
+        sha256: hash.digest('hex'),
+        ...(Object.keys(inexact).length > 0 ? { inexact } : {}),
+      };
     },
     close() {
       conn.closeSync();

@@ -84,6 +84,11 @@ export interface Manifest {
   created_at: string;
   tables: Record<string, { file: string; rows: number; bytes: number; sha256: string; key: string[] }>;
   rows: number;
+  /**
+   * Parquet only, when there are any: per `table.column`, the decimals DECIMAL(38,10) cannot hold
+   * exactly, written as null (NDJSON and CSV carry them exactly).
+   */
+  inexact_decimals?: Record<string, number>;
 }
 
 export class ExportBusy extends Error {
@@ -282,6 +287,7 @@ async function writePackage(
   await mkdir(tmp);
   try {
     const tables: Manifest['tables'] = {};
+    const inexact: Record<string, number> = {};
     let rows = 0;
     for (const table of plan.tables) {
       const file = fileName(table.name, plan.format, plan.gzip);
@@ -302,6 +308,12 @@ async function writePackage(
         key: table.key,
       };
       rows += written.rows;
+      for (const [column, n] of Object.entries(written.inexact ?? {})) {
+        inexact[`${table.name}.${column}`] = n;
+        progress(
+          `  ${table.name}.${column}: ${n} values DECIMAL(38,10) cannot hold exactly, written as null`,
+        );
+      }
       if (written.rows > 0) progress(`  ${table.name}: ${written.rows} rows`);
     }
     await writeFile(
@@ -320,6 +332,7 @@ async function writePackage(
       created_at: plan.createdAt,
       tables,
       rows,
+      ...(Object.keys(inexact).length > 0 ? { inexact_decimals: inexact } : {}),
     };
     for (const name of await readdir(tmp)) await fsyncPath(join(tmp, name));
     await writeFile(join(tmp, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
