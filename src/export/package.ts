@@ -488,7 +488,7 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
           const full = options.full === true || !previous || previous.generation !== generation || emptied;
           const lo = full ? SNAPSHOT_ZERO : previous.to_snapshot;
           const hi = cut?.hi ?? SNAPSHOT_ZERO;
-          if (!full && !(await anyRows(tx, tables, lo, hi))) return null;
+          if (!(await anyRows(tx, tables, lo, hi))) return null;
           const plan: Plan = {
             loadNo: row.load_no,
             loadId: row.load_id,

@@ -1,5 +1,8 @@
 /** daybook behind PgBouncer 1.18 in transaction pooling mode (no protocol-level prepared statements). */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
@@ -7,6 +10,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.ts';
 import { MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrate.ts';
+import { runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { adminUrl, databaseUrl } from '../support/pg-url.ts';
 import { type PgBouncer, startPgBouncer } from '../support/pgbouncer.ts';
@@ -102,6 +106,37 @@ describe('daybook through PgBouncer in transaction pooling mode', () => {
       select n, pid, held from bouncer_scratch order by n`;
     expect(rows.map((r) => r.n)).toEqual(Array.from({ length: 50 }, (_, n) => n));
     expect(rows.every((r) => r.held)).toBe(true);
+  });
+
+  it('daybook export runs through the bouncer: a package, then only what is new', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'daybook-bouncer-export-'));
+    try {
+      const env = { DATABASE_URL: bouncer.url, DAYBOOK_DB_PREPARE: 'false', DAYBOOK_EXPORT_DIR: dir };
+      const event = (n: number) => t.sql`
+        insert into events (type, severity, detected_at, data)
+        values ('cycle.completed', 'low', now(), ${t.sql.json({ n })})`;
+      await event(1);
+      await event(2);
+      const first = await runDaybook(['export', '--format', 'ndjson', '--json'], env);
+      expect(first.stderr).not.toMatch(/Error|at /);
+      expect(first.code).toBe(0);
+      expect(JSON.parse(first.stdout).packages).toEqual([
+        expect.objectContaining({ loadNo: 1, kind: 'full', rows: 2 }),
+      ]);
+      await event(3);
+      const second = await runDaybook(['export', '--format', 'ndjson', '--json'], env);
+      expect(JSON.parse(second.stdout).packages).toEqual([
+        expect.objectContaining({ loadNo: 2, kind: 'incremental', rows: 1 }),
+      ]);
+      const lines = readFileSync(join(dir, 'load_id=0000000002', 'events.ndjson'), 'utf8')
+        .trim()
+        .split('\n');
+      expect(lines.map((l) => JSON.parse(l).data)).toEqual([{ n: 3 }]);
+      const third = await runDaybook(['export', '--format', 'ndjson'], env);
+      expect(third.stdout).toContain('nothing new');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('afterwards no advisory lock is left held on the server', async () => {
