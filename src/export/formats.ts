@@ -190,7 +190,7 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
       const source = `read_json(${sqlString(ndjsonPath)}, format = 'newline_delimited', columns = {${columns}})`;
       await conn.run(
         `copy (select ${select} from ${source})
-         to ${sqlString(path)} (format parquet, compression zstd, row_group_size 122880)`,
+         to ${sqlString(path)} (format parquet, compression snappy, row_group_size 122880)`,
       );
       const inexact: Record<string, number> = {};
       const decimals = table.columns.filter((col) => col.type === 'decimal');

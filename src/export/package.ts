@@ -20,6 +20,7 @@ import { constants, createReadStream, existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
 import {
@@ -77,7 +78,7 @@ export interface Manifest {
   previous_load_id: string | null;
   kind: 'incremental' | 'full';
   format: Format;
-  compression: 'gzip' | 'zstd' | null;
+  compression: 'gzip' | 'snappy' | null;
   schema_version: number;
   /** The two cuts (transaction snapshots, `xmin:xmax:xip,…`). */
   cursor: { from_snapshot: string; to_snapshot: string };
@@ -326,7 +327,7 @@ async function writePackage(
       previous_load_id: plan.previousLoadId,
       kind: plan.kind,
       format: plan.format,
-      compression: plan.format === 'parquet' ? 'zstd' : plan.gzip ? 'gzip' : null,
+      compression: plan.format === 'parquet' ? 'snappy' : plan.gzip ? 'gzip' : null,
       schema_version: SCHEMA_VERSION,
       cursor: { from_snapshot: plan.lo, to_snapshot: plan.hi },
       created_at: plan.createdAt,
@@ -587,7 +588,8 @@ export async function replayPackages(
       const { manifest } = await sql.begin('isolation level repeatable read read only', (tx) =>
         writePackage(tx, destination, plan, parquetWriter, () => {}, exists ? scratch : target),
       );
-      const same = JSON.stringify(manifest) === JSON.stringify(m);
+      // The ledger's manifest is jsonb: its keys come back in jsonb's order, not as written.
+      const same = isDeepStrictEqual(manifest, m);
       if (exists) {
         await rm(scratch, { recursive: true, force: true });
         if (!same) differing.push(r.load_id);
