@@ -348,6 +348,18 @@ async function writePackage(
   }
 }
 
+/** The DuckDB writer, opened when a Parquet file is first written (only then). */
+function lazyParquet(): { get: () => Promise<ParquetWriter>; close: () => void } {
+  let writer: ParquetWriter | null = null;
+  return {
+    get: async () => {
+      writer ??= await openParquetWriter();
+      return writer;
+    },
+    close: () => writer?.close(),
+  };
+}
+
 /** Whether any table has a row in the range. */
 async function anyRows(tx: Sql, tables: ExportTable[], lo: string, hi: string): Promise<boolean> {
   for (const t of tables) {
@@ -400,11 +412,7 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
     throw new ExportUsage('--gzip applies to --format ndjson only');
   const tables = tablesOf(options.tables);
   await mkdir(destination, { recursive: true });
-  let parquet: ParquetWriter | null = null;
-  const parquetWriter = async () => {
-    parquet ??= await openParquetWriter();
-    return parquet;
-  };
+  const parquet = lazyParquet();
   const written: PackageWritten[] = [];
   try {
     for (;;) {
@@ -503,7 +511,7 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
             createdAt: (cut?.now ?? new Date()).toISOString(),
           };
           progress(`load ${plan.loadId} (${plan.kind}, ${plan.format}): writing to ${destination}`);
-          const out = await writePackage(tx, destination, plan, parquetWriter, progress);
+          const out = await writePackage(tx, destination, plan, parquet.get, progress);
           return { plan, generation, ...out };
         });
         if (!result) {
@@ -526,7 +534,7 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
       }
     }
   } finally {
-    (parquet as ParquetWriter | null)?.close();
+    parquet.close();
   }
 }
 
@@ -557,11 +565,7 @@ export async function replayPackages(
       `load ${stale.load_id} was written before a rebuild wrote the history again: it cannot be written again; export a --full package instead`,
     );
   await mkdir(destination, { recursive: true });
-  let parquet: ParquetWriter | null = null;
-  const parquetWriter = async () => {
-    parquet ??= await openParquetWriter();
-    return parquet;
-  };
+  const parquet = lazyParquet();
   const out: PackageWritten[] = [];
   const differing: string[] = [];
   try {
@@ -586,7 +590,7 @@ export async function replayPackages(
         `.tmp-replay-${packageDirName(r.load_id)}-${randomBytes(4).toString('hex')}`,
       );
       const { manifest } = await sql.begin('isolation level repeatable read read only', (tx) =>
-        writePackage(tx, destination, plan, parquetWriter, () => {}, exists ? scratch : target),
+        writePackage(tx, destination, plan, parquet.get, () => {}, exists ? scratch : target),
       );
       // The ledger's manifest is jsonb: its keys come back in jsonb's order, not as written.
       const same = isDeepStrictEqual(manifest, m);
@@ -613,7 +617,7 @@ export async function replayPackages(
       });
     }
   } finally {
-    (parquet as ParquetWriter | null)?.close();
+    parquet.close();
   }
   if (differing.length > 0)
     throw new Error(

@@ -39,6 +39,15 @@ const ndjson = (path: string) =>
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
+/** A promise and the function that settles it: one side waits, the other says when. */
+function signal(): { wait: Promise<void>; give: () => void } {
+  let give!: () => void;
+  const wait = new Promise<void>((r) => {
+    give = r;
+  });
+  return { wait, give };
+}
+
 /** Every file of every package, by relative path: its sha256. */
 function fingerprint(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -103,22 +112,16 @@ describe('export guarantees', { timeout: 300_000 }, () => {
     const other = postgres(h.t.url, { max: 1, onnotice: () => {} });
     const idle = postgres(h.t.url, { max: 1, onnotice: () => {} });
     try {
-      let commit!: () => void;
-      const gate = new Promise<void>((r) => {
-        commit = r;
-      });
+      const commit = signal();
+      const inserted = signal();
       // Written first (the lower transaction id), committed last.
-      let inserted!: () => void;
-      const written = new Promise<void>((r) => {
-        inserted = r;
-      });
       const late = other.begin(async (tx) => {
         await insertEvent(tx, 100);
-        inserted();
-        await gate;
+        inserted.give();
+        await commit.wait;
       });
       late.catch(() => {});
-      await written;
+      await inserted.wait;
       // A session idle in a transaction that holds a transaction id, as a forgotten psql would.
       const idleTx = idle.begin(async (tx) => {
         await tx`select pg_current_xact_id()`;
@@ -129,7 +132,7 @@ describe('export guarantees', { timeout: 300_000 }, () => {
       const [p2] = await exportPackages(h.t.sql, { to: dir, format: 'ndjson' });
       expect(p2?.kind).toBe('incremental');
       expect(probes(dir, 100)).toEqual([101]);
-      commit();
+      commit.give();
       await late;
       await idleTx;
       await exportPackages(h.t.sql, { to: dir, format: 'ndjson' });
@@ -192,20 +195,14 @@ describe('export guarantees', { timeout: 300_000 }, () => {
     try {
       // runs is the last table written: while it is locked, the export waits with its other files
       // written under a temporary name.
-      let release!: () => void;
-      const held = new Promise<void>((r) => {
-        release = r;
-      });
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => {
-        locked = r;
-      });
+      const release = signal();
+      const locked = signal();
       const lock = locker.begin(async (tx) => {
         await tx`lock table runs in access exclusive mode`;
-        locked();
-        await held;
+        locked.give();
+        await release.wait;
       });
-      await isLocked;
+      await locked.wait;
       const child = spawn(process.execPath, [BIN, 'export', '--to', dir, '--format', 'parquet'], {
         env: {
           PATH: process.env.PATH ?? '',
@@ -235,7 +232,7 @@ describe('export guarantees', { timeout: 300_000 }, () => {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGKILL');
       await exited;
-      release();
+      release.give();
       await lock;
       // Nothing complete-looking: no load_id= folder; the claim is left writing.
       expect(packagesIn(dir)).toEqual([]);
