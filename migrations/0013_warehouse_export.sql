@@ -91,7 +91,10 @@ CREATE TRIGGER "credit_ledger_load_xid" BEFORE UPDATE ON "credit_ledger" FOR EAC
 -- A version is closed once (valid_to set); the transaction that closed it is the cursor of its closing.
 CREATE FUNCTION "daybook_version_closed"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF NEW.valid_to IS NOT NULL AND OLD.valid_to IS NULL THEN
+  IF TG_OP = 'INSERT' THEN
+    -- A version written already closed (an older answer applied after a newer one).
+    NEW.closed_xid := CASE WHEN NEW.valid_to IS NOT NULL THEN pg_current_xact_id() END;
+  ELSIF NEW.valid_to IS NOT NULL AND OLD.valid_to IS NULL THEN
     NEW.closed_xid := pg_current_xact_id();
   ELSIF NEW.valid_to IS NULL THEN
     NEW.closed_xid := NULL;
@@ -99,9 +102,9 @@ BEGIN
   RETURN NEW;
 END
 $$;--> statement-breakpoint
-CREATE TRIGGER "enterprise_versions_closed" BEFORE UPDATE ON "enterprise_versions" FOR EACH ROW
+CREATE TRIGGER "enterprise_versions_closed" BEFORE INSERT OR UPDATE ON "enterprise_versions" FOR EACH ROW
   EXECUTE FUNCTION "daybook_version_closed"();--> statement-breakpoint
-CREATE TRIGGER "product_versions_closed" BEFORE UPDATE ON "product_versions" FOR EACH ROW
+CREATE TRIGGER "product_versions_closed" BEFORE INSERT OR UPDATE ON "product_versions" FOR EACH ROW
   EXECUTE FUNCTION "daybook_version_closed"();--> statement-breakpoint
 -- Every state an enterprise or product row takes, for the export's sightings.
 CREATE FUNCTION "daybook_enterprise_sighting"() RETURNS trigger LANGUAGE plpgsql AS $$
