@@ -19,78 +19,69 @@ CREATE OR REPLACE TEMP TABLE daybook_live AS
 SELECT load_id FROM daybook_packages
 WHERE load_no >= (SELECT coalesce(max(load_no), 0) FROM daybook_packages WHERE kind = 'full');
 
-CREATE OR REPLACE MACRO daybook_files(t) AS getvariable('export_dir') || '/load_id=*/' || t || '.parquet';
+-- The rows of one table in the packages that count, each with the load_id of its package.
+CREATE OR REPLACE MACRO daybook_rows(t) AS TABLE
+SELECT f.* EXCLUDE (filename), regexp_extract(f.filename, 'load_id=([0-9]+)', 1) AS load_id
+FROM read_parquet(getvariable('export_dir') || '/load_id=*/' || t || '.parquet',
+                  filename = true, hive_partitioning = false) f
+WHERE regexp_extract(f.filename, 'load_id=([0-9]+)', 1) IN (SELECT load_id FROM daybook_live);
 
 -- ---- tables: the newest row of every key ---------------------------------------------------
 
 CREATE OR REPLACE TABLE enterprise_versions AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('enterprise_versions'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('enterprise_versions')
 QUALIFY row_number() OVER (PARTITION BY pid, version ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE enterprise_persons AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('enterprise_persons'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('enterprise_persons')
 QUALIFY row_number() OVER (PARTITION BY pid, version, ordinal ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE enterprise_shareholders AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('enterprise_shareholders'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('enterprise_shareholders')
 QUALIFY row_number() OVER (PARTITION BY pid, version, ordinal ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE enterprise_clearing_members AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('enterprise_clearing_members'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('enterprise_clearing_members')
 QUALIFY row_number() OVER (PARTITION BY pid, version, ordinal ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE enterprise_sightings AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('enterprise_sightings'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('enterprise_sightings')
 QUALIFY row_number() OVER (PARTITION BY sighting_id ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE enterprise_change_log AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('enterprise_changes'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('enterprise_changes')
 QUALIFY row_number() OVER (PARTITION BY change_id ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE enterprise_events AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('enterprise_events'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('enterprise_events')
 QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE events AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('events'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('events')
 QUALIFY row_number() OVER (PARTITION BY sequence ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE product_versions AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('product_versions'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('product_versions')
 QUALIFY row_number() OVER (PARTITION BY product_id, version ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE product_topics AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('product_topics'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('product_topics')
 QUALIFY row_number() OVER (PARTITION BY product_id, version, topic ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE product_sightings AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('product_sightings'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('product_sightings')
 QUALIFY row_number() OVER (PARTITION BY sighting_id ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE product_comments AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('product_comments'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('product_comments')
 QUALIFY row_number() OVER (PARTITION BY comment_id ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE trending_snapshots AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('trending_snapshots'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('trending_snapshots')
 QUALIFY row_number() OVER (PARTITION BY snapshot_id ORDER BY load_id DESC) = 1;
 
 CREATE OR REPLACE TABLE credits AS
-SELECT * EXCLUDE (load_id) FROM read_parquet(daybook_files('credits'), hive_partitioning = true, hive_types = {'load_id': VARCHAR})
-WHERE load_id IN (SELECT load_id FROM daybook_live)
+SELECT * EXCLUDE (load_id) FROM daybook_rows('credits')
 QUALIFY row_number() OVER (PARTITION BY entry_id ORDER BY load_id DESC) = 1;
 
 -- ---- views: what daybook's analytics views show ---------------------------------------------

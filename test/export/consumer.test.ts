@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduledPulls } from '../../jobs/products.ts';
 import { exportPackages, type PackageWritten } from '../../src/export/package.ts';
 import { ingestFailure } from '../../src/history/ingest.ts';
+import { rebuild } from '../../src/history/rebuild.ts';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { pacificDate } from '../../src/time/cycles.ts';
@@ -66,6 +67,63 @@ const byKey = (key: string[]) => (a: Row, b: Row) => {
   const kb = JSON.stringify(key.map((k) => b[k]));
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 };
+
+/** Runs the DuckDB recipe over `dir` and compares every view with daybook's analytics view. */
+async function expectWarehouseEqual(t: TestDatabase, dir: string): Promise<void> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const duck = await instance.connect();
+  try {
+    await duck.run(`SET VARIABLE export_dir = '${dir.replaceAll("'", "''")}'`);
+    await duck.run(readFileSync(RECIPE, 'utf8'));
+    for (const { view, key } of VIEWS) {
+      const columns = await t.sql<{ name: string; type: string }[]>`
+        select column_name as name, data_type as type from information_schema.columns
+        where table_schema = 'analytics' and table_name = ${view} order by ordinal_position`;
+      expect(columns.length, view).toBeGreaterThan(0);
+      const pgExpr = (c: { name: string; type: string }) => {
+        const q = `"${c.name}"`;
+        if (c.type === 'timestamp with time zone')
+          return `to_char(${q} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
+        if (c.type === 'ARRAY') return `to_json(${q})::text`;
+        return `${q}::text`;
+      };
+      const pgRows = await t.sql.unsafe<Row[]>(
+        `select ${columns.map((c) => `${pgExpr(c)} as "${c.name}"`).join(', ')} from analytics.${view}`,
+      );
+      const described = new Map(
+        (await duck.runAndReadAll(`describe select * from ${view}`))
+          .getRowObjectsJson()
+          .map((r) => [String(r.column_name), String(r.column_type)]),
+      );
+      const missing = columns.filter((c) => !described.has(c.name)).map((c) => c.name);
+      expect(missing, `${view}: columns the DuckDB view lacks`).toEqual([]);
+      const duckExpr = (name: string) => {
+        const type = described.get(name) ?? '';
+        const q = `"${name}"`;
+        if (type.startsWith('TIMESTAMP')) return `strftime(${q}, '%Y-%m-%dT%H:%M:%S.%f')`;
+        if (type.endsWith('[]')) return `to_json(${q})::VARCHAR`;
+        return `${q}::VARCHAR`;
+      };
+      const duckRows = (
+        await duck.runAndReadAll(
+          `select ${columns.map((c) => `${duckExpr(c.name)} as "${c.name}"`).join(', ')} from ${view}`,
+        )
+      ).getRowObjectsJson() as Row[];
+      const norm = (rows: Row[]) =>
+        rows
+          .map((r) => Object.fromEntries(columns.map((c) => [c.name, canonical(r[c.name] ?? null, c.type)])))
+          .sort(byKey(key));
+      const expected = norm(pgRows);
+      expect(expected.length, `${view} is empty in Postgres`).toBeGreaterThan(0);
+      const actual = norm(duckRows);
+      expect(actual.length, view).toBe(expected.length);
+      expect(actual, view).toEqual(expected);
+    }
+  } finally {
+    duck.closeSync();
+    instance.closeSync();
+  }
+}
 
 describe('a warehouse rebuilt from the export packages', { timeout: 300_000 }, () => {
   let t: TestDatabase;
@@ -154,60 +212,14 @@ describe('a warehouse rebuilt from the export packages', { timeout: 300_000 }, (
   });
 
   it('DuckDB, loading the packages with the documented recipe, equals every analytics view row for row', async () => {
-    const instance = await DuckDBInstance.create(':memory:');
-    const duck = await instance.connect();
-    try {
-      await duck.run(`SET VARIABLE export_dir = '${dir.replaceAll("'", "''")}'`);
-      await duck.run(readFileSync(RECIPE, 'utf8'));
-      for (const { view, key } of VIEWS) {
-        const columns = await t.sql<{ name: string; type: string }[]>`
-          select column_name as name, data_type as type from information_schema.columns
-          where table_schema = 'analytics' and table_name = ${view} order by ordinal_position`;
-        expect(columns.length, view).toBeGreaterThan(0);
-        const pgExpr = (c: { name: string; type: string }) => {
-          const q = `"${c.name}"`;
-          if (c.type === 'timestamp with time zone')
-            return `to_char(${q} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
-          if (c.type === 'ARRAY') return `to_json(${q})::text`;
-          return `${q}::text`;
-        };
-        const pgRows = await t.sql.unsafe<Row[]>(
-          `select ${columns.map((c) => `${pgExpr(c)} as "${c.name}"`).join(', ')} from analytics.${view}`,
-        );
-        const described = new Map(
-          (await duck.runAndReadAll(`describe select * from ${view}`))
-            .getRowObjectsJson()
-            .map((r) => [String(r.column_name), String(r.column_type)]),
-        );
-        const missing = columns.filter((c) => !described.has(c.name)).map((c) => c.name);
-        expect(missing, `${view}: columns the DuckDB view lacks`).toEqual([]);
-        const duckExpr = (name: string) => {
-          const type = described.get(name) ?? '';
-          const q = `"${name}"`;
-          if (type.startsWith('TIMESTAMP')) return `strftime(${q}, '%Y-%m-%dT%H:%M:%S.%f')`;
-          if (type.endsWith('[]')) return `to_json(${q})::VARCHAR`;
-          return `${q}::VARCHAR`;
-        };
-        const duckRows = (
-          await duck.runAndReadAll(
-            `select ${columns.map((c) => `${duckExpr(c.name)} as "${c.name}"`).join(', ')} from ${view}`,
-          )
-        ).getRowObjectsJson() as Row[];
-        const norm = (rows: Row[]) =>
-          rows
-            .map((r) =>
-              Object.fromEntries(columns.map((c) => [c.name, canonical(r[c.name] ?? null, c.type)])),
-            )
-            .sort(byKey(key));
-        const expected = norm(pgRows);
-        expect(expected.length, `${view} is empty in Postgres`).toBeGreaterThan(0);
-        const actual = norm(duckRows);
-        expect(actual.length, view).toBe(expected.length);
-        expect(actual, view).toEqual(expected);
-      }
-    } finally {
-      duck.closeSync();
-      instance.closeSync();
-    }
+    await expectWarehouseEqual(t, dir);
+  });
+
+  it('after a rebuild the next package is a full one, and the warehouse still equals daybook', async () => {
+    await rebuild(t.sql);
+    const [p] = await exportPackages(t.sql, { to: dir, format: 'parquet' });
+    expect(p?.kind).toBe('full');
+    expect(p?.loadNo).toBe(4);
+    await expectWarehouseEqual(t, dir);
   });
 });
