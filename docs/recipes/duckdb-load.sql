@@ -68,6 +68,14 @@ CREATE OR REPLACE TABLE product_topics AS
 SELECT * EXCLUDE (load_id) FROM daybook_rows('product_topics')
 QUALIFY row_number() OVER (PARTITION BY product_id, version, topic ORDER BY load_id DESC) = 1;
 
+CREATE OR REPLACE TABLE product_media AS
+SELECT * EXCLUDE (load_id) FROM daybook_rows('product_media')
+QUALIFY row_number() OVER (PARTITION BY product_id, version, position ORDER BY load_id DESC) = 1;
+
+CREATE OR REPLACE TABLE product_links AS
+SELECT * EXCLUDE (load_id) FROM daybook_rows('product_links')
+QUALIFY row_number() OVER (PARTITION BY product_id, version, position ORDER BY load_id DESC) = 1;
+
 CREATE OR REPLACE TABLE product_sightings AS
 SELECT * EXCLUDE (load_id) FROM daybook_rows('product_sightings')
 QUALIFY row_number() OVER (PARTITION BY sighting_id ORDER BY load_id DESC) = 1;
@@ -83,6 +91,10 @@ QUALIFY row_number() OVER (PARTITION BY snapshot_id ORDER BY load_id DESC) = 1;
 CREATE OR REPLACE TABLE credits AS
 SELECT * EXCLUDE (load_id) FROM daybook_rows('credits')
 QUALIFY row_number() OVER (PARTITION BY entry_id ORDER BY load_id DESC) = 1;
+
+CREATE OR REPLACE TABLE runs AS
+SELECT * EXCLUDE (load_id) FROM daybook_rows('runs')
+QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY load_id DESC) = 1;
 
 -- ---- views: what daybook's analytics views show ---------------------------------------------
 

@@ -255,7 +255,12 @@ async function release(sql: Sql, row: LedgerRow): Promise<void> {
 /** Removes what unfinished exports left in the folder (temporary package folders). */
 async function sweep(destination: string): Promise<void> {
   for (const name of await readdir(destination)) {
-    if (name.startsWith('.tmp-load_id=')) await rm(join(destination, name), { recursive: true, force: true });
+    // `.tmp-load_id=<id>-<pid>-<tag>` (an export) or `.tmp-replay-load_id=…-<pid>-<tag>` (a replay):
+    // left alone while the process that writes it runs on this machine.
+    const m = /^\.tmp-(?:replay-)?load_id=\d+-(\d+)-[0-9a-f]+$/.exec(name);
+    if (!m) continue;
+    if (!holderGone(`${hostname()}:${m[1]}`)) continue;
+    await rm(join(destination, name), { recursive: true, force: true });
   }
 }
 
@@ -558,6 +563,13 @@ export async function replayPackages(
     throw new ExportUsage(
       `${destination} has no complete packages numbered ${options.from}..${options.through}`,
     );
+  const missing: number[] = [];
+  for (let n = options.from; n <= options.through; n++)
+    if (!rows.some((r) => r.load_no === n)) missing.push(n);
+  if (missing.length > 0)
+    throw new ExportUsage(
+      `${destination} has no complete package ${missing.join(', ')}: replay a range of the packages it has (daybook status names the last)`,
+    );
   const [gen] = await sql<{ generation: number }[]>`select generation from rebuild_generation`;
   const stale = rows.find((r) => r.generation !== (gen?.generation ?? 0));
   if (stale)
@@ -587,7 +599,7 @@ export async function replayPackages(
       const exists = existsSync(target);
       const scratch = join(
         destination,
-        `.tmp-replay-${packageDirName(r.load_id)}-${randomBytes(4).toString('hex')}`,
+        `.tmp-replay-${packageDirName(r.load_id)}-${process.pid}-${randomBytes(4).toString('hex')}`,
       );
       const { manifest } = await sql.begin('isolation level repeatable read read only', (tx) =>
         writePackage(tx, destination, plan, parquet.get, () => {}, exists ? scratch : target),
@@ -595,11 +607,24 @@ export async function replayPackages(
       // The ledger's manifest is jsonb: its keys come back in jsonb's order, not as written.
       const same = isDeepStrictEqual(manifest, m);
       if (exists) {
-        await rm(scratch, { recursive: true, force: true });
-        if (!same) differing.push(r.load_id);
-        progress(
-          `load ${r.load_id}: ${same ? 'identical to the package in place' : 'DIFFERS from the package in place (left as it was)'}`,
-        );
+        // The package in place must be whole too: a damaged one is repaired from the fresh copy.
+        const onDisk = await verifyPackage(target);
+        const whole = onDisk.problem === null && isDeepStrictEqual(onDisk.manifest, m);
+        if (!whole && same) {
+          const aside = join(destination, `.broken-${packageDirName(r.load_id)}-${Date.now()}`);
+          await rename(target, aside);
+          await rename(scratch, target);
+          await fsyncPath(destination);
+          progress(
+            `load ${r.load_id}: the package in place was damaged (${onDisk.problem ?? 'its manifest differs'}): moved aside to ${aside}, written again byte for byte as recorded`,
+          );
+        } else {
+          await rm(scratch, { recursive: true, force: true });
+          if (!same || !whole) differing.push(r.load_id);
+          progress(
+            `load ${r.load_id}: ${same && whole ? 'identical to the package in place' : 'DIFFERS from the package in place (left as it was)'}`,
+          );
+        }
       } else {
         if (!same) differing.push(r.load_id);
         progress(

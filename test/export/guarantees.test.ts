@@ -103,6 +103,14 @@ describe('export guarantees', { timeout: 300_000 }, () => {
       expect(again.map((p) => p.identical)).toEqual([true, true]);
       expect(fingerprint(dir)).toEqual(before);
       expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
+
+      // A damaged package in place is repaired: moved aside, written again as recorded.
+      const victim = Object.values(manifestOf(dir, 'load_id=0000000002').tables)[0]?.file as string;
+      writeFileSync(join(dir, 'load_id=0000000002', victim), 'damaged');
+      const repaired = await replayPackages(h.t.sql, { to: dir, from: 2, through: 2 });
+      expect(repaired.map((p) => p.identical)).toEqual([true]);
+      expect(fingerprint(dir)).toEqual(before);
+      expect(readdirSync(dir).filter((n) => n.startsWith('.broken-load_id=0000000002'))).toHaveLength(1);
     },
   );
 
@@ -351,6 +359,7 @@ describe('export guarantees', { timeout: 300_000 }, () => {
       [['export', '--to', dir, '--gzip', '--format', 'csv'], /--gzip applies to --format ndjson only/],
       [['export', '--to', dir, '--format', 'ndjson'], /holds parquet packages/],
       [['export', '--to', dir, '--replay', '7..9'], /no complete packages numbered 7\.\.9/],
+      [['export', '--to', dir, '--replay', '1..3'], /no complete package 2, 3:/],
     ];
     for (const [args, message] of cases) {
       const r = await runDaybook(args, env);
