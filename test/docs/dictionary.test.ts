@@ -34,94 +34,13 @@ import {
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { EnterpriseRecord } from '../../src/upstream/schemas.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { sections, tableWith, ticked, unticked, withoutFences } from '../support/markdown.ts';
 import { sampleEnterpriseRecord } from '../support/records.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
 // ---- markdown helpers -------------------------------------------------------------------------
-
-/** The text without fenced code blocks (their lines become empty, so line numbers stay). */
-function withoutFences(md: string): string {
-  let inFence = false;
-  return md
-    .split('\n')
-    .map((line) => {
-      if (/^\s*```/.test(line)) {
-        inFence = !inFence;
-        return '';
-      }
-      return inFence ? '' : line;
-    })
-    .join('\n');
-}
-
-/** Sections under the headings of one level (`##`): heading text and body. */
-function sections(md: string, level: number): { heading: string; body: string }[] {
-  const marker = `${'#'.repeat(level)} `;
-  const out: { heading: string; body: string }[] = [];
-  let current: { heading: string; lines: string[] } | null = null;
-  for (const line of withoutFences(md).split('\n')) {
-    const depth = /^(#+) /.exec(line)?.[1]?.length ?? 0;
-    if (line.startsWith(marker)) {
-      if (current) out.push({ heading: current.heading, body: current.lines.join('\n') });
-      current = { heading: line.slice(marker.length).trim(), lines: [] };
-    } else if (depth > 0 && depth < level) {
-      if (current) out.push({ heading: current.heading, body: current.lines.join('\n') });
-      current = null;
-    } else current?.lines.push(line);
-  }
-  if (current) out.push({ heading: current.heading, body: current.lines.join('\n') });
-  return out;
-}
-
-/** Cells of a table line, split on `|` that is not escaped, trimmed. */
-function cells(line: string): string[] {
-  const out: string[] = [];
-  let cell = '';
-  const body = line.trim().replace(/^\|/, '').replace(/\|$/, '');
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i] as string;
-    if (ch === '\\' && body[i + 1] === '|') {
-      cell += '|';
-      i++;
-    } else if (ch === '|') {
-      out.push(cell.trim());
-      cell = '';
-    } else cell += ch;
-  }
-  out.push(cell.trim());
-  return out;
-}
-
-/** Every table in `text`: its header cells and its rows of cells. */
-function tables(text: string): { header: string[]; rows: string[][] }[] {
-  const out: { header: string[]; rows: string[][] }[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i + 1 < lines.length; i++) {
-    const head = lines[i] as string;
-    const rule = lines[i + 1] as string;
-    if (!head.trim().startsWith('|') || !/^\s*\|[\s:|-]+\|\s*$/.test(rule)) continue;
-    const rows: string[][] = [];
-    let j = i + 2;
-    for (; j < lines.length && (lines[j] as string).trim().startsWith('|'); j++)
-      rows.push(cells(lines[j] as string));
-    out.push({ header: cells(head), rows });
-    i = j - 1;
-  }
-  return out;
-}
-
-/** The table whose header starts with `columns`; fails the test when there is none. */
-function tableWith(text: string, columns: string[], where: string): string[][] {
-  const found = tables(text).find((t) => columns.every((c, i) => t.header[i] === c));
-  expect(found, `${where}: a table with columns ${columns.join(' | ')}`).toBeDefined();
-  return found?.rows ?? [];
-}
-
-const unticked = (cell: string) => cell.replaceAll('`', '').trim();
-/** The `code` spans of a cell. */
-const ticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
 
 /** The anchor GitHub gives a heading (github-slugger): lower case, punctuation removed, spaces to -. */
 function slug(heading: string): string {
