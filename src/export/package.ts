@@ -365,6 +365,29 @@ function lazyParquet(): { get: () => Promise<ParquetWriter>; close: () => void }
   };
 }
 
+/** A folder holds one format and one set of tables, fixed by its packages (a --full one may change them). */
+function refuseMismatch(
+  destination: string,
+  previous: LedgerRow | null,
+  options: ExportOptions,
+  tables: ExportTable[],
+): void {
+  if (!previous || options.full) return;
+  if (previous.format !== options.format)
+    throw new ExportUsage(
+      `${destination} holds ${previous.format} packages; export ${previous.format} there, or start another folder (or a --full package)`,
+    );
+  const had = [...previous.tables].sort().join(',');
+  const want = tables
+    .map((t) => t.name)
+    .sort()
+    .join(',');
+  if (had !== want)
+    throw new ExportUsage(
+      `${destination} holds packages of the tables ${previous.tables.join(', ')}; export the same tables there (or a --full package)`,
+    );
+}
+
 /** Whether any table has a row in the range. */
 async function anyRows(tx: Sql, tables: ExportTable[], lo: string, hi: string): Promise<boolean> {
   for (const t of tables) {
@@ -418,6 +441,13 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
   const tables = tablesOf(options.tables);
   await mkdir(destination, { recursive: true });
   const parquet = lazyParquet();
+  // Bad input is refused before anything is claimed: the folder's last package fixes its format
+  // and tables (checked again once claimed, in case another export wrote one meanwhile).
+  const [last] = await sql.unsafe<LedgerRow[]>(
+    `select ${LEDGER_COLUMNS} from exports where destination = $1 and state = 'complete' order by load_no desc limit 1`,
+    [destination],
+  );
+  refuseMismatch(destination, last ?? null, options, tables);
   const written: PackageWritten[] = [];
   try {
     for (;;) {
@@ -474,21 +504,7 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
             `load ${row.load_id}: ${problem ?? 'its manifest does not follow the ledger'}; moved aside to ${aside}`,
           );
         }
-        if (previous) {
-          if (previous.format !== options.format && !options.full)
-            throw new ExportUsage(
-              `${destination} holds ${previous.format} packages; export ${previous.format} there, or start another folder (or a --full package)`,
-            );
-          const had = [...previous.tables].sort().join(',');
-          const want = tables
-            .map((t) => t.name)
-            .sort()
-            .join(',');
-          if (had !== want && !options.full)
-            throw new ExportUsage(
-              `${destination} holds packages of the tables ${previous.tables.join(', ')}; export the same tables there (or a --full package)`,
-            );
-        }
+        refuseMismatch(destination, previous, options, tables);
         const emptied =
           previous !== null && !(await readdir(destination)).some((name) => name.startsWith('load_id='));
         if (emptied && !options.full)
