@@ -9,6 +9,7 @@ import { benchCli } from './cli.ts';
 import { benchCredit } from './credit.ts';
 import { benchDelivery } from './delivery.ts';
 import { benchDiff } from './diff.ts';
+import { benchExport } from './export.ts';
 import { benchLoad } from './load.ts';
 import { benchMemory } from './memory.ts';
 import { benchPlanner } from './planner.ts';
@@ -25,6 +26,7 @@ const PARTS = {
   diff: () => benchDiff(),
   cli: () => benchCli(),
   delivery: () => benchDelivery(),
+  export: () => benchExport(),
 } as const;
 type Part = keyof typeof PARTS;
 

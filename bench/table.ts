@@ -4,6 +4,7 @@ import type { CliResult } from './cli.ts';
 import type { CreditResult } from './credit.ts';
 import type { DeliveryResult } from './delivery.ts';
 import type { DiffResult } from './diff.ts';
+import type { ExportResult } from './export.ts';
 import type { LoadResult } from './load.ts';
 import type { MemoryResult } from './memory.ts';
 import type { PlannerResult } from './planner.ts';
@@ -150,6 +151,36 @@ function deliveryLines(d: DeliveryResult): Line[] {
   );
 }
 
+function exportLines(e: ExportResult): Line[] {
+  const rate = (x: number) => `${n(x)} rows/s`;
+  const mib = (b: number) => `${(b / 1024 ** 2).toFixed(1)} MiB`;
+  const lines: Line[] = [
+    [
+      `export, baseline: COPY of the same selects (${n(e.rows)} rows)`,
+      `${rate(e.baseline.rowsPerSecond)} (${e.baseline.seconds} s, psql to /dev/null; best of ${e.baseline.allSeconds.length}, each export best of ${e.repeats})`,
+      '',
+      '',
+    ],
+  ];
+  for (const f of e.formats)
+    lines.push([
+      `export, full package, ${f.format}`,
+      `${rate(f.rowsPerSecond)} = ${f.vsBaseline.toFixed(2)} x baseline (${f.seconds} s, ${mib(f.bytes)}, peak RSS ${f.peakRssMiB} MiB)`,
+      f.goal === null ? '' : `>= ${f.goal} x baseline`,
+      f.met === null ? '' : yes(f.met),
+    ]);
+  if (e.profile) {
+    const p = e.profile;
+    lines.push([
+      'export, where the time goes (s, all tables)',
+      `COPY select ${p.copySelectSeconds}; COPY to_json ${p.copyToJsonSeconds}; driver cursor ${p.cursorFetchSeconds}; writeNdjson ${p.writeNdjsonSeconds}; DuckDB ${p.duckdbSeconds}`,
+      '',
+      '',
+    ]);
+  }
+  return lines;
+}
+
 export function renderTable(doc: Document): string {
   const lines: Line[] = [];
   const render: Record<string, (x: never) => Line[]> = {
@@ -161,6 +192,7 @@ export function renderTable(doc: Document): string {
     diff: diffLines,
     cli: cliLines,
     delivery: deliveryLines,
+    export: exportLines,
   };
   for (const [part, fn] of Object.entries(render)) {
     const result = doc.parts[part] as { error?: string } | undefined;

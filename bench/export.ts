@@ -1,0 +1,795 @@
+/**
+ * Warehouse export throughput (src/export/): a full load package of a synthetic history, in every
+ * format, side by side with the limit of what Postgres hands out.
+ *
+ * 1. A scratch database is filled by SQL (generate_series, no simulator): 90,000 enterprises and
+ *    100,000 versions (10,000 enterprises changed once, their first version closed), 200,000 key
+ *    personnel, 100,000 shareholders, liquidation members, 50,000 field changes with their events,
+ *    observations, sightings (written by the triggers of migration 0013), 100,000 credit ledger
+ *    entries and 2,000 runs: about 800,000 rows to export, Chinese text where the registry has
+ *    it. Each step commits on its own, so the rows carry several writing transactions. The
+ *    product tables stay empty.
+ * 2. Baseline: for every table, `COPY (<the select the NDJSON writer runs inside to_json>) TO
+ *    STDOUT` through psql, its output to /dev/null: the same rows, columns, expressions, range and
+ *    order, rebuilt here from EXPORT_TABLES and rangeSql, only not turned into JSON.
+ * 3. `exportPackages(sql, { full: true })` into a new folder, for Parquet, NDJSON, NDJSON+gzip
+ *    and CSV. Each measurement runs twice; the better run is kept.
+ * 4. When a goal is missed (or with `profile: 'always'`), where the time goes, per table and
+ *    summed: the baseline's own times; Postgres making the JSON lines (COPY of the writer's
+ *    to_json query through psql); the driver fetching them through the writer's cursor, lines
+ *    dropped; and each table's time in the better NDJSON and Parquet exports (from their progress
+ *    lines): the Parquet path stages the same NDJSON, so the difference is DuckDB's.
+ *
+ * Goals: NDJSON ≥ 0.5 × the baseline's rows/s, Parquet ≥ 0.3 ×.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Sql } from '../src/db/connect.ts';
+import {
+  type Column,
+  EXPORT_TABLES,
+  type ExportTable,
+  rangeSql,
+  SNAPSHOT_ZERO,
+} from '../src/export/contract.ts';
+import { type Format, openParquetWriter, writeNdjson } from '../src/export/formats.ts';
+import { exportPackages } from '../src/export/package.ts';
+import { type BenchDatabase, freshDatabase, round } from './support.ts';
+
+const REPEATS = 2;
+const NDJSON_GOAL = 0.5;
+const PARQUET_GOAL = 0.3;
+
+export interface ExportFormatRun {
+  /** parquet, ndjson, ndjson+gzip or csv. */
+  format: string;
+  /** The better of the runs. */
+  seconds: number;
+  allSeconds: number[];
+  rows: number;
+  bytes: number;
+  /** Peak RSS of this process during the better run. */
+  peakRssMiB: number;
+  rowsPerSecond: number;
+  /** rowsPerSecond / the baseline's. */
+  vsBaseline: number;
+  /** The goal (× baseline), when the format has one. */
+  goal: number | null;
+  met: boolean | null;
+}
+
+export interface ExportProfile {
+  copySelectSeconds: number;
+  copyToJsonSeconds: number;
+  cursorFetchSeconds: number;
+  writeNdjsonSeconds: number;
+  duckdbSeconds: number;
+  /** The same tables' seconds within the better timed NDJSON and Parquet exports. */
+  ndjsonExportSeconds: number;
+  parquetExportSeconds: number;
+  tables: {
+    table: string;
+    rows: number;
+    copySelect: number;
+    copyToJson: number;
+    cursorFetch: number;
+    writeNdjson: number;
+    duckdb: number;
+    ndjsonExport: number;
+    parquetExport: number;
+  }[];
+  note: string;
+}
+
+export interface ExportResult {
+  rows: number;
+  tables: Record<string, number>;
+  seedSeconds: number;
+  baseline: { method: string; seconds: number; allSeconds: number[]; rowsPerSecond: number };
+  /** How many times each export ran (the better run is kept). */
+  repeats: number;
+  formats: ExportFormatRun[];
+  /** This process's RSS before the first export (a format's peakRssMiB includes it). */
+  rssBeforeExportsMiB: number;
+  profile: ExportProfile | null;
+  /** The 1-minute load average before and after: other work on the machine skews the figures. */
+  loadAverage: { before: number; after: number };
+  target: string;
+  met: boolean;
+  note: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The select the NDJSON writer runs (src/export/formats.ts, textExpr and selectSql with csv =
+// false), rebuilt from the contract: the baseline copies exactly these columns. The profile
+// checks the lines it gives against the NDJSON files, so a change to the writer is caught.
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+function ndjsonColumnExpr(col: Column): string {
+  const e = `(${col.expr ?? col.name})`;
+  switch (col.type) {
+    case 'timestamp':
+      return `to_char(${e} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+    case 'decimal':
+      return `${e}::text`;
+    case 'date':
+      return `to_char(${e}, 'YYYY-MM-DD')`;
+    case 'int32':
+      return `${e}::integer`;
+    case 'int64':
+      return `${e}::bigint`;
+    default:
+      return e;
+  }
+}
+
+function exportSelect(table: ExportTable, lo: string, hi: string): string {
+  const cols = table.columns.map((col) => `${ndjsonColumnExpr(col)} as ${quote(col.name)}`).join(', ');
+  return rangeSql(`select ${cols} from ${table.from} where ${table.where} order by ${table.orderBy}`, lo, hi);
+}
+
+/** What writeNdjson sends to Postgres for a table. */
+const toJsonSelect = (table: ExportTable, lo: string, hi: string) =>
+  `select to_json(t)::text as line from (${exportSelect(table, lo, hi)}) t`;
+
+// ---------------------------------------------------------------------------------------------
+// The history.
+
+const ENTERPRISES = 90_000;
+/** Every ninth enterprise has a second version (its first closed). */
+const REVISED_EVERY = 9;
+const RUNS = 2_000;
+
+const arr = (xs: string[]) => `array[${xs.map((x) => `'${x}'`).join(',')}]`;
+const pick = (xs: string[], index: string) => `(${arr(xs)})[1 + ((${index}) % ${xs.length})::integer]`;
+
+const CITIES = ['上海', '北京', '深圳', '广州', '杭州', '南京', '成都', '武汉'];
+const PROVINCES = [31, 11, 44, 44, 33, 32, 51, 42];
+const BRANDS = [
+  '华信',
+  '恒通',
+  '瑞丰',
+  '金源',
+  '博远',
+  '创新',
+  '宏达',
+  '天成',
+  '鑫海',
+  '中联',
+  '汇智',
+  '星辰',
+  '远航',
+  '嘉禾',
+  '盛世',
+  '蓝海',
+  '云帆',
+  '正泰',
+  '永安',
+  '新元',
+];
+const TRADES = ['科技', '贸易', '建设工程', '餐饮管理', '物流', '信息技术', '医药', '文化传媒'];
+const SUFFIXES = ['有限公司', '股份有限公司', '有限责任公司'];
+const SURNAMES = ['王', '李', '张', '刘', '陈', '杨', '黄', '赵', '吴', '周', '徐', '孙', '马', '朱'];
+const GIVEN = [
+  '伟',
+  '芳',
+  '娜',
+  '敏',
+  '静',
+  '丽',
+  '强',
+  '磊',
+  '军',
+  '洋',
+  '勇',
+  '艳',
+  '杰',
+  '娟',
+  '涛',
+  '明',
+];
+const DISTRICTS = ['浦东新', '朝阳', '南山', '天河', '西湖', '鼓楼', '武侯', '江汉'];
+const ROADS = ['人民', '解放', '中山', '建设', '和平', '长江', '科技', '世纪', '南京', '复兴'];
+const SCOPES = [
+  '一般项目：技术服务、技术开发、技术咨询、技术交流、技术转让、技术推广；软件开发；信息系统集成服务；计算机系统服务；数据处理服务；人工智能应用软件开发。（除依法须经批准的项目外，凭营业执照依法自主开展经营活动）',
+  '许可项目：货物进出口；技术进出口。一般项目：日用百货销售；五金产品批发；电子产品销售；针纺织品销售；服装服饰批发；化妆品批发；办公用品销售；国内贸易代理。（除依法须经批准的项目外，凭营业执照依法自主开展经营活动）',
+  '许可项目：建设工程施工；建设工程设计；住宅室内装饰装修。一般项目：园林绿化工程施工；土石方工程施工；建筑材料销售；机械设备租赁。（依法须经批准的项目，经相关部门批准后方可开展经营活动）',
+  '许可项目：餐饮服务；食品销售。一般项目：餐饮管理；酒店管理；外卖递送服务；食用农产品零售；企业管理咨询。（除依法须经批准的项目外，凭营业执照依法自主开展经营活动）',
+  '许可项目：道路货物运输（不含危险货物）。一般项目：国内货物运输代理；普通货物仓储服务（不含危险化学品等需许可审批的项目）；装卸搬运；供应链管理服务；包装服务。',
+  '一般项目：信息技术咨询服务；网络技术服务；软件销售；计算机软硬件及辅助设备零售；广告设计、代理；广告制作；会议及展览服务；市场营销策划。',
+  '许可项目：药品批发；第三类医疗器械经营。一般项目：第一类医疗器械销售；第二类医疗器械销售；保健食品（预包装）销售；化妆品零售；消毒剂销售（不含危险化学品）。',
+  '许可项目：出版物零售；广播电视节目制作经营；营业性演出。一般项目：组织文化艺术交流活动；文艺创作；企业形象策划；数字内容制作服务（不含出版发行）；摄影扩印服务。',
+];
+const INDUSTRIES: [string, string, string][] = [
+  ['信息传输、软件和信息技术服务业', '软件和信息技术服务业', '软件开发'],
+  ['批发和零售业', '批发业', '贸易经纪与代理'],
+  ['建筑业', '土木工程建筑业', '其他土木工程建筑'],
+  ['住宿和餐饮业', '餐饮业', '正餐服务'],
+  ['交通运输、仓储和邮政业', '道路运输业', '道路货物运输'],
+  ['信息传输、软件和信息技术服务业', '互联网和相关服务', '互联网信息服务'],
+  ['批发和零售业', '批发业', '医药及医疗器材批发'],
+  ['文化、体育和娱乐业', '文化艺术业', '文艺创作与表演'],
+];
+
+interface Step {
+  what: string;
+  sql: string;
+}
+
+/**
+ * The seeding statements, each its own transaction, in stages: a stage's lanes run side by side
+ * (two connections: the machine has 2 cores), a lane's steps one after the other.
+ */
+function seedStages(): Step[][][] {
+  const n = ENTERPRISES;
+  const revised = Math.floor(n / REVISED_EVERY);
+  const city = pick(CITIES, 'g');
+  const person = (k: string) => `${pick(SURNAMES, k)} || ${pick(GIVEN, `(${k}) / 14`)}`;
+  const trade = '((g / 160) % 8)';
+  // The columns of a first version, from g (1..n); the subquery's row becomes `normalized`.
+  const firstVersion = (from: number, to: number) => `
+    select g,
+      substr(md5('pid' || g), 1, 24) as pid,
+      timestamptz '2025-06-01 03:00+08' + g * interval '53 seconds' as at,
+      date '2025-06-01' + g / 2000 as cycle,
+      ${city} || ${pick(BRANDS, 'g / 8')} || ${pick(TRADES, trade)} || ${pick(SUFFIXES, 'g / 1280')} as ent_name,
+      case when g % 20 = 0 then ${city} || ${pick(BRANDS, 'g / 7')} || '实业有限公司' end as history_name,
+      '91' || ${pick(PROVINCES.map(String), 'g')} || lpad((g % 9973)::text, 4, '0') || 'MA' || upper(substr(md5('u' || g), 1, 8)) || (g % 10) as uncid,
+      lpad((310000000000000 + g * 7)::text, 15, '0') as reg_no,
+      ${person('g')} as legal_person,
+      ${pick(['执行董事兼总经理', '董事长', '执行董事', '经理', '负责人'], 'g')} as legal_person_desc,
+      ${pick(['有限责任公司(自然人投资或控股)', '有限责任公司(自然人独资)', '股份有限公司(非上市、自然人投资或控股)', '有限责任公司(法人独资)'], 'g / 3')} as ent_type,
+      ${pick(['1130', '1151', '1223', '1190'], 'g / 3')} as ent_type_code,
+      case when g % 50 = 0 then '注销' when g % 77 = 0 then '吊销，未注销' when g % 91 = 0 then '清算' else '存续' end as ent_status,
+      round(((g % 997) * 10.5 + 10)::numeric, 4) as reg_cap,
+      (g % 20 = 0) as usd,
+      ${pick(PROVINCES.map(String), 'g')}::smallint as province,
+      date '1995-01-01' + (g * 7) % 10000 as es_date,
+      (g % 5 < 2) as perpetual,
+      ${city} || '市' || ${pick(DISTRICTS, 'g / 3')} || '区市场监督管理局' as reg_org,
+      date '2015-01-01' + (g * 11) % 3650 as appr_date,
+      ${city} || '市' || ${pick(DISTRICTS, 'g / 3')} || '区' || ${pick(ROADS, 'g / 7')} || '路' || (g % 999 + 1) || '号' || (g % 30 + 1) || '层' || (g % 20 + 1) || '室' as op_loc,
+      ${pick(SCOPES, trade)} as op_scope,
+      (g % 200)::text as participants,
+      ${pick(
+        INDUSTRIES.map((i) => i[0]),
+        trade,
+      )} as industry_phy,
+      ${pick(
+        INDUSTRIES.map((i) => i[1]),
+        trade,
+      )} as industry_big,
+      ${pick(
+        INDUSTRIES.map((i) => i[2]),
+        trade,
+      )} as industry_middle,
+      (g % 400 = 0) as is_listed,
+      case when g % 3 = 0 then '货币' end as sconform,
+      ${person('g / 3 + 5')} as supervisor
+    from generate_series(${from}, ${to}) g`;
+  const versionColumns = `pid, version, valid_from, valid_to, is_current, content_hash, cycle, raw_response_id,
+    ent_name, history_name, is_listed, legal_person, legal_person_desc, es_date, sconform, reg_no, uncid,
+    ent_type_code, ent_type, reg_cap, reg_cap_text, capital_text, capital_unit, capital_currency,
+    capital_amount, province, op_from, operating_to, operating_perpetual, operating_to_text, reg_org,
+    appr_date, revoke_date, revoke_reason, ent_status, op_loc, op_scope, participants, participants_count,
+    industry_phy, industry_big, industry_middle, unread_text, extra, normalized`;
+  const firstVersions = (from: number, to: number): Step => ({
+    what: `enterprise_versions (first, ${from}..${to})`,
+    sql: `
+        insert into enterprise_versions (${versionColumns})
+        select s.pid, 1, s.at, null, true, encode(sha256(convert_to(s.pid || s.ent_name || s.op_loc, 'UTF8')), 'hex'),
+          s.cycle, s.g, s.ent_name, s.history_name, s.is_listed, s.legal_person, s.legal_person_desc, s.es_date,
+          s.sconform, s.reg_no, s.uncid, s.ent_type_code, s.ent_type, s.reg_cap, null,
+          case when s.usd then s.reg_cap || '万美元' else s.reg_cap || '万人民币' end, '万',
+          case when s.usd then '美元' else '人民币' end, s.reg_cap * 10000, s.province, s.es_date,
+          case when not s.perpetual then (s.es_date + interval '20 years')::date end, s.perpetual,
+          case when s.perpetual then '长期' end, s.reg_org, s.appr_date,
+          case when s.ent_status in ('注销', '吊销，未注销') then s.appr_date + 400 end,
+          case when s.ent_status = '注销' then '决议解散' when s.ent_status = '吊销，未注销' then '未按规定年报' end,
+          s.ent_status, s.op_loc, s.op_scope, s.participants, s.participants::integer,
+          s.industry_phy, s.industry_big, s.industry_middle,
+          case when s.g % 100 = 0 then jsonb_build_object('ESDATE', '无') else '{}'::jsonb end,
+          case when s.g % 10 = 0 then jsonb_build_object('TEL', '021-' || (50000000 + s.g), 'EMAIL', 'info' || s.g || '@example.cn') else '{}'::jsonb end,
+          to_jsonb(s) - 'g' - 'at' - 'usd' - 'perpetual'
+        from (${firstVersion(from, to)}) s`,
+  });
+  const half = Math.floor(n / 2);
+  const steps: Step[] = [
+    {
+      what: 'runs',
+      sql: `
+        insert into runs (kind, cycle, entity, job_id, started_at, finished_at, outcome, error_code, error_message, counts, credits)
+        select ${pick(['enterprise', 'plan', 'products', 'cycle-close'], 'g')},
+          date '2025-06-01' + g / 12, case when g % 4 = 0 then 'batch-' || g end, 'job-' || g,
+          timestamptz '2025-06-01 03:00+08' + g * interval '2 hours',
+          timestamptz '2025-06-01 03:00+08' + g * interval '2 hours' + (g % 600) * interval '1 second',
+          case when g = ${RUNS} then 'running' when g % 50 = 0 then 'failed' when g % 23 = 0 then 'skipped' else 'succeeded' end,
+          case when g % 50 = 0 then 'upstream_timeout' end,
+          case when g % 50 = 0 then '上游接口超时 (no answer within 30000 ms)' end,
+          jsonb_build_object('fetched', g % 100, 'changed', g % 7, 'unchanged', g % 93, 'failed', g % 3),
+          (g % 100) * 3
+        from generate_series(1, ${RUNS}) g`,
+    },
+    {
+      what: 'raw_responses',
+      sql: `
+        insert into raw_responses (run_id, operation, params, http_status, outcome, cycle, fetched_at, sha256, duration_ms)
+        select 1 + g % ${RUNS - 1}, 'enterprise-search', jsonb_build_object('ent_name', 'kw' || g), 200, 'success',
+          date '2025-06-01' + g / 2000, timestamptz '2025-06-01 03:00+08' + g * interval '53 seconds',
+          encode(sha256(g::text::bytea), 'hex'), 150 + g % 400
+        from generate_series(1, ${n + revised}) g`,
+    },
+    {
+      what: 'enterprises',
+      sql: `
+        insert into enterprises (pid, first_seen_at, last_seen_at, last_seen_raw_id, presence)
+        select substr(md5('pid' || g), 1, 24), timestamptz '2025-06-01 03:00+08' + g * interval '53 seconds',
+          timestamptz '2025-06-01 03:00+08' + g * interval '53 seconds', g, 'present'
+        from generate_series(1, ${n}) g`,
+    },
+    {
+      what: 'enterprise_versions (closed)',
+      sql: `
+        update enterprise_versions set valid_to = valid_from + interval '45 days', is_current = false
+        where version = 1 and raw_response_id % ${REVISED_EVERY} = 0`,
+    },
+    {
+      what: 'enterprise_versions (second)',
+      sql: `
+        insert into enterprise_versions (${versionColumns})
+        select pid, 2, valid_to, null, true, encode(sha256(convert_to(content_hash || '2', 'UTF8')), 'hex'),
+          cycle + 45, ${n} + raw_response_id / ${REVISED_EVERY}, ent_name, history_name, is_listed,
+          ${person('raw_response_id / 9 + 3')}, legal_person_desc, es_date, sconform, reg_no, uncid,
+          ent_type_code, ent_type, reg_cap * 2, reg_cap_text, (reg_cap * 2) || '万' || capital_currency, capital_unit,
+          capital_currency, capital_amount * 2, province, op_from, operating_to, operating_perpetual,
+          operating_to_text, reg_org, cycle + 44,
+          case when raw_response_id % 4 = 0 then cycle + 44 end, case when raw_response_id % 4 = 0 then '决议解散' end,
+          case when raw_response_id % 4 = 0 then '注销' else ent_status end,
+          replace(op_loc, '路', '大道'), op_scope, participants, participants_count,
+          industry_phy, industry_big, industry_middle, unread_text, extra,
+          normalized || jsonb_build_object('op_loc', replace(op_loc, '路', '大道'), 'reg_cap', reg_cap * 2)
+        from enterprise_versions where version = 1 and not is_current`,
+    },
+    {
+      what: 'enterprise_persons',
+      sql: `
+        insert into enterprise_persons (version_id, ordinal, name, position, extra)
+        select v.id, k, case k when 0 then v.legal_person else ${person('v.id / 3 + 5')} end,
+          case k when 0 then v.legal_person_desc else '监事' end,
+          case when k = 1 and v.id % 25 = 0 then '{"CERTYPE": "中华人民共和国居民身份证"}'::jsonb else '{}'::jsonb end
+        from enterprise_versions v cross join generate_series(0, 1) k`,
+    },
+    {
+      what: 'enterprise_shareholders',
+      sql: `
+        insert into enterprise_shareholders (version_id, ordinal, name, type, shareholder_pid, extra)
+        select v.id, 0,
+          case when v.id % 5 = 0 then ${pick(CITIES, 'v.id / 5')} || ${pick(BRANDS, 'v.id / 11')} || '投资管理有限公司' else v.legal_person end,
+          case when v.id % 5 = 0 then '企业法人' else '自然人股东' end,
+          case when v.id % 5 = 0 then substr(md5('pid' || (v.id * 7 % ${n} + 1)), 1, 24) end,
+          case when v.id % 10 = 0 then jsonb_build_object('SUBCONAM', (v.reg_cap)::text, 'CONDATE', v.es_date::text, 'CONFORM', '货币') else '{}'::jsonb end
+        from enterprise_versions v`,
+    },
+    {
+      what: 'enterprise_clearing_members',
+      sql: `
+        insert into enterprise_clearing_members (version_id, ordinal, name, position, extra)
+        select v.id, k, case k when 0 then v.legal_person else ${person('v.id / 3 + 7')} end,
+          case k when 0 then '清算组负责人' else '清算组成员' end, '{}'::jsonb
+        from enterprise_versions v cross join generate_series(0, 1) k
+        where v.ent_status in ('注销', '清算')`,
+    },
+    {
+      what: 'enterprise_sightings (current versions)',
+      sql: `
+        update enterprises e set current_version_id = v.id, last_seen_at = v.valid_from, last_seen_raw_id = v.raw_response_id
+        from enterprise_versions v where v.pid = e.pid and v.is_current`,
+    },
+    {
+      what: 'enterprise_sightings (disappeared)',
+      sql: `update enterprises set presence = 'disappeared', last_seen_at = last_seen_at + interval '90 days'
+            where last_seen_raw_id % 53 = 0`,
+    },
+    {
+      what: 'enterprise_changes',
+      sql: `
+        insert into enterprise_changes (pid, cycle, version_id, previous_version_id, category, field, kind, before, after, detail, severity, detected_at)
+        select nv.pid, nv.cycle, nv.id, pv.id,
+          (array['status','address','capital','legal_person','personnel'])[k],
+          (array['ent_status','op_loc','reg_cap','legal_person','persons[监事]'])[k],
+          case when k = 5 then 'added' else 'modified' end,
+          case k when 1 then pv.ent_status when 2 then pv.op_loc when 3 then pv.reg_cap::text when 4 then pv.legal_person end,
+          case k when 1 then nv.ent_status when 2 then nv.op_loc when 3 then nv.reg_cap::text when 4 then nv.legal_person else nv.legal_person end,
+          case k when 1 then '登记状态由“' || pv.ent_status || '”变更为“' || nv.ent_status || '”'
+                 when 2 then '住所变更' when 3 then '注册资本由' || pv.reg_cap || '万变更为' || nv.reg_cap || '万'
+                 when 4 then '法定代表人由' || pv.legal_person || '变更为' || nv.legal_person
+                 else '新增主要人员：' || nv.legal_person end,
+          (array['high','medium','medium','high','low'])[k], nv.valid_from
+        from enterprise_versions nv
+        join enterprise_versions pv on pv.pid = nv.pid and pv.version = 1
+        cross join generate_series(1, 5) k
+        where nv.version = 2
+        order by nv.id, k`,
+    },
+    {
+      what: 'enterprise_observations',
+      sql: `
+        insert into enterprise_observations (pid, kind, cycle, keyword, detail, raw_response_id, observed_at)
+        select v.pid, 'initial', v.cycle, v.ent_name, null, v.raw_response_id, v.valid_from
+        from enterprise_versions v where v.version = 1
+        union all
+        select e.pid, 'disappeared', date '2025-12-01', null, '查询未找到该企业 (not_found)', null, e.last_seen_at
+        from enterprises e where e.presence = 'disappeared'`,
+    },
+    {
+      what: 'events',
+      sql: `
+        insert into events (type, severity, pid, name, company_seq, cycle, detected_at, effective_date, raw_response_id, data)
+        select case ch.category when 'status' then 'company.status.changed' when 'address' then 'company.address.changed'
+                 when 'capital' then 'company.capital.increased' when 'legal_person' then 'company.legal_representative.changed'
+                 else 'company.key_personnel.changed' end,
+          ch.severity, ch.pid, v.ent_name, row_number() over (partition by ch.pid order by ch.id)::integer, ch.cycle,
+          ch.detected_at, v.appr_date, v.raw_response_id,
+          jsonb_build_object('field', ch.field, 'kind', ch.kind, 'before', ch.before, 'after', ch.after,
+            'detail', ch.detail, 'from_version', 1, 'to_version', 2)
+        from enterprise_changes ch join enterprise_versions v on v.id = ch.version_id
+        union all
+        select 'cycle.completed', 'low', null, null, null, date '2025-06-01' + g, timestamptz '2025-06-01 05:00+08' + g * interval '1 day',
+          null, null, jsonb_build_object('cycle', (date '2025-06-01' + g)::text, 'fetched', 2000 + g, 'changed', 60 + g % 40)
+        from generate_series(0, 149) g`,
+    },
+    {
+      what: 'credit_ledger',
+      sql: `
+        insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id, billed_at, status, watch_id)
+        select v.cycle, 'enterprise-search', v.pid, v.ent_name, 3, 'enterprise-search', 1 + v.raw_response_id % ${RUNS - 1},
+          v.raw_response_id, v.valid_from, 'booked', v.raw_response_id % ${n} + 1
+        from enterprise_versions v
+        union all
+        select date '2025-06-01' + g, 'enterprise-search', null, '企业' || g, 3, 'presumed: no answer', 1 + g, null,
+          timestamptz '2025-06-01 03:00+08' + g * interval '1 day', 'presumed', g
+        from generate_series(1, 100) g`,
+    },
+  ];
+  const step = (what: string) => steps.find((x) => x.what === what) as Step;
+  return [
+    [[step('runs'), step('raw_responses')], [step('enterprises')]],
+    [[firstVersions(1, half)], [firstVersions(half + 1, n)]],
+    [[step('enterprise_versions (closed)'), step('enterprise_versions (second)')]],
+    [
+      [step('enterprise_persons')],
+      [
+        step('enterprise_shareholders'),
+        step('enterprise_clearing_members'),
+        step('enterprise_sightings (current versions)'),
+        step('enterprise_sightings (disappeared)'),
+      ],
+    ],
+    [
+      [step('enterprise_changes'), step('events')],
+      [step('enterprise_observations'), step('credit_ledger')],
+    ],
+  ];
+}
+
+/** Fills `db` with the history; returns the seconds it took (vacuum and analyze included). */
+export async function seedExportHistory(db: BenchDatabase): Promise<number> {
+  const t = performance.now();
+  for (const stage of seedStages()) {
+    await Promise.all(
+      stage.map(async (lane) => {
+        for (const step of lane) {
+          const s = performance.now();
+          await db.sql.unsafe(step.sql);
+          process.stderr.write(
+            `bench: export: seeded ${step.what} (${round((performance.now() - s) / 1000, 1)} s)\n`,
+          );
+        }
+      }),
+    );
+  }
+  // Hint bits and statistics set once, before any timed read; two tables at a time.
+  const tables = await db.sql<{ name: string }[]>`
+    select relname as name from pg_stat_user_tables where schemaname = 'public' order by n_live_tup desc`;
+  const names = tables.map((r) => r.name);
+  await Promise.all(
+    [0, 1].map(async (lane) => {
+      for (let i = lane; i < names.length; i += 2) await db.sql.unsafe(`vacuum (analyze) "${names[i]}"`);
+    }),
+  );
+  return round((performance.now() - t) / 1000, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurements.
+
+/** Runs `statements` in one psql session, output to /dev/null; returns each one's \timing in ms. */
+function psqlTimings(url: string, statements: string[]): Promise<number[]> {
+  const script = `\\o /dev/null\n\\timing on\n${statements.map((s) => `${s.replaceAll('\n', ' ')};\n`).join('')}`;
+  return new Promise((resolve, reject) => {
+    const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`psql exited ${code}: ${err.trim()}`));
+      const ms = [...out.matchAll(/^Time: ([\d.]+) ms/gm)].map((m) => Number(m[1]));
+      if (ms.length !== statements.length)
+        return reject(new Error(`psql reported ${ms.length} timings for ${statements.length} statements`));
+      resolve(ms);
+    });
+    child.stdin.end(script);
+  });
+}
+
+const copyOut = (select: string) => `copy (${select}) to stdout`;
+
+/** The cut a full export would take now (every seeded transaction has committed). */
+async function currentSnapshot(sql: Sql): Promise<string> {
+  const [row] = await sql<{ hi: string }[]>`select pg_current_snapshot()::text as hi`;
+  return row?.hi as string;
+}
+
+interface ExportRun {
+  seconds: number;
+  rows: number;
+  bytes: number;
+  peakRssMiB: number;
+  /** Rows and file hashes per table, from the manifest. */
+  tables: Record<string, number>;
+  sha256: Record<string, string>;
+  /** Seconds per table, from the writer's progress lines (an empty table's time is in the next). */
+  tableSeconds: Record<string, number>;
+}
+
+/** One full export into a new folder, removed afterwards. */
+async function timeExport(
+  db: BenchDatabase,
+  root: string,
+  label: string,
+  format: Format,
+  gzip: boolean,
+): Promise<ExportRun> {
+  const to = mkdtempSync(join(root, `${label.replace('+', '-')}-`));
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 50);
+  try {
+    const tableSeconds: Record<string, number> = {};
+    let t = performance.now();
+    const start = t;
+    const progress = (line: string) => {
+      const m = /^ {2}(\w+): \d+ rows$/.exec(line);
+      if (m?.[1] && EXPORT_TABLES.some((x) => x.name === m[1])) {
+        const now = performance.now();
+        tableSeconds[m[1]] = round((now - t) / 1000, 3);
+        t = now;
+      } else if (line.startsWith('load ')) t = performance.now();
+    };
+    const [written] = await exportPackages(db.sql, { to, format, gzip, full: true, progress });
+    const seconds = (performance.now() - start) / 1000;
+    if (!written) throw new Error(`the ${label} export wrote no package`);
+    const manifest = JSON.parse(await readFile(join(written.dir, 'manifest.json'), 'utf8')) as {
+      tables: Record<string, { rows: number; sha256: string }>;
+    };
+    return {
+      seconds,
+      rows: written.rows,
+      bytes: written.bytes,
+      peakRssMiB: Math.round(peak / 1024 ** 2),
+      tables: Object.fromEntries(Object.entries(manifest.tables).map(([k, v]) => [k, v.rows])),
+      sha256: Object.fromEntries(Object.entries(manifest.tables).map(([k, v]) => [k, v.sha256])),
+      tableSeconds,
+    };
+  } finally {
+    clearInterval(sampler);
+    rmSync(to, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The stages the timed runs do not show apart, per table, once: Postgres making the JSON lines
+ * (COPY of the writer's to_json query through psql); the driver fetching them through the
+ * writer's cursor (2,000 rows a fetch), lines dropped; then the Parquet path table by table,
+ * writeNdjson staging the file and DuckDB (ParquetWriter.write) turning it into Parquet. The
+ * fetched lines are hashed (that time left out) and checked against the NDJSON files: the
+ * selects rebuilt here are the writer's own.
+ */
+async function profileStages(
+  db: BenchDatabase,
+  root: string,
+  lo: string,
+  hi: string,
+  ndjsonSha256: Record<string, string>,
+): Promise<{ copyToJson: number[]; cursorFetch: number[]; writeNdjson: number[]; duckdb: number[] }> {
+  const copyToJson = (
+    await psqlTimings(
+      db.url,
+      EXPORT_TABLES.map((t) => copyOut(toJsonSelect(t, lo, hi))),
+    )
+  ).map((ms) => ms / 1000);
+  const cursorFetch: number[] = [];
+  const ndjson: number[] = [];
+  const duckdb: number[] = [];
+  const dir = mkdtempSync(join(root, 'profile-'));
+  const parquet = await openParquetWriter();
+  try {
+    await db.sql.begin('isolation level repeatable read read only', async (tx) => {
+      for (const table of EXPORT_TABLES) {
+        const hash = createHash('sha256');
+        let hashing = 0;
+        let t = performance.now();
+        for await (const batch of tx.unsafe<{ line: string }[]>(toJsonSelect(table, lo, hi)).cursor(2000)) {
+          const h = performance.now();
+          for (const r of batch) hash.update(`${r.line}\n`);
+          hashing += performance.now() - h;
+        }
+        cursorFetch.push((performance.now() - t - hashing) / 1000);
+        const sha = hash.digest('hex');
+        if (ndjsonSha256[table.name] && sha !== ndjsonSha256[table.name])
+          throw new Error(
+            `${table.name}: the select rebuilt in bench/export.ts is not the NDJSON writer's (src/export/formats.ts changed?)`,
+          );
+        const path = join(dir, `${table.name}.parquet`);
+        t = performance.now();
+        const staged = await writeNdjson(tx, table, lo, hi, `${path}.ndjson`, false);
+        ndjson.push((performance.now() - t) / 1000);
+        t = performance.now();
+        await parquet.write(table, `${path}.ndjson`, path, staged.rows);
+        duckdb.push((performance.now() - t) / 1000);
+      }
+    });
+  } finally {
+    parquet.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { copyToJson, cursorFetch, writeNdjson: ndjson, duckdb };
+}
+
+export async function benchExport(options: { profile?: 'auto' | 'always' } = {}): Promise<ExportResult> {
+  const loadBefore = loadavg()[0] as number;
+  const db = await freshDatabase('export', 2);
+  const root = mkdtempSync(join(tmpdir(), 'daybook-bench-export-'));
+  try {
+    const seedSeconds = await seedExportHistory(db);
+    const lo = SNAPSHOT_ZERO;
+    const hi = await currentSnapshot(db.sql);
+    const counts: Record<string, number> = {};
+    for (const table of EXPORT_TABLES) {
+      const [row] = await db.sql.unsafe<{ n: number }[]>(
+        rangeSql(`select count(*)::int as n from ${table.from} where ${table.where}`, lo, hi),
+      );
+      counts[table.name] = row?.n ?? 0;
+    }
+    const rows = Object.values(counts).reduce((a, b) => a + b, 0);
+    process.stderr.write(`bench: export: ${rows} rows to export (seeded in ${seedSeconds} s)\n`);
+
+    // Baseline: every table's select, COPY TO STDOUT through psql into /dev/null. Run before,
+    // between and after the exports (other work on the machine comes and goes); the best counts.
+    const copies = EXPORT_TABLES.map((t) => copyOut(exportSelect(t, lo, hi)));
+    const baselineRuns: number[][] = [];
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const baseline = async () => {
+      const run = (await psqlTimings(db.url, copies)).map((ms) => ms / 1000);
+      baselineRuns.push(run);
+      process.stderr.write(
+        `bench: export: baseline COPY ${round(sum(run), 2)} s (${Math.round(rows / sum(run))} rows/s)\n`,
+      );
+    };
+    await baseline();
+
+    const rssBeforeExportsMiB = Math.round(process.memoryUsage().rss / 1024 ** 2);
+    const best: Record<string, ExportRun> = {};
+    const all: Record<string, ExportRun[]> = {};
+    const plan: { label: string; format: Format; gzip: boolean; goal: number | null }[] = [
+      { label: 'parquet', format: 'parquet', gzip: false, goal: PARQUET_GOAL },
+      { label: 'ndjson', format: 'ndjson', gzip: false, goal: NDJSON_GOAL },
+      { label: 'ndjson+gzip', format: 'ndjson', gzip: true, goal: null },
+      { label: 'csv', format: 'csv', gzip: false, goal: null },
+    ];
+    for (const [i, p] of plan.entries()) {
+      const runs: ExportRun[] = [];
+      for (let r = 0; r < REPEATS; r++) runs.push(await timeExport(db, root, p.label, p.format, p.gzip));
+      const b = runs.reduce((a, x) => (x.seconds < a.seconds ? x : a));
+      best[p.label] = b;
+      all[p.label] = runs;
+      for (const [name, n] of Object.entries(b.tables))
+        if (counts[name] !== n)
+          throw new Error(`${p.label}: ${name} has ${n} rows, the select ${counts[name]}`);
+      process.stderr.write(
+        `bench: export: ${p.label} ${round(b.seconds, 2)} s (${Math.round(b.rows / b.seconds)} rows/s)\n`,
+      );
+      if (i % 2 === 1) await baseline();
+    }
+    const baselineBest = baselineRuns.reduce((a, b) => (sum(b) < sum(a) ? b : a));
+    const baselineSeconds = sum(baselineBest);
+    const baselineRate = rows / baselineSeconds;
+    const formats: ExportFormatRun[] = plan.map((p) => {
+      const b = best[p.label] as ExportRun;
+      const rate = b.rows / b.seconds;
+      const vs = rate / baselineRate;
+      return {
+        format: p.label,
+        seconds: round(b.seconds, 2),
+        allSeconds: (all[p.label] ?? []).map((x) => round(x.seconds, 2)),
+        rows: b.rows,
+        bytes: b.bytes,
+        peakRssMiB: b.peakRssMiB,
+        rowsPerSecond: Math.round(rate),
+        vsBaseline: round(vs, 3),
+        goal: p.goal,
+        met: p.goal === null ? null : vs >= p.goal,
+      };
+    });
+    const met = formats.every((f) => f.met !== false);
+
+    let profile: ExportProfile | null = null;
+    if (!met || options.profile === 'always') {
+      const stages = await profileStages(db, root, lo, hi, best.ndjson?.sha256 ?? {});
+      const ndjson = best.ndjson?.tableSeconds ?? {};
+      const parquet = best.parquet?.tableSeconds ?? {};
+      const tables = EXPORT_TABLES.map((t, i) => ({
+        table: t.name,
+        rows: counts[t.name] ?? 0,
+        copySelect: round(baselineBest[i] as number, 3),
+        copyToJson: round(stages.copyToJson[i] as number, 3),
+        cursorFetch: round(stages.cursorFetch[i] as number, 3),
+        writeNdjson: round(stages.writeNdjson[i] as number, 3),
+        duckdb: round(stages.duckdb[i] as number, 3),
+        ndjsonExport: ndjson[t.name] ?? 0,
+        parquetExport: parquet[t.name] ?? 0,
+      })).filter((t) => t.rows > 0);
+      const total = (k: Exclude<keyof (typeof tables)[number], 'table' | 'rows'>) =>
+        round(sum(tables.map((t) => t[k])), 2);
+      profile = {
+        copySelectSeconds: total('copySelect'),
+        copyToJsonSeconds: total('copyToJson'),
+        cursorFetchSeconds: total('cursorFetch'),
+        writeNdjsonSeconds: total('writeNdjson'),
+        duckdbSeconds: total('duckdb'),
+        ndjsonExportSeconds: total('ndjsonExport'),
+        parquetExportSeconds: total('parquetExport'),
+        tables: tables.sort((a, b) => b.writeNdjson + b.duckdb - (a.writeNdjson + a.duckdb)),
+        note: 'seconds summed over the tables with rows, each stage run once after the timed runs. copySelect: the baseline; copyToJson: the same rows through to_json(t), as writeNdjson asks for them, COPY through psql; cursorFetch: that query through the driver cursor (2,000 rows a fetch), lines dropped; writeNdjson: src/export/formats.ts writeNdjson to a file (what the NDJSON and Parquet paths both do); duckdb: ParquetWriter.write of that file (DuckDB reads it, writes Parquet, counts inexact decimals, hashes the file); ndjsonExport / parquetExport: the table in the better timed export (from its progress lines)',
+      };
+    }
+    const loadAfter = loadavg()[0] as number;
+    return {
+      rows,
+      tables: counts,
+      seedSeconds,
+      baseline: {
+        method:
+          "psql: COPY (<the NDJSON writer's select, without to_json>) TO STDOUT, all tables in one session, output to /dev/null; time = sum of psql \\timing",
+        seconds: round(baselineSeconds, 2),
+        allSeconds: baselineRuns.map((r) => round(sum(r), 2)),
+        rowsPerSecond: Math.round(baselineRate),
+      },
+      repeats: REPEATS,
+      formats,
+      rssBeforeExportsMiB,
+      profile,
+      loadAverage: { before: round(loadBefore, 2), after: round(loadAfter, 2) },
+      target: `NDJSON >= ${NDJSON_GOAL} x baseline rows/s, Parquet >= ${PARQUET_GOAL} x`,
+      met,
+      note: `full package of all ${EXPORT_TABLES.length} tables (the product tables empty) through exportPackages, wall time including the ledger claim and fsyncs; every export figure the better of ${REPEATS} runs, the baseline the best of ${baselineRuns.length} (before, between and after the exports); bytes: the table files of the package; peak RSS: this process (DuckDB runs in it)`,
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+    await db.drop();
+  }
+}
