@@ -11,7 +11,7 @@
  *    product tables stay empty.
  * 2. Baseline: for every table, `COPY (<the select the NDJSON writer runs inside to_json>) TO
  *    STDOUT` through psql, its output to /dev/null: the same rows, columns, expressions, range and
- *    order, rebuilt here from EXPORT_TABLES and rangeSql, only not turned into JSON.
+ *    order (selectSql of src/export/formats.ts), only not turned into JSON.
  * 3. `exportPackages(sql, { full: true })` into a new folder, for Parquet, NDJSON, NDJSON+gzip
  *    and CSV. Each measurement runs twice; the better run is kept.
  * 4. When a goal is missed (or with `profile: 'always'`), where the time goes, per table and
@@ -29,14 +29,8 @@ import { readFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sql } from '../src/db/connect.ts';
-import {
-  type Column,
-  EXPORT_TABLES,
-  type ExportTable,
-  rangeSql,
-  SNAPSHOT_ZERO,
-} from '../src/export/contract.ts';
-import { type Format, openParquetWriter, writeNdjson } from '../src/export/formats.ts';
+import { EXPORT_TABLES, type ExportTable, rangeSql, SNAPSHOT_ZERO } from '../src/export/contract.ts';
+import { type Format, openParquetWriter, selectSql, writeNdjson } from '../src/export/formats.ts';
 import { exportPackages } from '../src/export/package.ts';
 import { type BenchDatabase, freshDatabase, round } from './support.ts';
 
@@ -104,34 +98,11 @@ export interface ExportResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The select the NDJSON writer runs (src/export/formats.ts, textExpr and selectSql with csv =
-// false), rebuilt from the contract: the baseline copies exactly these columns. The profile
+// The select the NDJSON writer runs (src/export/formats.ts selectSql, csv = false): the baseline
+// copies exactly these columns. The profile
 // checks the lines it gives against the NDJSON files, so a change to the writer is caught.
 
-const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
-
-function ndjsonColumnExpr(col: Column): string {
-  const e = `(${col.expr ?? col.name})`;
-  switch (col.type) {
-    case 'timestamp':
-      return `to_char(${e} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-    case 'decimal':
-      return `${e}::text`;
-    case 'date':
-      return `to_char(${e}, 'YYYY-MM-DD')`;
-    case 'int32':
-      return `${e}::integer`;
-    case 'int64':
-      return `${e}::bigint`;
-    default:
-      return e;
-  }
-}
-
-function exportSelect(table: ExportTable, lo: string, hi: string): string {
-  const cols = table.columns.map((col) => `${ndjsonColumnExpr(col)} as ${quote(col.name)}`).join(', ');
-  return rangeSql(`select ${cols} from ${table.from} where ${table.where} order by ${table.orderBy}`, lo, hi);
-}
+const exportSelect = (table: ExportTable, lo: string, hi: string) => selectSql(table, lo, hi, false);
 
 /** What writeNdjson sends to Postgres for a table. */
 const toJsonSelect = (table: ExportTable, lo: string, hi: string) =>

@@ -50,7 +50,8 @@ function textExpr(col: Column, csv: boolean): string {
   }
 }
 
-function selectSql(table: ExportTable, lo: string, hi: string, csv: boolean): string {
+/** A table's select over a range, each column as the text formats carry it (used by the benchmark too). */
+export function selectSql(table: ExportTable, lo: string, hi: string, csv: boolean): string {
   const cols = table.columns.map((col) => `${textExpr(col, csv)} as ${quote(col.name)}`).join(', ');
   return rangeSql(`select ${cols} from ${table.from} where ${table.where} order by ${table.orderBy}`, lo, hi);
 }
