@@ -1,5 +1,5 @@
 # daybook: one image for every role (scheduler, worker, admin server, one-shot commands).
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./

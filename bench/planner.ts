@@ -46,13 +46,20 @@ export async function benchPlanner(entries = 1_000_000, repeats = 3): Promise<Pl
     // 4 priorities; 80% refreshed before (spread over a week) with a resolved PID; 2% never
     // found (not_found within the last week, most of them): a tenth of the head is skipped.
     await sql`
-      insert into watchlist (keyword, keyword_key, priority, pid, added_at, last_refreshed_at, last_cycle, last_outcome)
+      insert into watchlist (keyword, keyword_key, priority, pid, added_at, last_refreshed_at, last_cycle, last_outcome,
+                             refreshed_cycle, due_at, change_rate)
       select k, k, g % 4,
         case when g % 5 <> 0 then 'BENCHPID' || g end,
         ${now}::timestamptz - interval '90 days',
         case when g % 5 <> 0 then ${now}::timestamptz - (g % 10080) * interval '1 minute' end,
         case when g % 5 <> 0 or g % 50 = 15 then ${cycle}::date - 1 - (g % 7) end,
-        case when g % 50 = 15 then 'not_found' when g % 5 <> 0 then 'success' end
+        case when g % 50 = 15 then 'not_found' when g % 5 <> 0 then 'success' end,
+        case when g % 5 <> 0 then ${cycle}::date - 1 - (g % 7) end,
+        -- Due from a day to a month after the refresh, as estimates spread them; the not_found
+        -- ones rest a week.
+        case when g % 5 <> 0 then ${now}::timestamptz - (g % 10080) * interval '1 minute' + (1 + g % 29) * interval '1 day'
+             when g % 50 = 15 then ${now}::timestamptz + interval '3 days' end,
+        case when g % 5 <> 0 then 0.001 * (1 + g % 97) end
       from generate_series(1, ${entries}::int) g, lateral (select '基准企业' || g || '有限公司' as k) n`;
     await sql`vacuum analyze watchlist`;
     const insertSeconds = round(since(t) / 1000, 1);

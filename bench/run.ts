@@ -14,6 +14,8 @@ import { benchLoad } from './load.ts';
 import { benchMemory } from './memory.ts';
 import { benchPlanner } from './planner.ts';
 import { benchRate } from './rate.ts';
+import { benchRefresh } from './refresh.ts';
+import { benchSoak } from './soak.ts';
 import { describeMachine, round } from './support.ts';
 import { renderTable } from './table.ts';
 
@@ -27,6 +29,8 @@ const PARTS = {
   cli: () => benchCli(),
   delivery: () => benchDelivery(),
   export: () => benchExport(),
+  refresh: () => benchRefresh(),
+  soak: () => benchSoak(),
 } as const;
 type Part = keyof typeof PARTS;
 

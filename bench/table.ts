@@ -9,6 +9,8 @@ import type { LoadResult } from './load.ts';
 import type { MemoryResult } from './memory.ts';
 import type { PlannerResult } from './planner.ts';
 import type { RateResult } from './rate.ts';
+import type { RefreshResult } from './refresh.ts';
+import type { SoakResult, SoakRun } from './soak.ts';
 import type { Machine } from './support.ts';
 
 interface Document {
@@ -181,6 +183,105 @@ function exportLines(e: ExportResult): Line[] {
   return lines;
 }
 
+function refreshLines(r: RefreshResult): Line[] {
+  const lines: Line[] = [
+    [
+      `refresh backtest: ${n(r.firms)} firms, ${r.scoredDays} days scored (+${r.days - r.scoredDays})`,
+      `${n(r.events)} change events (${n(r.highEvents)} high severity); top 10% of firms make ${(r.top10Share * 100).toFixed(0)}% of them`,
+      '',
+      '',
+    ],
+  ];
+  for (const f of r.runs)
+    lines.push([
+      `refresh, ${(f.budgetShare * 100).toFixed(0)}% budget (${n(f.perDay)}/day), ${f.policy}`,
+      `detected ${(f.detectedShare * 100).toFixed(1)}%; lag mean ${f.meanLag} d, p95 ${f.p95Lag} d; high: mean ${f.highMeanLag} d, p95 ${f.highP95Lag} d; fresh ${(f.meanFreshness * 100).toFixed(1)}%; max stale ${f.maxStalenessDays} d; ${n(f.credits)} credits`,
+      '',
+      '',
+    ]);
+  const g = r.goals;
+  const pct = `${(g.budgetShare * 100).toFixed(0)}%`;
+  lines.push(
+    [
+      `refresh, ${pct}: mean lag, new / today`,
+      g.meanLagVsToday.toFixed(2),
+      '<= 0.70',
+      yes(g.met.meanLagVsToday),
+    ],
+    [
+      `refresh, ${pct}: mean lag, new / oracle`,
+      g.meanLagVsOracle.toFixed(2),
+      '<= 1.15',
+      yes(g.met.meanLagVsOracle),
+    ],
+    [
+      `refresh, ${pct}: high-severity lag, new / today`,
+      g.highLagVsToday.toFixed(2),
+      '<= 0.50',
+      yes(g.met.highLagVsToday),
+    ],
+    [
+      'refresh: staleness bound (new, oracle)',
+      g.stalenessHeld ? 'held' : 'broken',
+      '<= 30 days',
+      yes(g.met.staleness),
+    ],
+  );
+  return lines;
+}
+
+function soakLines(r: SoakResult): Line[] {
+  const gib = (b: number) => `${(b / 1024 ** 3).toFixed(1)} GiB`;
+  const mib = (b: number) => `${(b / 1024 ** 2).toFixed(0)} MiB`;
+  const run = (x: SoakRun): Line[] => {
+    const name = x.landing === 'deduplicated' ? 'soak' : "soak, baseline (today's landing)";
+    const cyclesOf = x.cyclesRun;
+    const sizes = cyclesOf.filter((_, i) => i === 0 || (i + 1) % 5 === 0 || i === cyclesOf.length - 1);
+    return [
+      [
+        `${name}: ${n(x.firms)} firms x ${x.cycles} cycles`,
+        `${n(x.fetches)} fetches measured (${x.window.from}..${x.window.to}${x.window.steady ? ', steady state' : ''}), ${n(x.changedFetches)} changed; ${x.meanCycleSeconds} s per cycle`,
+        '',
+        '',
+      ],
+      [
+        `${name}: bytes per enterprise-day`,
+        `unchanged ${n(x.unchangedBytesPerDay)}; changed ${n(x.unchangedBytesPerDay + x.changedExtraBytesPerDay)}; all ${n(x.bytesPerDay)}`,
+        x.landing === 'deduplicated' ? '<= 600 unchanged' : '',
+        x.landing === 'deduplicated' ? yes(x.unchangedBytesPerDay <= 600) : '',
+      ],
+      [
+        `${name}: where an unchanged day goes (B)`,
+        x.byTable
+          .filter((t) => !t.perChange && t.bytesPerFetch >= 1)
+          .slice(0, 6)
+          .map((t) => `${t.table} ${Math.round(t.bytesPerFetch)}`)
+          .join(', '),
+        '',
+        '',
+      ],
+      [
+        `${name}: database size after cycles`,
+        sizes.map((c) => `${c.cycle.slice(5)} ${mib(c.databaseBytes)}`).join(', '),
+        '',
+        '',
+      ],
+    ];
+  };
+  return [
+    ...run(r.run),
+    ...r.queries.map((q): Line => [`soak: ${q.query}`, `${q.ms} ms`, `< ${n(q.boundMs)} ms`, yes(q.met)]),
+    ...run(r.baseline),
+    ['soak: unchanged enterprise-day, baseline / now', `${r.ratio}x`, '', ''],
+    [
+      'soak: one year at 100,000 companies (projected)',
+      `${gib(r.projection.bytes)} (today's landing: ${gib(r.projection.baselineBytes)})`,
+      '',
+      '',
+    ],
+  ];
+}
+
 export function renderTable(doc: Document): string {
   const lines: Line[] = [];
   const render: Record<string, (x: never) => Line[]> = {
@@ -193,6 +294,8 @@ export function renderTable(doc: Document): string {
     cli: cliLines,
     delivery: deliveryLines,
     export: exportLines,
+    refresh: refreshLines,
+    soak: soakLines,
   };
   for (const [part, fn] of Object.entries(render)) {
     const result = doc.parts[part] as { error?: string } | undefined;

@@ -32,7 +32,14 @@ import type { Mismatch } from '../src/db/resolution-mismatches.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
 import { noteCycleProgress } from '../src/events/outbox.ts';
 import { exportAfterCycle } from '../src/export/scheduled.ts';
-import { applyEnterpriseAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
+import type { Severity } from '../src/history/classify.ts';
+import {
+  applyEnterpriseAnswer,
+  type EnterpriseIngestResult,
+  ingestFailure,
+  landExchange,
+} from '../src/history/ingest.ts';
+import type { RefreshObservation } from '../src/plan/store.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/runtime/boundary.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
 import { holderOf } from '../src/runtime/holder.ts';
@@ -300,6 +307,10 @@ async function useAnswer(
       pid: accepted.pid ?? '',
       rawResponseId: b.rawResponseId,
       refreshedAt: b.landedAt,
+      observation: {
+        seen: observationOf(accepted),
+        maxStalenessDays: deps.config.DAYBOOK_MAX_STALENESS_DAYS,
+      },
     });
     await noteAcceptedResolution(
       tx,
@@ -310,6 +321,28 @@ async function useAnswer(
     await finishRun(tx, runId, { outcome: 'succeeded', credits: b.credits, counts });
   });
   return { outcome: 'succeeded', counts };
+}
+
+/** What an applied answer says of the entry's change rate (src/plan/store.ts). */
+function observationOf(r: EnterpriseIngestResult): RefreshObservation {
+  const s = r.summary;
+  const changed = s !== null && s.changed + s.reappeared > 0;
+  const severity: Severity | null = !changed
+    ? null
+    : s.bySeverity.high > 0
+      ? 'high'
+      : s.bySeverity.medium > 0
+        ? 'medium'
+        : 'low';
+  return {
+    refreshedAt: r.landedAt,
+    changed,
+    severity,
+    cohort: r.cohort,
+    usable: s !== null && s.stale === 0,
+    approval: r.approval,
+    established: r.established,
+  };
 }
 
 /**
@@ -486,13 +519,13 @@ async function recoverLanded(deps: JobDeps, claim: Claim): Promise<Bought | null
   const { sql } = deps;
   const [booked] = await sql<{ id: string; body_json: unknown; landed_at: Date; credits: number }[]>`
     select r.id, r.body_json, r.landed_at, l.credits from credit_ledger l
-    join raw_responses r on r.id = l.raw_response_id
+    join raw_answers r on r.id = l.raw_response_id
     where l.cycle = ${claim.cycle} and l.watch_id = ${claim.watchId} and l.status = 'booked' and r.outcome = 'success'
     order by l.id desc limit 1`;
   let raw: { id: string; body_json: unknown; landed_at: Date } | undefined = booked;
   if (!raw && claim.lapsedCall) {
     [raw] = await sql<{ id: string; body_json: unknown; landed_at: Date }[]>`
-      select id, body_json, landed_at from raw_responses
+      select id, body_json, landed_at from raw_answers
       where operation = 'enterprise-search' and cycle = ${claim.cycle} and outcome = 'success'
         and params->>'ent_name' = ${claim.keyword} and landed_at >= ${claim.lapsedCall.startedAt}
       order by id desc limit 1`;

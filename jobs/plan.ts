@@ -16,11 +16,13 @@
  */
 import { z } from 'zod';
 import { budgetOf, ensureCycleBudget } from '../src/budget/credits.ts';
+import { compactBookkeeping } from '../src/db/compact.ts';
 import { inTransaction, type Sql } from '../src/db/connect.ts';
 import { deferralMessage, fetchesInFlight, recordPlan } from '../src/db/cycle-fetches.ts';
 import { finishRun, startRun } from '../src/db/runs.ts';
 import {
   capacityOf,
+  owedThrough,
   type Plan,
   type PlanInput,
   type PlanLimits,
@@ -28,6 +30,7 @@ import {
   summarizePlan,
   type WatchCandidate,
 } from '../src/plan/planner.ts';
+import { refreshPlannerState } from '../src/plan/store.ts';
 import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
 import { cycleStart, isCalendarDate, nextRefresh } from '../src/time/cycles.ts';
 
@@ -38,9 +41,11 @@ export interface CandidateRow {
   priority: number;
   pid: string | null;
   last_refreshed_at: Date | null;
+  refreshed_cycle: string | null;
   last_outcome: string | null;
   last_cycle: string | null;
   added_at: Date;
+  due_at: Date | null;
 }
 
 /** A watch entry as the pure planner takes it. */
@@ -51,9 +56,11 @@ export function candidateOf(c: CandidateRow): WatchCandidate {
     priority: c.priority,
     pid: c.pid,
     lastRefreshedAt: c.last_refreshed_at,
+    refreshedCycle: c.refreshed_cycle,
     lastOutcome: c.last_outcome,
     lastCycle: c.last_cycle,
     addedAt: c.added_at,
+    dueAt: c.due_at,
   };
 }
 
@@ -103,6 +110,25 @@ export async function processPlan(
     return { ...decision, inFlight: await fetchesInFlight(tx, cycle) };
   });
   const enqueued = await deps.enqueue.enterprises(cycle, [...plan.selected.map((e) => e.id), ...inFlight]);
+  // The cohort priors and the scale the refreshes of this cycle set their next due times with:
+  // the scale spreads the whole watchlist's refreshes over what a full cycle can take.
+  const full = capacityOf(
+    { ...input, creditBudget: deps.config.DAYBOOK_CREDIT_BUDGET, windowMinutes: 24 * 60 },
+    input.candidates.length + (input.beyond ?? 0),
+  );
+  const planner = await refreshPlannerState(
+    sql,
+    cycle,
+    { perDay: full.limit },
+    deps.config.DAYBOOK_MAX_STALENESS_DAYS,
+  );
+  // The bookkeeping of cycles long finished, compacted (src/db/compact.ts).
+  const compacted = await compactBookkeeping(
+    sql,
+    cycle,
+    deps.config.DAYBOOK_BOOKKEEPING_DAYS,
+    deps.config.DAYBOOK_ERROR_RETENTION_DAYS,
+  );
   const counts = {
     selected: plan.selected.length,
     inFlight: inFlight.length,
@@ -115,7 +141,16 @@ export async function processPlan(
   };
   await finishRun(sql, runId, {
     outcome: 'succeeded',
-    counts: { ...counts, deferredReason: plan.deferReason },
+    counts: {
+      ...counts,
+      deferredReason: plan.deferReason,
+      scale: Number.isFinite(planner.scale) ? planner.scale : String(planner.scale),
+      cohorts: planner.cohorts,
+      compactedFetches: compacted.cycleFetches,
+      compactedRuns: compacted.runs,
+      compactedSightings: compacted.sightings,
+      droppedErrorAnswers: compacted.errorCalls,
+    },
   });
   deps.log.info({ cycle, ...counts, deferredReason: plan.deferReason }, summarizePlan(plan));
   return { outcome: 'succeeded', entity: cycle, counts };
@@ -190,7 +225,10 @@ export async function readPlanInput(
       const budget = await budgetOf(tx, cycle);
       const limits: PlanLimits = {
         creditsPerQuery: config.DAYBOOK_CREDITS_PER_QUERY,
-        creditBudget: budget ? Math.max(0, budget.budget - budget.spent - budget.reserved) : 0,
+        // No budget row yet (a read-only plan, as `plan explain`): the one the plan would open.
+        creditBudget: budget
+          ? Math.max(0, budget.budget - budget.spent - budget.reserved)
+          : config.DAYBOOK_CREDIT_BUDGET,
         rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
         // A late plan (or a past cycle run by hand) still gets at least an hour of window.
         windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
@@ -201,13 +239,29 @@ export async function readPlanInput(
       const [active] = await tx<{ n: number }[]>`select count(*)::int as n from watchlist where active`;
       const total = active?.n ?? 0;
       const size = Math.min(total, head ?? headSize(capacityOf(limits, total).limit, done.length));
-      // The order of watchlist_plan_order_idx, which makes this an index scan that stops at `size`.
+      // The order of watchlist_due_order_idx, which makes this an index scan that stops at `size`.
       const candidates = await tx<
         CandidateRow[]
-      >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
+      >`select id, keyword, priority, pid, last_refreshed_at, refreshed_cycle::text, last_outcome, last_cycle::text, added_at, due_at
       from watchlist where active
-      order by priority desc, last_refreshed_at asc nulls first, id
+      order by priority desc, due_at asc nulls first, id
       limit ${size}`;
+      // Within a priority, entries owed a refresh by the staleness bound come before the others by
+      // due time. Every entry of a higher priority than the head's last is in the head; of that
+      // last priority, the owed ones past the head are read apart (watchlist_owed_idx), so
+      // the planner sees every owed entry that could come before the head's end.
+      const last = candidates.at(-1);
+      if (last && candidates.length === size && size < total) {
+        const seen = new Set(candidates.map((c) => c.id));
+        const owed = await tx<
+          CandidateRow[]
+        >`select id, keyword, priority, pid, last_refreshed_at, refreshed_cycle::text, last_outcome, last_cycle::text, added_at, due_at
+          from watchlist where active and priority = ${last.priority}
+            and refreshed_cycle <= ${owedThrough(cycle, config.DAYBOOK_MAX_STALENESS_DAYS)}
+          order by priority desc, refreshed_cycle asc, id
+          limit ${size}`;
+        candidates.push(...owed.filter((c) => !seen.has(c.id)));
+      }
       const doneWatchIds = new Set(done.map((d) => Number(d.watch_id)));
       // The active entries after the head that are still to do (done ones are not deferred).
       const doneActive = done.filter((d) => d.active).length;
@@ -216,6 +270,7 @@ export async function readPlanInput(
       return {
         cycle,
         ...limits,
+        maxStalenessDays: config.DAYBOOK_MAX_STALENESS_DAYS,
         candidates: candidates.map(candidateOf),
         beyond,
         doneWatchIds,
@@ -247,7 +302,7 @@ export async function deferredEntries(sql: Sql, cycle: string, limit = 20): Prom
     select f.watch_id::int as watch_id, w.keyword, f.error_code as reason, f.error_message as detail
     from cycle_fetches f join watchlist w on w.id = f.watch_id
     where f.cycle = ${cycle} and f.status = 'deferred'
-    order by w.priority desc, w.last_refreshed_at asc nulls first, w.id limit ${limit}`;
+    order by w.priority desc, w.due_at asc nulls first, w.id limit ${limit}`;
   const byReason: Record<string, number> = {};
   for (const e of explicit) byReason[e.reason ?? 'unknown'] = (byReason[e.reason ?? 'unknown'] ?? 0) + e.n;
   const [plan] = await sql<{ started_at: Date; reason: string }[]>`
@@ -274,7 +329,7 @@ export async function deferredEntries(sql: Sql, cycle: string, limit = 20): Prom
             case when w.added_at > ${plan.started_at} then ${added}
                  else ${`${deferralMessage(plan.reason)} (not reached)`} end as detail
           ${unplanned}
-          order by w.priority desc, w.last_refreshed_at asc nulls first, w.id limit ${limit - first.length}`),
+          order by w.priority desc, w.due_at asc nulls first, w.id limit ${limit - first.length}`),
       );
     }
   }

@@ -6,7 +6,7 @@ import type { Config } from '../config/config.ts';
 import type { JobDeps } from '../runtime/deps.ts';
 import { createLogger, type Logger } from '../runtime/log.ts';
 import { redisConnection } from '../runtime/queues.ts';
-import { withoutPassword } from '../runtime/reachability.ts';
+import { redisPlace, redisVariable } from '../runtime/redis.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { UsageError } from './usage.ts';
 
@@ -68,7 +68,7 @@ export function limiterFor(config: Config, sql: postgres.Sql): RateLimiter {
 
 /** The long-lived connection of workers and schedulers: it reconnects for as long as it takes. */
 export function redisFor(config: Config) {
-  return redisConnection(config.REDIS_URL);
+  return redisConnection(config);
 }
 
 /**
@@ -77,7 +77,7 @@ export function redisFor(config: Config) {
  */
 export async function oneShotRedis(config: Config) {
   let lastError = '';
-  const redis = redisConnection(config.REDIS_URL, {
+  const redis = redisConnection(config, {
     lazyConnect: true,
     connectTimeout: 5_000,
     maxRetriesPerRequest: 1,
@@ -92,7 +92,7 @@ export async function oneShotRedis(config: Config) {
     redis.disconnect();
     const why = lastError || (err instanceof Error ? err.message : String(err));
     throw new Error(
-      `Redis at ${withoutPassword(config.REDIS_URL)} did not answer (${why}). Is it running? Check REDIS_URL.`,
+      `${redisPlace(config)} did not answer (${why}). Is it running? Check ${redisVariable(config)}.`,
     );
   }
   return redis;

@@ -135,6 +135,17 @@ export function demoCommand(): Command {
           from analytics.enterprise_changes order by detected_at desc, change_id desc limit 8`;
         process.stdout.write(formatTable(changes));
         say('');
+        say("what the planner learned (each entry's changes per month, from its refreshes and its cohort):");
+        const learned = await store.sql`
+          select keyword, priority, round((change_rate * 30.44)::numeric, 2)::text as changes_per_month,
+                 (change_history->>'n')::float8::int as intervals,
+                 (change_history->>'changes')::float8::int as changed
+          from watchlist where change_rate is not null order by change_rate desc, id limit 5`;
+        process.stdout.write(formatTable(learned));
+        say(
+          `  why each is refreshed when: ${config.DATABASE_URL ? '' : `DAYBOOK_DATA_DIR=${relative(process.cwd(), demoConfig.DAYBOOK_DATA_DIR) || '.'} `}npx daybook plan explain --top 5   (docs/planner.md)`,
+        );
+        say('');
         const exportDir = demoConfig.DAYBOOK_EXPORT_DIR;
         const packages = await store.sql<{ load_id: string; kind: string; rows: number; tables: number }[]>`
           select load_id, kind, rows::int as rows,

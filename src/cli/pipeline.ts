@@ -13,6 +13,7 @@ import { limitHeapGrowth } from '../runtime/heap.ts';
 import { realSleep, runInline, withRetries } from '../runtime/inline.ts';
 import { closeRedis, Queues, retryPolicy } from '../runtime/queues.ts';
 import { Reachability, untilReachable, watchRedis } from '../runtime/reachability.ts';
+import { coordinationKey } from '../runtime/redis.ts';
 import { startScheduler } from '../runtime/scheduler.ts';
 import { lifecycle } from '../runtime/shutdown.ts';
 import { startWorkers } from '../runtime/worker.ts';
@@ -57,7 +58,7 @@ export function workerCommand(): Command {
       // A worker runs for days: it keeps its heap near what is live (see heap.ts).
       const heapGrowingPercent = limitHeapGrowth();
       const log = loggerFor(config);
-      const reach = new Reachability(log, { urls: { redis: config.REDIS_URL, postgres: url } });
+      const reach = new Reachability(log, { urls: { postgres: url }, redis: config });
       const life = lifecycle({
         what: 'worker',
         timeoutMs: config.DAYBOOK_STOP_TIMEOUT_MS,
@@ -127,7 +128,7 @@ export function schedulerCommand(): Command {
     .action(async () => {
       const config = configOrExit();
       const log = loggerFor(config);
-      const reach = new Reachability(log, { urls: { redis: config.REDIS_URL } });
+      const reach = new Reachability(log, { urls: {}, redis: config });
       const life = lifecycle({
         what: 'scheduler',
         timeoutMs: Math.min(config.DAYBOOK_STOP_TIMEOUT_MS, 10_000),
@@ -274,7 +275,9 @@ export function resumeCommand(): Command {
           let rerun = 0;
           let report: Awaited<ReturnType<typeof processPlan>>;
           try {
-            const round = Number(await redis.incr(`${config.DAYBOOK_REDIS_PREFIX}:resume:${cycle}`));
+            const round = Number(
+              await redis.incr(coordinationKey(config.DAYBOOK_REDIS_PREFIX, 'resume', cycle)),
+            );
             report = await processPlan(
               {
                 sql: db.sql,
@@ -415,7 +418,7 @@ export async function landedListDates(sql: Sql, from: string, to: string): Promi
            case when jsonb_typeof(body_json->'metadata') = 'array'
                 then jsonb_array_length(body_json->'metadata') = 0 else false end as empty,
            least(fetched_at, landed_at) as answered_at
-    from raw_responses
+    from raw_answers
     where operation = 'product-listing' and outcome = 'success' and params ? 'date'
       and params->>'date' between ${from} and ${to}`;
   return new Set(answers.filter((a) => !a.empty || pacificDayOver(a.date, a.answered_at)).map((a) => a.date));
@@ -472,7 +475,7 @@ export function serveCommand(): Command {
         throw err;
       }
       const log = loggerFor(config);
-      const reach = new Reachability(log, { urls: { redis: config.REDIS_URL, postgres: url } });
+      const reach = new Reachability(log, { urls: { postgres: url }, redis: config });
       const life = lifecycle({
         what: 'admin server',
         timeoutMs: Math.min(config.DAYBOOK_STOP_TIMEOUT_MS, 10_000),

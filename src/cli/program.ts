@@ -13,10 +13,11 @@ import {
   serveCommand,
   workerCommand,
 } from './pipeline.ts';
+import { planCommand } from './plan.ts';
 import { changesCommand, driftCommand, statusCommand } from './report.ts';
 import { simCommand } from './sim.ts';
 import { sqlCommand } from './sql.ts';
-import { analyticsRoleCommand, migrateCommand, rebuildCommand } from './storage.ts';
+import { analyticsRoleCommand, compactCommand, migrateCommand, rebuildCommand } from './storage.ts';
 import { deliverCommand, deliveriesCommand, subscribeCommand } from './subscribe.ts';
 import { watchCommand } from './watch.ts';
 
@@ -32,12 +33,14 @@ export function buildProgram(): Command {
   program.addCommand(simCommand());
   program.addCommand(migrateCommand());
   program.addCommand(rebuildCommand());
+  program.addCommand(compactCommand());
   program.addCommand(analyticsRoleCommand());
   program.addCommand(watchCommand());
   program.addCommand(runCommand());
   program.addCommand(workerCommand());
   program.addCommand(schedulerCommand());
   program.addCommand(resumeCommand());
+  program.addCommand(planCommand());
   program.addCommand(enqueueCommand());
   program.addCommand(serveCommand());
   program.addCommand(productsCommand());

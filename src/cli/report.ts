@@ -7,7 +7,7 @@ import type { Config } from '../config/config.ts';
 import { lastExports } from '../export/package.ts';
 import { driftReport } from '../history/drift-store.ts';
 import { Queues, redisConnection } from '../runtime/queues.ts';
-import { withoutPassword } from '../runtime/reachability.ts';
+import { redisLabel } from '../runtime/redis.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { configOrExit, openStore } from './context.ts';
 import { dateArg } from './pipeline.ts';
@@ -82,7 +82,7 @@ async function queueCounts(
   config: Config,
 ): Promise<{ counts: Record<string, Record<string, number>> | null; error: string | null }> {
   let lastError: Error | null = null;
-  const redis = redisConnection(config.REDIS_URL, {
+  const redis = redisConnection(config, {
     lazyConnect: true,
     connectTimeout: 2000,
     maxRetriesPerRequest: 0,
@@ -103,7 +103,7 @@ async function queueCounts(
     const why = (lastError ?? (err instanceof Error ? err : new Error(String(err)))).message;
     return {
       counts: null,
-      error: `Redis at ${withoutPassword(config.REDIS_URL)} (REDIS_URL) is unreachable: ${why}`,
+      error: `${redisLabel(config)} is unreachable: ${why}`,
     };
   } finally {
     await q?.close().catch(() => {});

@@ -32,6 +32,19 @@ export function simCommand(): Command {
       5000,
     )
     .option(
+      '--change-share <x>',
+      'expected share of the whole world changed by each daily refresh, 0 to 0.5 (firms change unevenly: docs/simulator.md)',
+      (raw: string) => {
+        const x = Number(raw.trim());
+        if (raw.trim() === '' || !Number.isFinite(x) || x < 0 || x > 0.5)
+          throw new InvalidArgumentError(
+            `--change-share "${raw}" must be a number from 0 to 0.5 (0.02 is 2% a day).`,
+          );
+        return x;
+      },
+      defaults.changeShare,
+    )
+    .option(
       '--key <key[:credits]>',
       `accepted API key with its credit balance (repeatable; default ${SANDBOX_KEY}:${SANDBOX_CREDITS})`,
       collect,
@@ -86,6 +99,7 @@ export function simCommand(): Command {
           ...defaults,
           seed: opts.seed,
           enterprises: opts.enterprises,
+          changeShare: opts.changeShare,
           keys,
           faults: opts.faults ?? defaults.faults,
           rateLimits: { 'enterprise-search': opts.enterpriseRate, 'product-listing': opts.productRate },

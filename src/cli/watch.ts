@@ -236,7 +236,7 @@ Examples:
   watch
     .command('list')
     .description(
-      'List the watched enterprises, highest priority first, with their last refresh and outcome, the name and code they resolved to, how the keyword matched (code, exact, former_name, partial), the expected code, and the flag of an answer refused for resolving elsewhere.',
+      'List the watched enterprises, highest priority first, with their last refresh and outcome, the name and code they resolved to, how the keyword matched (code, exact, former_name, partial), the expected code, the flag of an answer refused for resolving elsewhere, the estimated changes per month (from its own refreshes and its cohort; daybook plan explain --pid shows how) and when the planner next wants it refreshed.',
     )
     .option('--all', 'include removed entries (with an active column)')
     .option('--json', 'print a JSON array of the rows')
@@ -267,6 +267,8 @@ Examples:
               match: r.match,
               'expected code': expectedText(r),
               mismatch: r.resolution_mismatch,
+              'changes/month': r.changes_per_month === null ? null : r.changes_per_month.toFixed(2),
+              'next due': r.due_at,
               ...(opts.all ? { active: r.active } : {}),
             })),
           ),

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { DEFAULT_SCHEDULE, parseDuration, parseSchedule } from '../delivery/schedule.ts';
+import { parseClusterNodes } from '../runtime/redis.ts';
 import { isCalendarDate } from '../time/cycles.ts';
 
 const int = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
@@ -98,6 +99,22 @@ export const ENV_SCHEMA = z.object({
     .transform((v) => v === 'true'),
   DAYBOOK_DATA_DIR: z.string().trim().min(1).default('.daybook'),
   REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  /**
+   * A Redis Cluster instead of one Redis: its seed nodes, `host:port` or redis:// URLs separated by
+   * commas (see runtime/redis.ts). When set, REDIS_URL is not used.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .trim()
+    .optional()
+    .superRefine((v, ctx) => {
+      if (v === undefined || v === '') return;
+      try {
+        parseClusterNodes(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
   DAYBOOK_REDIS_PREFIX: z
     .string()
     .trim()
@@ -123,6 +140,12 @@ export const ENV_SCHEMA = z.object({
   DAYBOOK_PRODUCT_RATE: int('DAYBOOK_PRODUCT_RATE', 1, 100_000).default(30),
   DAYBOOK_CREDIT_BUDGET: int('DAYBOOK_CREDIT_BUDGET', 0).default(3000),
   DAYBOOK_CREDITS_PER_QUERY: int('DAYBOOK_CREDITS_PER_QUERY', 1, 1000).default(3),
+  /** Cycles after which a watch entry is owed a refresh before the planner's choice (src/plan/estimate.ts). */
+  DAYBOOK_MAX_STALENESS_DAYS: int('DAYBOOK_MAX_STALENESS_DAYS', 1, 3650).default(30),
+  /** Days the per-fetch bookkeeping is kept row by row (src/db/compact.ts); 0 keeps it forever. */
+  DAYBOOK_BOOKKEEPING_DAYS: int('DAYBOOK_BOOKKEEPING_DAYS', 0, 3650).default(14),
+  /** Days error answers nothing points to are kept (src/db/compact.ts); 0 keeps them forever. */
+  DAYBOOK_ERROR_RETENTION_DAYS: int('DAYBOOK_ERROR_RETENTION_DAYS', 0, 3650).default(0),
   DAYBOOK_WORKER_CONCURRENCY: int('DAYBOOK_WORKER_CONCURRENCY', 1, 256).default(4),
   DAYBOOK_JOB_LOCK_MS: int('DAYBOOK_JOB_LOCK_MS', 2000, 600_000).default(30_000),
   DAYBOOK_STOP_TIMEOUT_MS: int('DAYBOOK_STOP_TIMEOUT_MS', 1000, 3_600_000).default(50_000),

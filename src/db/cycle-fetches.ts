@@ -22,7 +22,9 @@
 
 import { type ReserveOutcome, reserveCredits, settleCredits } from '../budget/credits.ts';
 import { appendEvents } from '../events/outbox.ts';
-import type { Plan } from '../plan/planner.ts';
+import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES, type Plan } from '../plan/planner.ts';
+import { noteRefresh, type RefreshObservation } from '../plan/store.ts';
+import { addDays, cycleStart } from '../time/cycles.ts';
 import { inTransaction, type Sql } from './connect.ts';
 
 export const FETCH_STATUSES = [
@@ -288,7 +290,13 @@ export async function settleCall(
 export async function completeFetch(
   tx: Sql,
   claim: Pick<Claim, 'cycle' | 'watchId'>,
-  done: { pid: string; rawResponseId: number; refreshedAt: Date },
+  done: {
+    pid: string;
+    rawResponseId: number;
+    refreshedAt: Date;
+    /** What the answer says of the entry's change rate (src/plan/store.ts), noted before the refresh time moves. */
+    observation?: { seen: RefreshObservation; maxStalenessDays: number };
+  },
 ): Promise<'succeeded' | 'duplicate'> {
   const [dup] = await tx`select 1 from cycle_fetches where cycle = ${claim.cycle} and pid = ${done.pid}
                          and status = 'succeeded' and watch_id <> ${claim.watchId}`;
@@ -296,7 +304,15 @@ export async function completeFetch(
   await tx`update cycle_fetches set status = ${status}, pid = ${done.pid}, raw_response_id = ${done.rawResponseId},
              holder = null, lease_until = null, error_code = null, error_message = null, updated_at = now()
            where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
-  await tx`update watchlist set pid = ${done.pid}, last_refreshed_at = ${done.refreshedAt}, last_cycle = ${claim.cycle},
+  if (done.observation)
+    await noteRefresh(
+      tx,
+      claim.watchId,
+      claim.cycle,
+      done.observation.seen,
+      done.observation.maxStalenessDays,
+    );
+  await tx`update watchlist set pid = ${done.pid}, last_refreshed_at = ${done.refreshedAt}, refreshed_cycle = ${claim.cycle}, last_cycle = ${claim.cycle},
              last_outcome = 'success', last_error = null where id = ${claim.watchId}`;
   return status;
 }
@@ -316,9 +332,16 @@ export async function failFetch(
                lease_until = null, error_code = ${failure.code}, error_message = ${failure.message}, updated_at = now()
              where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
                and status = 'fetching' returning watch_id`;
+    // A permanent error rests for PERMANENT_ERROR_QUIET_DAYS: the entry is due again after them,
+    // so it does not sit at the head of the plan order meanwhile.
+    const restUntil =
+      failure.final && PERMANENT_OUTCOMES.has(failure.code)
+        ? cycleStart(addDays(claim.cycle, PERMANENT_ERROR_QUIET_DAYS))
+        : null;
     const [entry] = await tx<{ keyword: string }[]>`
       update watchlist set last_outcome = ${failure.code}, last_error = ${failure.entryError},
-               last_cycle = ${claim.cycle} where id = ${claim.watchId} returning keyword`;
+               last_cycle = ${claim.cycle}, due_at = coalesce(${restUntil}::timestamptz, due_at)
+      where id = ${claim.watchId} returning keyword`;
     if (failure.final && moved.length > 0)
       await appendEvents(tx, [
         {

@@ -1,7 +1,9 @@
 /**
- * The raw landing: every upstream answer (success or error) is written to raw_responses before
- * anything else happens to it, so nothing is lost when a later step fails or the format drifts.
- * The API key is a header and is never part of what is landed.
+ * The raw landing: every upstream answer (success or error) is written before anything else
+ * happens to it, so nothing is lost when a later step fails or the format drifts: one row per call
+ * in raw_responses, pointing at its body in raw_bodies, where each distinct body is stored once
+ * (an unchanged enterprise answers the same body every day). The API key is a header and is never
+ * part of what is landed.
  */
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
@@ -94,34 +96,93 @@ export interface Landed {
  * text cannot stand for (`bodyBytes`) land as bytes.
  */
 export async function landRaw(sql: Sql, rows: readonly LandingRow[]): Promise<Landed[]> {
+  const refused = (err: unknown) => JSONB_REFUSED.has(String((err as { code?: unknown }).code));
+  const batch = await landBatch(sql, rows, false).catch((err: unknown) => {
+    if (refused(err)) return null;
+    throw err;
+  });
+  if (batch) return batch;
+  // A body jsonb refuses: the rows land one by one, that one as text.
   const out: Landed[] = [];
   for (const r of rows) {
-    const json = isJson(r.bodyText);
-    try {
-      out.push(await landOne(sql, r, json));
-    } catch (err) {
-      if (!json || !JSONB_REFUSED.has(String((err as { code?: unknown }).code))) throw err;
-      out.push(await landOne(sql, r, false));
-    }
+    const one = await landBatch(sql, [r], false).catch(async (err: unknown) => {
+      if (!refused(err)) throw err;
+      return landBatch(sql, [r], true);
+    });
+    out.push(...one);
   }
   return out;
 }
 
-async function landOne(sql: Sql, r: LandingRow, asJson: boolean): Promise<Landed> {
-  const text = r.bodyText;
-  const sha256 = text === null ? null : createHash('sha256').update(text).digest('hex');
-  const bytes = r.bodyBytes ? Buffer.from(r.bodyBytes) : null;
-  const land = async (q: Sql) => {
-    const [row] = await q<{ id: string; landed_at: Date }[]>`
-      insert into raw_responses (run_id, cycle, operation, params, http_status, body_json, body_text, body_bytes,
-                                 sha256, outcome, fetched_at, duration_ms)
-      values (${r.runId}, ${r.cycle}, ${r.operation}, ${q.json(r.params)}, ${r.httpStatus},
-              ${asJson ? text : null}::text::jsonb, ${asJson ? null : text}, ${bytes}, ${sha256}, ${r.outcome},
-              ${r.fetchedAt}, ${r.durationMs})
+/** The sha256 that keys a body: of its bytes when they are kept, else of its UTF-8 text. */
+function bodyKey(text: string | null, bytes: Buffer | null): Buffer {
+  return createHash('sha256')
+    .update(bytes ?? Buffer.from(text ?? '', 'utf8'))
+    .digest();
+}
+
+/**
+ * Rows in a few statements: the bodies not stored yet in one insert (each distinct body once, by
+ * its sha256; a body another landing stores meanwhile is waited for and read), the calls in
+ * another, in order. `asText` lands every body as text. Throws what Postgres throws (a body
+ * jsonb refuses: the caller lands that one as text); in a transaction, inside a savepoint, so the
+ * transaction goes on.
+ */
+async function landBatch(sql: Sql, rows: readonly LandingRow[], asText: boolean): Promise<Landed[]> {
+  const items = rows.map((r) => {
+    const bytes = r.bodyBytes ? Buffer.from(r.bodyBytes) : null;
+    const hasBody = r.bodyText !== null || bytes !== null;
+    return {
+      r,
+      bytes,
+      asJson: !asText && isJson(r.bodyText),
+      sha: hasBody ? bodyKey(r.bodyText, bytes).toString('hex') : null,
+    };
+  });
+  const run = async (q: Sql): Promise<Landed[]> => {
+    const shas = [...new Set(items.flatMap((i) => (i.sha ? [i.sha] : [])))];
+    const ids = new Map<string, number>();
+    const find = async (wanted: string[]) => {
+      if (wanted.length === 0) return;
+      const found = await q<{ id: string; sha: string }[]>`
+        select id, encode(sha256, 'hex') as sha from raw_bodies
+        where sha256 = any(select decode(x, 'hex') from unnest(${wanted}::text[]) x)`;
+      for (const f of found) ids.set(f.sha, Number(f.id));
+    };
+    await find(shas);
+    const seen = new Set<string>();
+    const missing = items.filter((i) => {
+      if (i.sha === null || ids.has(i.sha) || seen.has(i.sha)) return false;
+      seen.add(i.sha);
+      return true;
+    });
+    if (missing.length > 0) {
+      const made = await q<{ id: string; sha: string }[]>`
+        insert into raw_bodies (sha256, body_json, body_text, body_bytes)
+        select decode(sha, 'hex'), j::jsonb, t, decode(b, 'base64')
+        from unnest(${missing.map((i) => i.sha as string)}::text[],
+                    ${missing.map((i) => (i.asJson ? i.r.bodyText : null))}::text[],
+                    ${missing.map((i) => (i.asJson ? null : i.r.bodyText))}::text[],
+                    ${missing.map((i) => (i.bytes ? i.bytes.toString('base64') : null))}::text[]) as u(sha, j, t, b)
+        on conflict (sha256) do nothing
+        returning id, encode(sha256, 'hex') as sha`;
+      for (const m of made) ids.set(m.sha, Number(m.id));
+      // Stored meanwhile by another landing (committed: the insert waited for it).
+      await find(missing.flatMap((i) => (i.sha && !ids.has(i.sha) ? [i.sha] : [])));
+    }
+    const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
+    const landed = await q<{ id: string; landed_at: Date }[]>`
+      insert into raw_responses (run_id, cycle, operation, params, http_status, body_id, outcome, fetched_at, duration_ms)
+      select run_id, cycle, operation, params::jsonb, http_status, body_id, outcome, fetched_at, duration_ms
+      from unnest(${col((i) => i.r.runId)}::bigint[], ${col((i) => i.r.cycle)}::date[], ${col((i) => i.r.operation)}::text[],
+                  ${col((i) => JSON.stringify(i.r.params))}::text[], ${col((i) => i.r.httpStatus)}::smallint[],
+                  ${col((i) => (i.sha ? (ids.get(i.sha) ?? null) : null))}::bigint[], ${col((i) => i.r.outcome)}::text[],
+                  ${col((i) => i.r.fetchedAt.toISOString())}::timestamptz[], ${col((i) => i.r.durationMs)}::int[])
+           with ordinality as u(run_id, cycle, operation, params, http_status, body_id, outcome, fetched_at, duration_ms, n)
+      order by n
       returning id, landed_at`;
-    return { id: Number(row?.id), landedAt: row?.landed_at as Date };
+    return landed.map((l) => ({ id: Number(l.id), landedAt: l.landed_at })).sort((a, b) => a.id - b.id);
   };
-  // In a savepoint when inside a transaction, so a refused jsonb does not abort it.
-  if (!('begin' in sql)) return (sql as postgres.TransactionSql).savepoint((sp) => land(sp));
-  return land(sql);
+  if (!('begin' in sql)) return (sql as postgres.TransactionSql).savepoint((sp) => run(sp));
+  return run(sql);
 }

@@ -10,6 +10,7 @@ import {
   check,
   customType,
   date,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -61,21 +62,25 @@ export const runs = pgTable(
     index('runs_kind_started_idx').on(t.kind, t.startedAt),
     index('runs_cycle_idx').on(t.cycle),
     index('runs_load_xid_idx').on(t.loadXid),
+    // A job that starts again closes its run cut short: found among the few still running.
+    index('runs_running_job_idx').on(t.jobId).where(sql`${t.outcome} = 'running'`),
+    // `daybook status` lists the recent failures: few among millions.
+    index('runs_failed_idx').on(t.finishedAt).where(sql`${t.outcome} = 'failed'`),
   ],
 );
 
-/** Every upstream answer, success or error, landed before anything else happens to it. */
-export const rawResponses = pgTable(
-  'raw_responses',
+/**
+ * Every distinct answer body, stored once, keyed by the sha256 of its bytes as received: the
+ * same answer fetched again (an enterprise that did not change) adds a call row to
+ * `raw_responses` pointing here, not another copy of the body.
+ */
+export const rawBodies = pgTable(
+  'raw_bodies',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    runId: id('run_id').references(() => runs.id, { onDelete: 'set null' }),
-    operation: text('operation').notNull(),
-    /** The request parameters as sent (never the key, which is a header). */
-    params: jsonb('params').notNull(),
-    /** Null when no HTTP answer arrived (reset, timeout). */
-    httpStatus: smallint('http_status'),
-    /** The body when it is JSON. */
+    /** sha256 of the body as received: its bytes when `body_bytes` is kept, else its UTF-8 text. */
+    sha256: bytea('sha256').notNull(),
+    /** The body when it is JSON, parsed by Postgres from the text as received. */
     bodyJson: jsonb('body_json'),
     /** The body when it is not JSON (an HTML page, a truncated document), else null. */
     bodyText: text('body_text'),
@@ -84,8 +89,32 @@ export const rawResponses = pgTable(
      * than UTF-8, bytes that did not decode, or a NUL character (which Postgres text refuses).
      */
     bodyBytes: bytea('body_bytes'),
-    /** sha256 hex of the body text as received. */
-    sha256: text('sha256'),
+    /** When this body first landed. */
+    firstLandedAt: tstz('first_landed_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('raw_bodies_sha256_key').on(t.sha256)],
+);
+
+/**
+ * Every upstream call's answer, success or error, landed before anything else happens to it:
+ * one narrow row per call (its own facts) pointing at its body in `raw_bodies`.
+ */
+export const rawResponses = pgTable(
+  'raw_responses',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /**
+     * The run that made the call. A plain id, not a foreign key: runs are compacted into
+     * `run_summaries` after DAYBOOK_BOOKKEEPING_DAYS, and the call row stays as it was landed.
+     */
+    runId: id('run_id'),
+    operation: text('operation').notNull(),
+    /** The request parameters as sent (never the key, which is a header). */
+    params: jsonb('params').notNull(),
+    /** Null when no HTTP answer arrived (reset, timeout). */
+    httpStatus: smallint('http_status'),
+    /** The body (`raw_bodies`); null when no body arrived. */
+    bodyId: id('body_id').references(() => rawBodies.id),
     /** Daybook's reading of the answer: success, or the error code. */
     outcome: text('outcome').notNull(),
     /** The enterprise cycle the call belonged to (replays use it). */
@@ -100,8 +129,16 @@ export const rawResponses = pgTable(
     durationMs: integer('duration_ms'),
   },
   (t) => [
-    index('raw_responses_op_fetched_idx').on(t.operation, t.fetchedAt),
-    index('raw_responses_run_idx').on(t.runId),
+    // Calls land in time order: a block range index (a few pages for millions of rows) finds the
+    // calls of a time range.
+    index('raw_responses_landed_brin').using('brin', t.landedAt),
+    // Answers that are not successes: retention looks for errors by cycle, and for the calls
+    // that still hold an error body. Few among millions.
+    index('raw_responses_unsuccessful_idx').on(t.cycle, t.bodyId).where(sql`${t.outcome} <> 'success'`),
+    // The product list dates landed (backfill skips them): a few rows a day among millions.
+    index('raw_responses_list_date_idx')
+      .on(sql`(${t.params}->>'date')`)
+      .where(sql`${t.operation} = 'product-listing'`),
   ],
 );
 
@@ -446,7 +483,8 @@ export const creditLedger = pgTable(
     keyword: text('keyword'),
     credits: integer('credits').notNull(),
     remark: text('remark'),
-    runId: id('run_id').references(() => runs.id, { onDelete: 'set null' }),
+    /** The run that made the call (a plain id: runs are compacted, the ledger is kept forever). */
+    runId: id('run_id'),
     /** The answer billed; null for a presumed call, whose answer never landed. */
     rawResponseId: id('raw_response_id').references(() => rawResponses.id),
     billedAt: tstz('billed_at').notNull(),
@@ -464,12 +502,11 @@ export const creditLedger = pgTable(
     loadXid: loadXid(),
   },
   (t) => [
-    index('credit_ledger_cycle_idx').on(t.cycle),
     index('credit_ledger_load_xid_idx').on(t.loadXid),
     uniqueIndex('credit_ledger_raw_key').on(t.rawResponseId),
-    uniqueIndex('credit_ledger_call_key')
-      .on(t.cycle, t.watchId, t.callFence)
-      .where(sql`${t.callFence} is not null`),
+    // One row per enterprise call (a product call has neither watch entry nor fence: nulls are
+    // distinct); it also serves every read by cycle.
+    uniqueIndex('credit_ledger_cycle_call_key').on(t.cycle, t.watchId, t.callFence),
     check('credit_ledger_status_check', sql`${t.status} in ('booked', 'presumed')`),
   ],
 );
@@ -490,6 +527,8 @@ export const watchlist = pgTable(
     pid: text('pid'),
     addedAt: tstz('added_at').notNull().defaultNow(),
     lastRefreshedAt: tstz('last_refreshed_at'),
+    /** The cycle of the last successful refresh (the staleness bound counts cycles from it). */
+    refreshedCycle: date('refreshed_cycle', { mode: 'string' }),
     lastCycle: date('last_cycle', { mode: 'string' }),
     /** success, or the error code of the last attempt. */
     lastOutcome: text('last_outcome'),
@@ -506,19 +545,68 @@ export const watchlist = pgTable(
      * resolved to, for `watch list`. Cleared by an accepted answer or a new expected code.
      */
     resolutionMismatch: text('resolution_mismatch'),
+    /**
+     * When the entry is next due for a refresh (src/plan/estimate.ts): its last refresh plus an
+     * interval from its estimated change rate and weight, within the staleness bound. Null until
+     * its first fetch.
+     */
+    dueAt: tstz('due_at'),
+    /** Estimated changes per day (posterior mode over its observations and its cohort's prior). */
+    changeRate: doublePrecision('change_rate'),
+    /** Weight of a change of this firm, from the severity of its past changes (1 to 3). */
+    changeWeight: doublePrecision('change_weight').notNull().default(1),
+    /** Its observations: counts of intervals by length, changed or not (src/plan/estimate.ts). */
+    changeHistory: jsonb('change_history'),
+    /** Its cohort: status|type|industry|capital band of its current version. */
+    changeCohort: text('change_cohort'),
+    /** Cycles it is refreshed every cycle after a high-severity change. */
+    boostLeft: smallint('boost_left').notNull().default(0),
   },
   (t) => [
     uniqueIndex('watchlist_keyword_key').on(t.keywordKey),
     index('watchlist_pid_idx').on(t.pid),
+    /** The owed entries of a priority: refreshed longest ago, before the staleness bound. */
+    index('watchlist_owed_idx')
+      .on(t.priority.desc().nullsFirst(), t.refreshedCycle.asc().nullsFirst(), t.id.asc())
+      .where(sql`${t.active}`),
     /**
-     * The planner's order (jobs/plan.ts): the head of it is an index scan, so a cycle's plan reads
-     * only the entries it can afford, not the whole watchlist.
+     * The planner's order (jobs/plan.ts): priority, then due time (never fetched first). The head
+     * of it is an index scan, so a cycle's plan reads only the entries it can afford.
      */
-    index('watchlist_plan_order_idx')
-      .on(t.priority.desc().nullsFirst(), t.lastRefreshedAt.asc().nullsFirst(), t.id.asc())
+    index('watchlist_due_order_idx')
+      .on(t.priority.desc().nullsFirst(), t.dueAt.asc().nullsFirst(), t.id.asc())
       .where(sql`${t.active}`),
   ],
 );
+
+/**
+ * The prior change rate of each cohort level (src/plan/estimate.ts `cohortPriors`), pooled from
+ * the observations of its watch entries; refreshed by each plan.
+ */
+export const changeCohorts = pgTable('change_cohorts', {
+  cohort: text('cohort').primaryKey(),
+  entries: integer('entries').notNull(),
+  /** Changes per day. */
+  rate: doublePrecision('rate').notNull(),
+  /** Days observed in it. */
+  days: doublePrecision('days').notNull(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+});
+
+/**
+ * The planner's scale (one row): the interval of an entry is scale / √(weight × rate) days, set
+ * by each plan so that the watchlist's refreshes fill the cycle's capacity.
+ */
+export const plannerState = pgTable('planner_state', {
+  singleton: boolean('singleton').primaryKey().default(true),
+  /** Null: not calibrated yet; 'Infinity' when not even the staleness bound fits. */
+  scale: doublePrecision('scale'),
+  cycle: date('cycle', { mode: 'string' }),
+  /** Entries a cycle can take, and active entries, when it was set. */
+  capacity: integer('capacity').notNull().default(0),
+  entries: integer('entries').notNull().default(0),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+});
 
 /**
  * One row per (cycle, watch entry) that was planned: the claim on buying it. Every transition is
@@ -886,3 +974,55 @@ export const exports = pgTable(
     check('exports_kind_check', sql`${t.kind} in ('incremental', 'full')`),
   ],
 );
+
+/**
+ * Running counts for `/metrics`, kept as rows are written (triggers, migration 0017), so a scrape
+ * reads a few dozen rows instead of counting millions. Each count is spread over a few shards (by
+ * the writing connection) so concurrent writers seldom wait on one row; a scrape sums them.
+ * `a` and `b` are the labels (an operation and an outcome, a severity …; '' when unused).
+ */
+export const metricCounts = pgTable(
+  'metric_counts',
+  {
+    metric: text('metric').notNull(),
+    a: text('a').notNull().default(''),
+    b: text('b').notNull().default(''),
+    shard: smallint('shard').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.metric, t.a, t.b, t.shard] })],
+);
+
+/**
+ * Runs compacted: the enterprise runs of cycles older than DAYBOOK_BOOKKEEPING_DAYS that ended
+ * without a failure, one row per cycle, kind and outcome (src/db/compact.ts). Failed runs stay
+ * in `runs`.
+ */
+export const runSummaries = pgTable(
+  'run_summaries',
+  {
+    cycle: date('cycle', { mode: 'string' }).notNull(),
+    kind: text('kind').notNull(),
+    outcome: text('outcome').notNull(),
+    runs: integer('runs').notNull(),
+    credits: bigint('credits', { mode: 'number' }).notNull(),
+    firstStartedAt: tstz('first_started_at'),
+    lastFinishedAt: tstz('last_finished_at'),
+    /** The runs' durations added up, in seconds. */
+    seconds: doublePrecision('seconds').notNull().default(0),
+    compactedAt: tstz('compacted_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.cycle, t.kind, t.outcome] })],
+);
+
+/**
+ * Where each compaction stood (src/db/compact.ts): the newest sighting ids when the plan of
+ * `cycle` ran. Superseded sightings up to the marks of DAYBOOK_BOOKKEEPING_DAYS cycles ago are
+ * compacted: counted in cycles, not by any clock.
+ */
+export const compactionMarks = pgTable('compaction_marks', {
+  cycle: date('cycle', { mode: 'string' }).primaryKey(),
+  enterpriseSightingId: id('enterprise_sighting_id').notNull(),
+  productSightingId: id('product_sighting_id').notNull(),
+  markedAt: tstz('marked_at').notNull().defaultNow(),
+});

@@ -5,12 +5,14 @@
  * come through here. History is ordered by the landing time (the database's clock), never by the
  * clock of the machine that made the call.
  */
+
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
 import { type Landed, landingOfError, landingOfExchange, landRaw } from '../db/landing.ts';
 import { type Mismatch, recordResolutionMismatch } from '../db/resolution-mismatches.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
+import { cohortKey } from '../plan/estimate.ts';
 import type { Exchange, UpstreamResult } from '../upstream/client.ts';
 import { NotFoundError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
 import type { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from '../upstream/schemas.ts';
@@ -34,6 +36,11 @@ export interface EnterpriseIngestResult {
   summary: EnterpriseApplySummary | null;
   /** Set when the answer was refused (not applied): it names another enterprise than expected. */
   mismatch?: Mismatch;
+  /** The enterprise's change-rate cohort (src/plan/estimate.ts), as the answer shows it. */
+  cohort: string;
+  /** Its last approval (APPRDATE) and establishment (ESDATE) dates, YYYY-MM-DD, for the estimate. */
+  approval: string | null;
+  established: string | null;
 }
 
 /** What the watch entry an answer was bought for expects of it. */
@@ -81,7 +88,15 @@ export async function applyEnterpriseAnswer(
   const { id: rawId, landedAt } = landed;
   await recordDriftOf(sql, rawId, result.exchange);
   const normalized = normalizeEnterprise(result.data.metadata.content);
-  const base = { rawResponseId: rawId, landedAt, pid: normalized.pid, uncid: normalized.uncid };
+  const base = {
+    rawResponseId: rawId,
+    landedAt,
+    pid: normalized.pid,
+    uncid: normalized.uncid,
+    cohort: cohortKey(normalized),
+    approval: normalized.apprDate,
+    established: normalized.esDate,
+  };
   const verdict = resolutionVerdict(expect.uscc, normalized);
   if (verdict.kind === 'mismatch') {
     await sql.begin((tx) =>

@@ -166,21 +166,22 @@ export async function rebuild(
       productBatch = [];
       driftBatch = [];
     };
-    // Keyset pages rather than a cursor: the batch writes below run on this same transaction.
+    // A cursor of this transaction, fetched a batch at a time between the batch writes below: the
+    // landing is sorted once (keyset pages on an order no index serves sorted it once per page).
     // The order live ingestion uses (landedBefore): the landing time to the millisecond, then the
-    // landing sequence. Milliseconds are what a Date holds, so the keyset is exact.
-    let after: { landedAt: Date; id: string } | null = null;
+    // landing sequence.
+    await tx.unsafe(`
+      declare daybook_rebuild no scroll cursor for
+      select id, operation, params, body_json, outcome, fetched_at, landed_at,
+             body_bytes is not null as bytes_kept, cycle::text as cycle
+      from raw_answers
+      where outcome in (${REPLAYED.map((o) => `'${o}'`).join(', ')})
+      order by date_trunc('milliseconds', landed_at), id`);
     for (;;) {
-      const rows: RawRow[] = await tx<RawRow[]>`
-        select id, operation, params, body_json, outcome, fetched_at, landed_at,
-               body_bytes is not null as bytes_kept, cycle::text as cycle
-        from raw_responses
-        where outcome in ${tx(REPLAYED)}
-          ${after ? tx`and (date_trunc('milliseconds', landed_at), id) > (${after.landedAt}, ${after.id}::bigint)` : tx``}
-        order by date_trunc('milliseconds', landed_at), id limit ${batchSize}`;
+      const rows = (await tx.unsafe(
+        `fetch ${Math.trunc(batchSize)} from daybook_rebuild`,
+      )) as unknown as RawRow[];
       if (rows.length === 0) break;
-      const last = rows[rows.length - 1] as RawRow;
-      after = { landedAt: last.landed_at, id: last.id };
       for (const r of rows) {
         summary.rawRead++;
         const rawId = Number(r.id);
@@ -268,6 +269,7 @@ export async function rebuild(
       await flush();
       options.onProgress?.(summary.rawRead, total);
     }
+    await tx.unsafe('close daybook_rebuild');
     await flush();
   });
   return summary;

@@ -1,7 +1,10 @@
 /**
  * The daily planner: given the active watch entries, what was already done this cycle, the
- * credits left and the rate window, choose this cycle's work by priority, then staleness (never
- * refreshed first, then the oldest refresh), then id. Everything that does not fit is deferred
+ * credits left and the rate window, choose this cycle's work. The order (`planOrder`) is priority
+ * first, always; within a priority, entries never fetched, then entries owed a refresh by the
+ * staleness bound (last refreshed `maxStalenessDays` cycles ago or more, oldest first), then the
+ * rest by due time (src/plan/estimate.ts: the entries whose expected value per credit is highest
+ * are due first), then id. Everything that does not fit is deferred
  * with the constraint that bound it; nothing is dropped: every candidate ends up selected,
  * deferred or skipped, exactly once.
  *
@@ -11,7 +14,8 @@
  * out before the capacity was filled; then the plan is not `complete`, and the job reads a longer
  * head. Pure and fast (one sort over precomputed keys).
  */
-import { daysBetween } from '../time/cycles.ts';
+import { addDays, daysBetween } from '../time/cycles.ts';
+import { DEFAULT_MAX_STALENESS_DAYS } from './estimate.ts';
 
 export interface WatchCandidate {
   id: number;
@@ -19,9 +23,13 @@ export interface WatchCandidate {
   priority: number;
   pid: string | null;
   lastRefreshedAt: Date | null;
+  /** The cycle of its last successful refresh; the staleness bound counts cycles from it. */
+  refreshedCycle: string | null;
   lastOutcome: string | null;
   lastCycle: string | null;
   addedAt: Date;
+  /** When the entry is next due (src/plan/estimate.ts); null when it was never fetched. */
+  dueAt: Date | null;
 }
 
 /** What bounds a cycle's work: credits left, the rate window, an optional cap. */
@@ -42,6 +50,8 @@ export interface PlanInput extends PlanLimits {
   candidates: readonly WatchCandidate[];
   /** Active entries after the candidates in the plan order, not read (0 when the candidates are all of them). */
   beyond?: number;
+  /** Cycles after which an entry is owed a refresh (DAYBOOK_MAX_STALENESS_DAYS). */
+  maxStalenessDays?: number;
   /** Watch entries already fetched successfully (or settled) this cycle. */
   doneWatchIds: ReadonlySet<number>;
   /** PIDs already bought this cycle. */
@@ -97,28 +107,76 @@ export function capacityOf(
  * week it is retried, since a company may reappear in the registry.
  */
 export const PERMANENT_ERROR_QUIET_DAYS = 7;
-const PERMANENT_OUTCOMES = new Set(['not_found', 'invalid_parameter']);
+export const PERMANENT_OUTCOMES: ReadonlySet<string> = new Set(['not_found', 'invalid_parameter']);
 
-export function planCycle(input: PlanInput): Plan {
-  const n = input.candidates.length;
-  // Sort indices by precomputed keys: priority desc, never refreshed first, oldest first, id.
+/** Where an entry stands within its priority: never fetched, owed by the staleness bound, or by due time. */
+export type PlanClass = 'never_fetched' | 'owed' | 'due';
+
+/**
+ * The last cycle whose refresh leaves an entry owed one in `cycle`: `cycle − maxStalenessDays`.
+ * An entry refreshed in it or before is owed.
+ */
+export function owedThrough(cycle: string, maxStalenessDays: number): string {
+  return addDays(cycle, -Math.max(1, maxStalenessDays));
+}
+
+function classOf(c: WatchCandidate, owedCycle: string): PlanClass {
+  if (c.dueAt === null) return 'never_fetched';
+  if (c.refreshedCycle !== null && c.refreshedCycle <= owedCycle) return 'owed';
+  return 'due';
+}
+
+/** The class of an entry in `cycle` with the staleness bound `maxStalenessDays`. */
+export function planClassOf(c: WatchCandidate, cycle: string, maxStalenessDays: number): PlanClass {
+  return classOf(c, owedThrough(cycle, maxStalenessDays));
+}
+
+const CLASS_RANK: Record<PlanClass, number> = { never_fetched: 0, owed: 1, due: 2 };
+
+/**
+ * The plan order of `candidates` (indices into it): priority desc; within a priority, never
+ * fetched, then owed (oldest refresh first), then due time; then id. Pure, deterministic, one sort
+ * over precomputed keys (no per-entry scoring at plan time).
+ */
+export function planOrder(
+  candidates: readonly WatchCandidate[],
+  cycle: string,
+  maxStalenessDays = DEFAULT_MAX_STALENESS_DAYS,
+): Uint32Array {
+  const n = candidates.length;
   const order = new Uint32Array(n);
   const priority = new Float64Array(n);
-  const staleness = new Float64Array(n);
+  const rank = new Uint8Array(n);
+  const key = new Float64Array(n);
   const ids = new Float64Array(n);
+  const owedCycle = owedThrough(cycle, maxStalenessDays);
   for (let i = 0; i < n; i++) {
-    const c = input.candidates[i] as WatchCandidate;
+    const c = candidates[i] as WatchCandidate;
     order[i] = i;
     priority[i] = c.priority;
-    staleness[i] = c.lastRefreshedAt === null ? Number.NEGATIVE_INFINITY : c.lastRefreshedAt.getTime();
+    const cls = classOf(c, owedCycle);
+    rank[i] = CLASS_RANK[cls];
+    key[i] =
+      cls === 'never_fetched'
+        ? 0
+        : cls === 'owed'
+          ? Date.parse(c.refreshedCycle as string)
+          : (c.dueAt as Date).getTime();
     ids[i] = c.id;
   }
   order.sort(
     (a, b) =>
       (priority[b] as number) - (priority[a] as number) ||
-      (staleness[a] as number) - (staleness[b] as number) ||
+      (rank[a] as number) - (rank[b] as number) ||
+      (key[a] as number) - (key[b] as number) ||
       (ids[a] as number) - (ids[b] as number),
   );
+  return order;
+}
+
+export function planCycle(input: PlanInput): Plan {
+  const n = input.candidates.length;
+  const order = planOrder(input.candidates, input.cycle, input.maxStalenessDays);
 
   const beyond = Math.max(0, input.beyond ?? 0);
   const { byCredits, byRate, limit, binding } = capacityOf(input, n + beyond);

@@ -1,15 +1,18 @@
 /**
- * The BullMQ side: three queues (plan, enterprise, products) under one Redis prefix, job options
- * as data, and deterministic job identity enforced twice: a fixed `jobId` and BullMQ
- * deduplication with a ttl longer than a cycle. (Postgres's cycle_fetches key is the third line.)
+ * The BullMQ side: three queues (plan, enterprise, products), each under a hash-tagged prefix of
+ * its own (redis.ts: one Redis or a Redis Cluster), job options as data, and deterministic job
+ * identity enforced twice: a fixed `jobId` and BullMQ deduplication with a ttl longer than a
+ * cycle. (Postgres's cycle_fetches key is the third line.)
  */
 import { type JobsOptions, Queue } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
 import { ENTERPRISE_JOB, type EnterpriseJobData, enterpriseJobId } from '../../jobs/enterprise.ts';
 import { PLAN_JOB, type PlanJobData, planJobId } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, type ProductsJobData, productsJobId } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
 import type { Enqueuer } from './deps.ts';
+import { queuePrefix, type RedisClient } from './redis.ts';
+
+export { keyPattern, redisConnection } from './redis.ts';
 
 export const QUEUE_NAMES = { plan: PLAN_JOB, enterprise: ENTERPRISE_JOB, products: PRODUCTS_JOB } as const;
 export type QueueKind = keyof typeof QUEUE_NAMES;
@@ -56,26 +59,22 @@ function jobOptions(jobId: string, retry: RetryPolicy): JobsOptions {
   };
 }
 
-/** A Redis connection as BullMQ wants it for blocking commands. */
-export function redisConnection(url: string, extra: RedisOptions = {}): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra });
-}
-
 export class Queues implements Enqueuer {
   readonly plan: Queue;
   readonly enterprise: Queue;
   readonly products: Queue;
+  /** DAYBOOK_REDIS_PREFIX: each queue's keys are under `{<prefix>:<queue>}` (queuePrefix). */
   readonly prefix: string;
   readonly retry: RetryPolicy;
 
   /** `retry` applies to the jobs these queues add (the workers read it from each job). */
-  constructor(connection: Redis, prefix: string, retry: RetryPolicy = RETRY_POLICY) {
+  constructor(connection: RedisClient, prefix: string, retry: RetryPolicy = RETRY_POLICY) {
     this.prefix = prefix;
     this.retry = retry;
-    const opts = { connection, prefix };
-    this.plan = new Queue(QUEUE_NAMES.plan, opts);
-    this.enterprise = new Queue(QUEUE_NAMES.enterprise, opts);
-    this.products = new Queue(QUEUE_NAMES.products, opts);
+    const queue = (name: string) => new Queue(name, { connection, prefix: queuePrefix(prefix, name) });
+    this.plan = queue(QUEUE_NAMES.plan);
+    this.enterprise = queue(QUEUE_NAMES.enterprise);
+    this.products = queue(QUEUE_NAMES.products);
   }
 
   all(): Queue[] {
@@ -130,7 +129,7 @@ export class Queues implements Enqueuer {
  * Closes a Redis connection within `ms`: QUIT when it is connected, else (or when QUIT does not
  * return) a disconnect, which also stops its reconnect attempts.
  */
-export async function closeRedis(redis: Redis, ms = 2000): Promise<void> {
+export async function closeRedis(redis: RedisClient, ms = 2000): Promise<void> {
   if (redis.status === 'ready') {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([

@@ -6,6 +6,10 @@
  * log.
  */
 import type { Logger } from './log.ts';
+import { type RedisClient, type RedisTarget, redisLabel, redisVariable } from './redis.ts';
+import { withoutPassword } from './urls.ts';
+
+export { withoutPassword };
 
 export type Dependency = 'redis' | 'postgres';
 
@@ -23,17 +27,6 @@ export function isRedisUnreachable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const code = String((err as { code?: unknown }).code ?? '');
   return REDIS_LOSS.test(code) || REDIS_LOSS.test(String((err as Error).message ?? ''));
-}
-
-/** A URL with its password replaced, fit for a log line. */
-export function withoutPassword(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable URL)';
-  }
 }
 
 /** The message of an error in one line, without its stack. */
@@ -54,6 +47,8 @@ interface Outage {
 export interface ReachabilityOptions {
   /** The URLs, for the messages (their passwords are never printed). */
   urls: Partial<Record<Dependency, string>>;
+  /** Where Redis is (REDIS_URL or REDIS_CLUSTER_NODES), when the messages name it. */
+  redis?: RedisTarget;
   /** The shortest time between two lines about the same outage. */
   repeatMs?: number;
   now?: () => number;
@@ -64,12 +59,14 @@ export class Reachability {
   private readonly outages = new Map<Dependency, Outage>();
   private readonly log: Logger;
   private readonly urls: Partial<Record<Dependency, string>>;
+  private readonly redis: RedisTarget | undefined;
   private readonly repeatMs: number;
   private readonly now: () => number;
 
   constructor(log: Logger, options: ReachabilityOptions) {
     this.log = log;
     this.urls = options.urls;
+    this.redis = options.redis;
     this.repeatMs = options.repeatMs ?? 60_000;
     this.now = options.now ?? Date.now;
   }
@@ -85,8 +82,13 @@ export class Reachability {
   }
 
   private label(d: Dependency): string {
+    if (d === 'redis' && this.redis) return redisLabel(this.redis);
     const url = this.urls[d];
     return `${WHAT[d].name}${url ? ` at ${withoutPassword(url)}` : ''} (${WHAT[d].variable})`;
+  }
+
+  private variable(d: Dependency): string {
+    return d === 'redis' && this.redis ? redisVariable(this.redis) : WHAT[d].variable;
   }
 
   /** A failed attempt to reach `d`. */
@@ -94,7 +96,7 @@ export class Reachability {
     const now = this.now();
     const error = oneLine(err);
     const o = this.outages.get(d);
-    const fields = { dependency: d, variable: WHAT[d].variable, error };
+    const fields = { dependency: d, variable: this.variable(d), error };
     if (!o) {
       this.outages.set(d, { since: now, failures: 1, lastSaid: now, lastError: error });
       this.log.error(fields, `${this.label(d)} is unreachable: ${error}. Retrying with backoff.`);
@@ -119,7 +121,7 @@ export class Reachability {
     this.outages.delete(d);
     const s = Math.round((this.now() - o.since) / 1000);
     this.log.info(
-      { dependency: d, variable: WHAT[d].variable, downForS: s, failures: o.failures },
+      { dependency: d, variable: this.variable(d), downForS: s, failures: o.failures },
       `${this.label(d)} reachable again after ${s} s`,
     );
   }
@@ -137,10 +139,10 @@ interface Emitter {
  */
 export function watchRedis(
   reach: Reachability,
-  emitters: readonly Emitter[],
+  emitters: readonly (Emitter | RedisClient)[],
   other: (err: Error) => void,
 ): void {
-  for (const e of emitters) {
+  for (const e of emitters as Emitter[]) {
     e.on('error', ((err: Error) => {
       if (isRedisUnreachable(err)) reach.failed('redis', err);
       else other(err);

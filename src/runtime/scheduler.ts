@@ -6,24 +6,30 @@
  * of the latest tick that should already have happened (idempotent thanks to the job ids).
  */
 import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
 import { createTask, type RunCoordinator, type ScheduledTask } from 'node-cron';
 import { scheduledPulls } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
 import { cycleOf, pacificDate } from '../time/cycles.ts';
 import type { Logger } from './log.ts';
 import type { Queues } from './queues.ts';
+import { coordinationKey, type RedisClient } from './redis.ts';
 
 /** Elects one scheduler instance per tick: the first to SET the tick's key wins. */
 export class RedisRunCoordinator implements RunCoordinator {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly prefix: string;
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisClient, prefix: string) {
     this.redis = redis;
     this.prefix = prefix;
   }
   async shouldRun(key: string, ttlMs: number): Promise<boolean> {
-    const ok = await this.redis.set(`${this.prefix}:cron:${key}`, '1', 'PX', Math.max(1000, ttlMs), 'NX');
+    const ok = await this.redis.set(
+      coordinationKey(this.prefix, 'cron', key),
+      '1',
+      'PX',
+      Math.max(1000, ttlMs),
+      'NX',
+    );
     return ok === 'OK';
   }
 }
@@ -52,7 +58,7 @@ export interface TickEvent {
 export interface SchedulerDeps {
   config: Config;
   queues: Queues;
-  redis: Redis;
+  redis: RedisClient;
   log: Logger;
   now: () => Date;
 }

@@ -7,7 +7,6 @@
  */
 import { EventEmitter } from 'node:events';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { ENTERPRISE_JOB, EnterpriseJobData, processEnterprise } from '../../jobs/enterprise.ts';
 import { PLAN_JOB, PlanJobData, processPlan } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, ProductsJobData, processProducts } from '../../jobs/products.ts';
@@ -18,6 +17,7 @@ import { afterFailure, BadJobDataError, parseJobData } from './boundary.ts';
 import type { JobDeps, JobReport } from './deps.ts';
 import { QUEUE_NAMES, type Queues } from './queues.ts';
 import { isRedisUnreachable, type Reachability } from './reachability.ts';
+import { queuePrefix, type RedisClient } from './redis.ts';
 
 /** The default job lock: BullMQ's own, renewed every 15 s by a live worker. */
 export const DEFAULT_LOCK_MS = 30_000;
@@ -64,7 +64,7 @@ export interface RunningWorkers {
 export function startWorkers(
   deps: JobDeps,
   queues: Queues,
-  connection: Redis,
+  connection: RedisClient,
   options: WorkerOptions,
 ): RunningWorkers {
   const events = new EventEmitter<{ job: [JobEvent] }>();
@@ -167,7 +167,6 @@ export function startWorkers(
 
   const common = {
     connection,
-    prefix: queues.prefix,
     lockDuration,
     // Stalled jobs (their worker died) are looked for as often as a lock can lapse.
     stalledInterval: lockDuration,
@@ -183,7 +182,11 @@ export function startWorkers(
           cycle: data.cycle,
         };
       }),
-      { ...common, concurrency: options.concurrency },
+      {
+        ...common,
+        prefix: queuePrefix(queues.prefix, QUEUE_NAMES.enterprise),
+        concurrency: options.concurrency,
+      },
     ),
     new Worker(
       QUEUE_NAMES.products,
@@ -194,7 +197,7 @@ export function startWorkers(
           date: data.date,
         };
       }),
-      { ...common, concurrency: 1 },
+      { ...common, prefix: queuePrefix(queues.prefix, QUEUE_NAMES.products), concurrency: 1 },
     ),
     new Worker(
       QUEUE_NAMES.plan,
@@ -202,7 +205,7 @@ export function startWorkers(
         const data = parseJobData(PlanJobData, job.data, PLAN_JOB);
         return { report: await processPlan(deps, data, job.id ?? ''), cycle: data.cycle };
       }),
-      { ...common, concurrency: 1 },
+      { ...common, prefix: queuePrefix(queues.prefix, QUEUE_NAMES.plan), concurrency: 1 },
     ),
   ];
   for (const w of workers) {

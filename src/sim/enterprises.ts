@@ -59,8 +59,37 @@ import {
   TRADE_WORDS,
 } from './vocab.ts';
 
-/** Share of enterprises changed by each daily refresh. */
+/** The default expected share of the whole world changed by each daily refresh. */
 export const DAILY_CHANGE_RATE = 0.02;
+
+/**
+ * How unevenly firms change. Each firm's base hazard is a lognormal draw (sigma LOG_SD) times
+ * factors of its profile, so most firms change a few times a year and a minority (distressed,
+ * large, listed, young firms) far more often; the profile predicts the rate, the noise dominates
+ * within a profile. Registries behave so: yearly filings and capital moves of a quiet SME against
+ * the weekly changes of a listed group or a firm in liquidation.
+ */
+const LOG_SD = 1.5;
+/** A change raises the hazard by 1 + A·e^(−days/τ): a change is often followed by others. */
+const BURST = { ordinary: { amplitude: 3, tau: 7 }, high: { amplitude: 12, tau: 12 } } as const;
+/** No firm changes with a higher daily probability than this. */
+const MAX_DAILY_PROBABILITY = 0.9;
+const BAD_STATUS_TEXT = /吊销|注销|清算|停业|撤销/;
+
+/** One refresh's change of one firm: what the ground truth says. */
+export interface WorldChange {
+  pid: string;
+  /** The mutations applied. */
+  kinds: string[];
+  /** The top-level record fields whose value differs after the refresh, sorted. */
+  fields: string[];
+  /**
+   * high: the status moved to a bad value, a liquidation opened or a revocation date appeared;
+   * medium: name, legal representative, shareholders, capital decrease; low: anything else
+   * (the severities daybook's change log gives them).
+   */
+  severity: 'high' | 'medium' | 'low';
+}
 
 /** Statuses after which a registry record no longer changes. */
 const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['注销', '吊销，已注销', '撤销', '迁出']);
@@ -1226,6 +1255,129 @@ const MUTATIONS: [string, number, Mutation][] = [
 const MUTATION_WEIGHTS = MUTATIONS.map((x) => [x, x[1]] as const);
 const STATUS_MUTATION = MUTATIONS.find(([name]) => name === 'status') as [string, number, Mutation];
 
+/**
+ * The factor that turns hazards into daily probabilities whose sum is `expected` (the configured
+ * share of the world), with no probability above MAX_DAILY_PROBABILITY: the mass a capped firm
+ * cannot take goes to the others.
+ */
+function shareScale(hazard: Float64Array, total: number, expected: number): number {
+  if (total <= 0 || expected <= 0) return 0;
+  let scale = expected / total;
+  for (let round = 0; round < 20; round++) {
+    let capped = 0;
+    let free = 0;
+    for (const h of hazard) {
+      if (h * scale >= MAX_DAILY_PROBABILITY) capped += MAX_DAILY_PROBABILITY;
+      else free += h;
+    }
+    if (free <= 0) return scale;
+    const next = Math.max(0, expected - capped) / free;
+    if (Math.abs(next - scale) <= 1e-9 * scale) return next;
+    scale = next;
+  }
+  return scale;
+}
+
+/** A standard normal draw (Box–Muller) from the world's generator. */
+function normal(rng: Rng): number {
+  const u = Math.max(1e-12, rng.next());
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.next());
+}
+
+/**
+ * A firm's base hazard: lognormal noise times what its profile says. Drawn from the firm's own
+ * stream, so adding firms to a world never moves another firm's rate.
+ */
+function baseHazard(seed: number, e: SimEnterprise, p: Profile, epoch: string): number {
+  const rng = rngFor(seed, 'hazard', e.PID);
+  let f = Math.exp(LOG_SD * normal(rng));
+  // Status: a firm in distress or winding up changes far more (liquidation members, revocation,
+  // cancellation follow one another); a paused one somewhat more.
+  if (e.ENTSTATUS === '清算') f *= 6;
+  else if (e.ENTSTATUS === '吊销，未注销') f *= 4;
+  else if (e.ENTSTATUS === '停业') f *= 3;
+  // Type: joint-stock companies and groups file more; branches, sole proprietorships,
+  // partnerships and cooperatives less.
+  if (p.kind === 'joint-stock') f *= 2;
+  else if (p.kind === 'branch') f *= 0.5;
+  else if (p.kind === 'sole' || p.kind === 'cooperative') f *= 0.4;
+  else if (p.kind === 'partnership') f *= 0.7;
+  if (e.IS_LISTED === 1) f *= 3;
+  // Size: every tenfold of registered capital (10,000 yuan units) about 1.4 times as often.
+  if (e.REGCAP > 0) f *= Math.min(4, Math.max(0.5, 1.4 ** Math.log10(e.REGCAP / 100)));
+  // Age: firms under two years settle in (addresses, scope, officers); old ones change less.
+  const years = daysBetween(p.esDate, epoch) / 365.25;
+  if (years < 2) f *= 1.8;
+  else if (years > 15) f *= 0.7;
+  return f;
+}
+
+/**
+ * The last approval date (APPRDATE) of each live firm before the epoch, drawn at its own rate:
+ * in a registry the date of the latest approved change is as recent as the firm is busy (the
+ * time back to the last event of a steady process of rate λ is exponential with mean 1/λ), never
+ * before its establishment or its revocation. A firm with no change since it was established
+ * keeps its establishment date.
+ */
+function approvalsAtRate(
+  seed: number,
+  records: SimEnterprise[],
+  base: Float64Array,
+  share: number,
+  epoch: string,
+): void {
+  const hazard = new Float64Array(records.length);
+  let live = 0;
+  for (let i = 0; i < records.length; i++) {
+    if (TERMINAL_STATUSES.has((records[i] as SimEnterprise).ENTSTATUS)) continue;
+    hazard[i] = base[i] as number;
+    live += hazard[i] as number;
+  }
+  const scale = shareScale(hazard, live, share * records.length);
+  const lastDay = addDays(epoch, -1);
+  for (let i = 0; i < records.length; i++) {
+    const e = records[i] as SimEnterprise;
+    const p = Math.min(MAX_DAILY_PROBABILITY, (hazard[i] as number) * scale);
+    if (p <= 0) continue;
+    const rng = rngFor(seed, 'approval', e.PID);
+    const back = Math.floor(-Math.log(Math.max(1e-12, rng.next())) / -Math.log1p(-p));
+    // Dates are written as the registry writes them (ISO midnight UTC); compare the days.
+    const established = e.ESDATE.slice(0, 10);
+    const revoked = e.REVOKEDATE.slice(0, 10);
+    let appr = addDays(lastDay, -Math.min(back, 36_500));
+    if (appr < established) appr = established;
+    if (revoked && appr < revoked) appr = revoked;
+    if (appr > lastDay) appr = lastDay;
+    e.APPRDATE = iso(appr);
+  }
+}
+
+/** Order-insensitive comparable form of a record field (child lists compare as sets). */
+function comparableField(v: unknown): string {
+  if (Array.isArray(v)) return JSON.stringify(v.map((x) => JSON.stringify(x)).sort());
+  return JSON.stringify(v ?? null);
+}
+
+/** The top-level fields whose value differs between two states of a record, sorted. */
+function differingFields(a: SimEnterprise, b: SimEnterprise): string[] {
+  const ra = a as unknown as Record<string, unknown>;
+  const rb = b as unknown as Record<string, unknown>;
+  const keys = new Set([...Object.keys(ra), ...Object.keys(rb)]);
+  return [...keys].filter((k) => comparableField(ra[k]) !== comparableField(rb[k])).sort();
+}
+
+/** The severity daybook's change log gives the change from `a` to `b` (its highest). */
+function severityOfChange(a: SimEnterprise, b: SimEnterprise): WorldChange['severity'] {
+  if (a.ENTSTATUS !== b.ENTSTATUS && BAD_STATUS_TEXT.test(b.ENTSTATUS)) return 'high';
+  if (a.CLEARINGINFO.length === 0 && b.CLEARINGINFO.length > 0) return 'high';
+  if (!a.REVOKEDATE && b.REVOKEDATE) return 'high';
+  if (a.ENTNAME !== b.ENTNAME || a.HISTORYNAME !== b.HISTORYNAME || a.LEGALPERSON !== b.LEGALPERSON)
+    return 'medium';
+  if (comparableField(a.BE_INVEST) !== comparableField(b.BE_INVEST)) return 'medium';
+  if (b.REGCAP < a.REGCAP) return 'medium';
+  return 'low';
+}
+
 /** A deep, mutable copy of a record, for a mutation to work on. */
 function thaw(e: SimEnterprise): SimEnterprise {
   return structuredClone(e) as SimEnterprise;
@@ -1241,14 +1393,33 @@ export class EnterpriseWorld {
   private currentCycle: string;
   private index = new Map<string, number>();
   private names = new Set<string>();
-  private readonly changeLog = new Map<string, { pid: string; kinds: string[] }[]>();
+  private readonly changeLog = new Map<string, WorldChange[]>();
+  /** The expected share of the whole world changed by each refresh. */
+  readonly changeShare: number;
+  /** Each firm's base hazard (relative; scaled to the share at each refresh). */
+  private readonly base: Float64Array;
+  /** The day number (days since the epoch) of each firm's last change, and its burst. */
+  private lastChangeDay: Float64Array;
+  private burstAmplitude: Float64Array;
+  private burstTau: Float64Array;
 
-  constructor(opts: { seed: number; size: number; epoch?: string }) {
+  constructor(opts: { seed: number; size: number; epoch?: string; changeShare?: number }) {
     this.seed = opts.seed;
     this.epoch = opts.epoch ?? '2026-01-01';
+    const share = opts.changeShare ?? DAILY_CHANGE_RATE;
+    if (!(share >= 0 && share <= 0.5))
+      throw new RangeError(`changeShare must be from 0 to 0.5, got ${share}`);
+    this.changeShare = share;
     const { records, profiles, investorPool } = generate(opts.seed, opts.size, this.epoch);
+    this.base = Float64Array.from(records, (e, i) =>
+      baseHazard(opts.seed, e, profiles[i] as Profile, this.epoch),
+    );
+    approvalsAtRate(opts.seed, records, this.base, share, this.epoch);
     this.initial = records.map(deepFreeze);
     this.profiles = profiles;
+    this.lastChangeDay = new Float64Array(records.length).fill(Number.NEGATIVE_INFINITY);
+    this.burstAmplitude = new Float64Array(records.length);
+    this.burstTau = new Float64Array(records.length).fill(1);
     this.investors = {
       pool: investorPool,
       pidOf: (j) => (profiles[j] as Profile).pid,
@@ -1276,6 +1447,9 @@ export class EnterpriseWorld {
     if (daysBetween(this.currentCycle, target) < 0) {
       this.current = [...this.initial];
       this.currentCycle = this.epoch;
+      this.lastChangeDay.fill(Number.NEGATIVE_INFINITY);
+      this.burstAmplitude.fill(0);
+      this.burstTau.fill(1);
       this.reindex();
     }
     while (this.currentCycle !== target) {
@@ -1293,8 +1467,37 @@ export class EnterpriseWorld {
     return i === undefined ? undefined : this.current[i];
   }
 
+  /**
+   * Each firm's true base daily change probability at the current cycle, without bursts: the
+   * share of the world times its hazard over the live firms' (0 once it can no longer change).
+   * What an oracle planner knows and a real one must estimate.
+   */
+  rates(): Map<string, number> {
+    const n = this.current.length;
+    const hazard = new Float64Array(n);
+    let live = 0;
+    for (let i = 0; i < n; i++) {
+      if (TERMINAL_STATUSES.has((this.current[i] as SimEnterprise).ENTSTATUS)) continue;
+      hazard[i] = this.base[i] as number;
+      live += hazard[i] as number;
+    }
+    const scale = shareScale(hazard, live, this.changeShare * n);
+    const out = new Map<string, number>();
+    for (let i = 0; i < n; i++)
+      out.set(
+        (this.current[i] as SimEnterprise).PID,
+        Math.min(MAX_DAILY_PROBABILITY, (hazard[i] as number) * scale),
+      );
+    return out;
+  }
+
+  /** One firm's entry of `rates()` (0 for an unknown PID). */
+  rateOf(pid: string): number {
+    return this.rates().get(pid) ?? 0;
+  }
+
   /** What the refresh of `cycle` changed (computed by replaying up to it, world state kept). */
-  changesIn(cycle: string): { pid: string; kinds: string[] }[] {
+  changesIn(cycle: string): WorldChange[] {
     const cached = this.changeLog.get(cycle);
     if (cached) return cached;
     if (daysBetween(this.epoch, cycle) <= 0) return [];
@@ -1346,13 +1549,24 @@ export class EnterpriseWorld {
   private refresh(cycle: string): void {
     const rng = rngFor(this.seed, 'refresh', cycle);
     const day = addDays(cycle, -1);
-    // Cancelled, revoked-and-cancelled and moved-out records no longer change, so the live ones
-    // change a little more often: the share of the whole world changed stays DAILY_CHANGE_RATE.
-    const live = this.current.reduce((n, e) => n + (TERMINAL_STATUSES.has(e.ENTSTATUS) ? 0 : 1), 0);
-    const rate = live === 0 ? 0 : Math.min(1, (DAILY_CHANGE_RATE * this.current.length) / live);
-    const log: { pid: string; kinds: string[] }[] = [];
-    for (let i = 0; i < this.current.length; i++) {
-      if (!rng.chance(rate)) continue;
+    const dayNo = daysBetween(this.epoch, cycle);
+    // Each live firm's hazard: its base times its burst; scaled so that the expected number of
+    // firms changed is the configured share of the whole world (terminal firms never change, so
+    // the live ones change a little more often as the world ages).
+    const n = this.current.length;
+    const hazard = new Float64Array(n);
+    let live = 0;
+    for (let i = 0; i < n; i++) {
+      if (TERMINAL_STATUSES.has((this.current[i] as SimEnterprise).ENTSTATUS)) continue;
+      const since = dayNo - (this.lastChangeDay[i] as number);
+      const burst = 1 + (this.burstAmplitude[i] as number) * Math.exp(-since / (this.burstTau[i] as number));
+      hazard[i] = (this.base[i] as number) * burst;
+      live += hazard[i] as number;
+    }
+    const scale = shareScale(hazard, live, this.changeShare * n);
+    const log: WorldChange[] = [];
+    for (let i = 0; i < n; i++) {
+      if (!rng.chance(Math.min(MAX_DAILY_PROBABILITY, (hazard[i] as number) * scale))) continue;
       const before = this.current[i] as SimEnterprise;
       if (TERMINAL_STATUSES.has(before.ENTSTATUS)) continue;
       const e = thaw(before);
@@ -1382,9 +1596,16 @@ export class EnterpriseWorld {
         kinds.push(kind);
         if (TERMINAL_STATUSES.has(e.ENTSTATUS)) break;
       }
-      if (kinds.length === 0 || JSON.stringify(e) === JSON.stringify(before)) continue;
+      if (kinds.length === 0) continue;
+      const fields = differingFields(before, e);
+      if (fields.length === 0) continue;
       this.current[i] = deepFreeze(e);
-      log.push({ pid: e.PID, kinds });
+      const severity = severityOfChange(before, e);
+      const burst = severity === 'high' ? BURST.high : BURST.ordinary;
+      this.lastChangeDay[i] = dayNo;
+      this.burstAmplitude[i] = burst.amplitude;
+      this.burstTau[i] = burst.tau;
+      log.push({ pid: e.PID, kinds, fields, severity });
     }
     this.changeLog.set(cycle, log);
   }

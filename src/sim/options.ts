@@ -6,6 +6,8 @@ export type SimOperation = 'enterprise-search' | 'product-listing';
 export interface SimOptions {
   seed: number;
   enterprises: number;
+  /** Expected share of the whole world changed by each daily refresh (0 to 0.5). */
+  changeShare: number;
   /** API keys and their starting credit balances. */
   keys: Map<string, number>;
   faults: FaultSpec;
@@ -40,6 +42,7 @@ export function defaultSimOptions(): SimOptions {
   return {
     seed: 1,
     enterprises: 5000,
+    changeShare: 0.02,
     keys: new Map([[SANDBOX_KEY, SANDBOX_CREDITS]]),
     faults: NO_FAULTS,
     rateLimits: { 'enterprise-search': 100, 'product-listing': 100 },

@@ -8,7 +8,7 @@
  */
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { cycleOf, isCalendarDate, pacificDate } from '../time/cycles.ts';
+import { addDays, cycleOf, daysBetween, isCalendarDate, pacificDate } from '../time/cycles.ts';
 import { buildOpenApi } from '../upstream/openapi.ts';
 import { EnterpriseWorld } from './enterprises.ts';
 import {
@@ -25,6 +25,7 @@ import { renderEnterpriseMarkdown, renderProductMarkdown } from './markdown.ts';
 import { ProductWorld } from './products.ts';
 import { SlidingWindowLimiter } from './ratelimit.ts';
 import { rngFor } from './rng.ts';
+import type { SimEnterprise } from './types.ts';
 
 export {
   defaultSimOptions,
@@ -88,6 +89,18 @@ class SimError extends Error {
   }
 }
 
+/** The remark the simulator's enterprise answers bill under. */
+export const ENTERPRISE_REMARK = 'enterprise-search: enterprise registry query';
+
+/** The enterprise-search answer for `found`, billed `credits`, as the simulator sends it (without drift). */
+export function enterpriseAnswer(found: SimEnterprise, credits: number) {
+  return {
+    status: 'success' as const,
+    markdown: renderEnterpriseMarkdown(found),
+    metadata: { usage: { credits, remark: ENTERPRISE_REMARK }, content: found },
+  };
+}
+
 /** The simulator's state and behaviour, independent of HTTP. */
 export class Simulator {
   readonly options: SimOptions;
@@ -115,6 +128,7 @@ export class Simulator {
       seed: options.seed,
       size: options.enterprises,
       epoch: options.epoch,
+      changeShare: options.changeShare,
     });
     this.products = new ProductWorld({ seed: options.seed, epoch: options.epoch });
     let i = 0;
@@ -292,16 +306,13 @@ export class Simulator {
     const found = set === undefined ? this.world().match(name) : this.world().byPid(set);
     if (!found) throw new SimError('not_found', `No matching enterprise information for "${name}"`);
     const credits = this.bill('enterprise-search', account, found.PID);
-    const content = plan.drift
-      ? driftEnterprise(found as unknown as Record<string, unknown>, plan.rng)
-      : (found as unknown as Record<string, unknown>);
-    const usage = { credits, remark: 'enterprise-search: enterprise registry query' };
-    const metadata: Record<string, unknown> = {
-      usage: plan.drift ? driftUsage(usage, plan.rng) : usage,
-      content,
-    };
+    const answer = enterpriseAnswer(found, credits);
+    if (!plan.drift) return answer;
+    // The content drifts first, then the usage (the order the fault plan's draws were made in).
+    const content = driftEnterprise(found as unknown as Record<string, unknown>, plan.rng);
+    const metadata: Record<string, unknown> = { usage: driftUsage(answer.metadata.usage, plan.rng), content };
     if (metadata.usage === undefined) delete metadata.usage;
-    return { status: 'success', markdown: renderEnterpriseMarkdown(found), metadata };
+    return { ...answer, metadata };
   }
 
   /** The product-listing operation after admission. */
@@ -469,6 +480,32 @@ function buildApp(sim: Simulator): FastifyInstance {
     }
     sim.setCredits(body.key, body.credits);
     return { credits: sim.credits(body.key) };
+  });
+  // Ground truth for backtests: what each refresh changed, and each firm's true base rate.
+  app.get('/_sim/changes', async (request, reply) => {
+    const q = request.query as { from?: string; to?: string };
+    const from = q.from?.trim() ?? '';
+    const to = q.to?.trim() ?? from;
+    if (!isCalendarDate(from) || !isCalendarDate(to))
+      return reply.code(400).send({ error: 'send ?from=YYYY-MM-DD&to=YYYY-MM-DD (real calendar dates)' });
+    const span = daysBetween(from, to);
+    if (span < 0) return reply.code(400).send({ error: `from ${from} is after to ${to}` });
+    if (span >= 400) return reply.code(400).send({ error: `at most 400 days at once, asked ${span + 1}` });
+    // One replay up to `to` logs every refresh on the way; then the world goes back.
+    const world = sim.enterprises;
+    const here = world.cycle;
+    world.at(to);
+    const changes = [];
+    for (let d = 0; d <= span; d++) {
+      const cycle = addDays(from, d);
+      for (const c of world.changesIn(cycle)) changes.push({ cycle, ...c });
+    }
+    world.at(here);
+    return { changes };
+  });
+  app.get('/_sim/rates', async () => {
+    const world = sim.world();
+    return { cycle: world.cycle, rates: Object.fromEntries(world.rates()) };
   });
   app.get('/_sim/balance', async (request, reply) => {
     const key = /^Bearer\s+(\S+)/i.exec(request.headers.authorization ?? '')?.[1];

@@ -25,6 +25,10 @@ export interface WatchRow {
   match: MatchLevel | null;
   /** Set while the latest refusal stands: what the keyword resolved to instead of the expected code. */
   resolution_mismatch: string | null;
+  /** Estimated changes per month (src/plan/estimate.ts); null before the first successful refresh. */
+  changes_per_month: number | null;
+  /** When the planner next wants it refreshed; null before its first fetch. */
+  due_at: Date | null;
 }
 
 export interface NewWatch {
@@ -150,7 +154,7 @@ export async function listWatches(sql: Sql, options: { all?: boolean } = {}): Pr
     select w.id, w.keyword, w.priority, w.active, w.pid, w.added_at, w.last_refreshed_at,
       w.last_cycle::text as last_cycle, w.last_outcome, w.last_error, w.uscc as expected_uscc, w.pin_uscc,
       v.ent_name as resolved_name, v.uncid as resolved_uscc, v.history_name as resolved_history_name,
-      w.resolution_mismatch
+      w.resolution_mismatch, round((w.change_rate * 30.44)::numeric, 3)::float8 as changes_per_month, w.due_at
     from watchlist w
     left join enterprises e on e.pid = w.pid
     left join enterprise_versions v on v.id = e.current_version_id

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisConnection } from '../../src/runtime/queues.ts';
+import { keyPattern, redisConnection } from '../../src/runtime/queues.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
@@ -62,7 +62,7 @@ describe('the bad-input corpus', { timeout: 240_000 }, () => {
       DAYBOOK_API_KEY: TEST_KEY,
     };
     baseline = await rowCounts(t);
-    redisKeysBefore = (await redis.keys(`${prefix}:*`)).length;
+    redisKeysBefore = (await redis.keys(keyPattern(prefix))).length;
   });
 
   afterAll(async () => {
@@ -72,7 +72,7 @@ describe('the bad-input corpus', { timeout: 240_000 }, () => {
       .map((a) => `${a} ${passed[a] ?? 0}/${tried[a]}`)
       .join(', ');
     console.log(`bad inputs tried: ${total}, refused correctly: ${ok} (${by})`);
-    const keys = await redis.keys(`${prefix}:*`);
+    const keys = await redis.keys(keyPattern(prefix));
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
     await sim.close();
@@ -106,7 +106,7 @@ describe('the bad-input corpus', { timeout: 240_000 }, () => {
 
   it('sent nothing to the upstream and wrote nothing to Redis', async () => {
     expect(upstreamRequests(sim)).toBe(0);
-    expect((await redis.keys(`${prefix}:*`)).length).toBe(redisKeysBefore);
+    expect((await redis.keys(keyPattern(prefix))).length).toBe(redisKeysBefore);
     expect(await rowCounts(t)).toEqual(baseline);
   });
 

@@ -103,23 +103,23 @@ describe('format drift', { timeout: 240_000 }, () => {
 
   it('a documented upstream shows no drift: the clean cycle recorded none', async () => {
     const [first] = await p.db.sql<{ n: number }[]>`
-      select count(*)::int as n from raw_response_drift d join raw_responses r on r.id = d.raw_response_id
+      select count(*)::int as n from raw_response_drift d join raw_answers r on r.id = d.raw_response_id
       where r.cycle = ${cycles[0] as string}`;
     expect(first?.n).toBe(0);
     const [landed] = await p.db.sql<{ n: number }[]>`
-      select count(*)::int as n from raw_responses where cycle = ${cycles[0] as string} and outcome = 'success'`;
+      select count(*)::int as n from raw_answers where cycle = ${cycles[0] as string} and outcome = 'success'`;
     expect(landed?.n).toBe(ENTRIES + 1);
   });
 
   it('lands every drifted answer raw, exactly as received', async () => {
     const [landed] = await p.db.sql<{ n: number; ok: number }[]>`
-      select count(*)::int as n, count(*) filter (where outcome = 'success')::int as ok from raw_responses`;
+      select count(*)::int as n, count(*) filter (where outcome = 'success')::int as ok from raw_answers`;
     expect(landed?.n).toBe(
       sim.sim.counters.requests['enterprise-search'] + sim.sim.counters.requests['product-listing'],
     );
     expect(landed?.ok).toBe(landed?.n);
     const drifted = await countOf(p.db.sql`
-      select count(*)::int as n from raw_responses
+      select count(*)::int as n from raw_answers
       where body_json->'metadata'->'content' ? 'ENTNAME_EN'
          or jsonb_typeof(body_json->'metadata'->'content'->'REGCAP') = 'string'
          or jsonb_path_exists(body_json, '$.metadata[*] ? (exists(@.slug))')`);
@@ -138,7 +138,7 @@ describe('format drift', { timeout: 240_000 }, () => {
         and v.extra = (c - ${documented}::text[]) as ok,
         c::text as why
       from enterprise_versions v
-      join raw_responses r on r.id = v.raw_response_id
+      join raw_answers r on r.id = v.raw_response_id
       cross join lateral (select r.body_json->'metadata'->'content' as c) x`;
     expect(rows.length).toBeGreaterThan(ENTRIES);
     expect(rows.filter((r) => !r.ok).map((r) => r.why)).toEqual([]);
@@ -151,7 +151,7 @@ describe('format drift', { timeout: 240_000 }, () => {
     const products = await p.db.sql<{ ok: boolean; why: string }[]>`
       select pv.extra = (o - ${productDocumented}::text[]) as ok, o::text as why
       from product_versions pv
-      join raw_responses r on r.id = pv.raw_response_id
+      join raw_answers r on r.id = pv.raw_response_id
       cross join lateral (
         select jsonb_path_query_first(r.body_json, '$.metadata[*] ? (@.product_id == $id)',
                                       jsonb_build_object('id', pv.product_id)) as o) x`;
@@ -161,7 +161,7 @@ describe('format drift', { timeout: 240_000 }, () => {
     const votes = await p.db.sql<{ ok: boolean; text: boolean }[]>`
       select s.votes_count = (o->>'votes_count')::int as ok, jsonb_typeof(o->'votes_count') = 'string' as text
       from trending_snapshots s
-      join raw_responses r on r.id = s.raw_response_id
+      join raw_answers r on r.id = s.raw_response_id
       cross join lateral (select r.body_json->'metadata'->(s.position - 1) as o) x`;
     expect(votes.every((v) => v.ok)).toBe(true);
     expect(votes.some((v) => v.text)).toBe(true);
@@ -245,7 +245,7 @@ describe('format drift', { timeout: 240_000 }, () => {
     for (const [operation, field, kind, seen, where] of checks) {
       const [expected] = await p.db.sql<{ n: number; first: Date | null; last: Date | null }[]>`
         select count(*)::int as n, min(fetched_at) as first, max(fetched_at) as last
-        from raw_responses where ${where}`;
+        from raw_answers where ${where}`;
       const rows = find(operation, field, kind, seen);
       // Which variants the simulator draws is random (by seed): what is absent must not be reported.
       if (expected?.n === 0) expect(rows, `${operation} ${field} ${kind} ${seen}`).toEqual([]);
@@ -261,7 +261,7 @@ describe('format drift', { timeout: 240_000 }, () => {
     expect(present).toBeGreaterThanOrEqual(checks.length - 1);
     // A list answer counts the products that showed it too.
     const [slugs] = await p.db.sql<{ n: number }[]>`
-      select count(*)::int as n from raw_responses, jsonb_array_elements(body_json->'metadata') o
+      select count(*)::int as n from raw_answers, jsonb_array_elements(body_json->'metadata') o
       where operation = 'product-listing' and jsonb_typeof(body_json->'metadata') = 'array' and o ? 'slug'`;
     expect(find('product-listing', 'slug', 'unknown_field')[0]?.records ?? 0).toBe(slugs?.n);
     for (const kind of ['unknown_field', 'missing_field', 'type_variant']) {
@@ -289,7 +289,7 @@ describe('format drift', { timeout: 240_000 }, () => {
         body_json: unknown;
         fetched_at: Date;
       }[]
-    >`select id, operation, params, body_json, fetched_at from raw_responses where outcome = 'success' order by id desc limit 40`;
+    >`select id, operation, params, body_json, fetched_at from raw_answers where outcome = 'success' order by id desc limit 40`;
     const drifted = await recordDrift(
       p.db.sql,
       answers.map((a) => ({

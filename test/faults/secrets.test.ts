@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Queues, redisConnection } from '../../src/runtime/queues.ts';
+import { keyPattern, Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { defaultSimOptions, startSimulator } from '../../src/sim/server.ts';
 import { addDays, cycleOf } from '../../src/time/cycles.ts';
 import { secretMatcher } from '../../src/upstream/redact.ts';
@@ -81,7 +81,7 @@ async function until(done: () => Promise<boolean>, ms: number, what: string): Pr
 /** Every value under a Redis prefix, as text. */
 async function redisText(redis: Redis, prefix: string): Promise<string> {
   const parts: string[] = [];
-  for (const key of await redis.keys(`${prefix}:*`)) {
+  for (const key of await redis.keys(keyPattern(prefix))) {
     const type = await redis.type(key);
     let value: unknown;
     if (type === 'string') value = await redis.get(key);
@@ -173,7 +173,7 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
     const q = new Queues(redis, prefix);
     for (const queue of q.all()) await queue.obliterate({ force: true }).catch(() => {});
     await q.close();
-    const keys = await redis.keys(`${prefix}:*`);
+    const keys = await redis.keys(keyPattern(prefix));
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
     await t.drop();
@@ -292,7 +292,7 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
       select case when http_status >= 500 then '5xx' when http_status = 401 then '401'
                   else outcome end as kind,
              count(*)::int as n
-      from raw_responses group by 1 order by 1`;
+      from raw_answers group by 1 order by 1`;
     const seen = Object.fromEntries(kinds.map((k) => [k.kind, k.n]));
     expect(seen['5xx'] ?? 0, JSON.stringify(seen)).toBeGreaterThan(0);
     expect(seen['401'] ?? 0).toBeGreaterThanOrEqual(20 * 2);
@@ -302,7 +302,7 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
     const dump = await promisify(execFile)('pg_dump', ['-h', '127.0.0.1', '-U', 'postgres', t.name], {
       maxBuffer: 512 * 1024 * 1024,
     });
-    const landing = await t.sql`select * from raw_responses order by id`;
+    const landing = await t.sql`select * from raw_answers order by id`;
     const errors = await t.sql`
       select 'runs' as source, error_code, error_message from runs where error_message is not null
       union all select 'watchlist', last_outcome, last_error from watchlist

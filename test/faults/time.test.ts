@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/runtime/log.ts';
-import { Queues, redisConnection } from '../../src/runtime/queues.ts';
+import { keyPattern, Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { RedisRunCoordinator, type RunningScheduler, startScheduler } from '../../src/runtime/scheduler.ts';
 
 const log = createLogger({ level: 'silent' });
@@ -42,7 +42,7 @@ describe('schedulers on an injected clock', () => {
     cleanups.push(async () => {
       for (const q of queues.all()) await q.obliterate({ force: true });
       await queues.close();
-      const keys = await redis.keys(`${prefix}:*`);
+      const keys = await redis.keys(keyPattern(prefix));
       if (keys.length) await redis.del(...keys);
       await redis.quit();
     });

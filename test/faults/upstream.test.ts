@@ -140,7 +140,7 @@ describe('a cycle under a heavy upstream fault mix', { timeout: 240_000 }, () =>
     expect(Math.max(...Object.values(sim.sim.counters.billedByPid))).toBe(1);
     // One landed success per keyword: no entry was applied twice.
     const successes = await p.db.sql<{ n: number }[]>`
-      select count(*)::int as n from raw_responses
+      select count(*)::int as n from raw_answers
       where operation = 'enterprise-search' and cycle = ${cycle} and outcome = 'success'
       group by params->>'ent_name'`;
     expect(successes).toHaveLength(ENTRIES - truncatedEnterprises());
@@ -167,13 +167,13 @@ describe('a cycle under a heavy upstream fault mix', { timeout: 240_000 }, () =>
 
   it('every answer, the faulty ones included, is in the raw landing', async () => {
     const landed = await p.db.sql<{ operation: string; n: number }[]>`
-      select operation, count(*)::int as n from raw_responses group by operation`;
+      select operation, count(*)::int as n from raw_answers group by operation`;
     const byOp = Object.fromEntries(landed.map((r) => [r.operation, r.n]));
     expect(byOp['enterprise-search']).toBe(sim.sim.counters.requests['enterprise-search']);
     // The bad date never left daybook: nothing to land for it.
     expect(byOp['product-listing']).toBe(sim.sim.counters.requests['product-listing']);
     const kinds = await p.db.sql<{ outcome: string; http_status: number | null; text: boolean }[]>`
-      select distinct outcome, http_status, body_text is not null as text from raw_responses
+      select distinct outcome, http_status, body_text is not null as text from raw_answers
       where outcome <> 'success' order by outcome, http_status`;
     const seen = new Set(kinds.map((k) => k.outcome));
     for (const code of [

@@ -53,7 +53,14 @@ describe('the read-only analytics role', () => {
   });
 
   it('cannot read the raw landing or any internal table', async () => {
-    for (const table of ['raw_responses', 'watchlist', 'enterprise_versions', 'credit_ledger']) {
+    for (const table of [
+      'raw_responses',
+      'raw_bodies',
+      'raw_answers',
+      'watchlist',
+      'enterprise_versions',
+      'credit_ledger',
+    ]) {
       await expect(reader.unsafe(`select * from ${table} limit 1`)).rejects.toThrow(/permission denied/);
     }
   });

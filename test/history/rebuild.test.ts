@@ -91,7 +91,7 @@ describe('rebuild from the raw landing', { timeout: 180_000 }, () => {
       (
         await t.sql<{ normalized: unknown }[]>`
         select b.body_json#>'{metadata,content}' as normalized from enterprise_versions v
-        join raw_responses b on b.id = v.raw_response_id where v.pid = ${pid} and v.is_current`
+        join raw_answers b on b.id = v.raw_response_id where v.pid = ${pid} and v.is_current`
       )[0]?.normalized as Record<string, unknown> | undefined;
     const recordA = (await current(a.pid)) ?? {};
     // Stale: two answers about A land in order, the later one is applied first.
@@ -161,7 +161,7 @@ describe('rebuild from the raw landing', { timeout: 180_000 }, () => {
     expect(d?.n).toBeGreaterThan(0);
     const [f] = await t.sql<
       { n: number }[]
-    >`select count(*)::int as n from raw_responses where outcome <> 'success'`;
+    >`select count(*)::int as n from raw_answers where outcome <> 'success'`;
     expect(f?.n).toBeGreaterThan(0);
     for (const kind of ['initial', 'stale_ignored', 'resolution_changed', 'disappeared', 'reappeared'])
       expect(await events(kind), kind).toBeGreaterThan(0);

@@ -250,7 +250,7 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
     >`select count(*)::int as n from credit_ledger where status = 'presumed'`;
     expect(presumed?.n).toBe(0);
     const [landed] = await t.sql<{ n: number }[]>`
-      select count(distinct r.id)::int as n from raw_responses r join credit_ledger l on l.raw_response_id = r.id`;
+      select count(distinct r.id)::int as n from raw_answers r join credit_ledger l on l.raw_response_id = r.id`;
     console.log(
       `[hostile] ${Object.keys(BEHAVIOURS).length} behaviours: answers billed ${Object.values(billed).reduce((a, b) => a + b, 0)}, landed ${landed?.n}, booked ${ledger.reduce((a, l) => a + l.n, 0)}, bought twice ${Object.values(billed).filter((n) => n > 1).length}, hung 0 (whole run ${Math.round(wallMs / 100) / 10} s)`,
     );
@@ -292,19 +292,19 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
   it('lands every billed answer exactly as received: numbers to the last digit, bytes as sent', async () => {
     const [big] = await t.sql<{ regcap: string; id: string }[]>`
       select body_json#>>'{metadata,content,REGCAP}' as regcap, body_json#>>'{metadata,content,BIG_ID}' as id
-      from raw_responses where params->>'ent_name' = 'big-number'`;
+      from raw_answers where params->>'ent_name' = 'big-number'`;
     expect(big?.regcap).toBe(`1${'0'.repeat(400)}`);
     expect(big?.id).toBe('123456789012345678901234567890');
     const [bad] = await t.sql<{ bytes: Buffer }[]>`
-      select body_bytes as bytes from raw_responses where params->>'ent_name' = 'invalid-utf8'`;
+      select body_bytes as bytes from raw_answers where params->>'ent_name' = 'invalid-utf8'`;
     expect(bad?.bytes.includes(Buffer.from([0xff, 0xfe]))).toBe(true);
     const [gbk] = await t.sql<{ bytes: Buffer | null; text: string | null }[]>`
-      select body_bytes as bytes, body_json->>'status' as text from raw_responses where params->>'ent_name' = 'gbk'`;
+      select body_bytes as bytes, body_json->>'status' as text from raw_answers where params->>'ent_name' = 'gbk'`;
     expect(gbk?.bytes?.length).toBeGreaterThan(0);
     expect(gbk?.text).toBe('success');
     // Every billed answer landed, the ones daybook could not apply included.
     const landed = await t.sql<{ k: string }[]>`
-      select distinct params->>'ent_name' as k from raw_responses r join credit_ledger l on l.raw_response_id = r.id`;
+      select distinct params->>'ent_name' as k from raw_answers r join credit_ledger l on l.raw_response_id = r.id`;
     expect(landed.map((r) => r.k).sort()).toEqual(Object.keys(billed).sort());
   });
 
@@ -325,7 +325,14 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
 
   it('keeps the key out of every store, in any encoding', async () => {
     const matcher = secretMatcher(KEY) as RegExp;
-    for (const table of ['raw_responses', 'runs', 'cycle_fetches', 'watchlist', 'credit_ledger']) {
+    for (const table of [
+      'raw_responses',
+      'raw_bodies',
+      'runs',
+      'cycle_fetches',
+      'watchlist',
+      'credit_ledger',
+    ]) {
       const rows = await t.sql.unsafe(`select * from ${table}`);
       const text = JSON.stringify(rows);
       expect(text.match(matcher), table).toBeNull();
@@ -347,7 +354,7 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
       select error_code from runs where kind = 'products' order by id desc limit 1`;
     expect(run?.error_code).toBe('unusable_answer');
     const [raw] = await t.sql<{ text: string | null }[]>`
-      select body_text as text from raw_responses where operation = 'product-listing'`;
+      select body_text as text from raw_answers where operation = 'product-listing'`;
     expect(raw?.text).toContain('nice\\u0000tool');
   });
 

@@ -12,7 +12,7 @@ import { resumeCycle } from '../../src/budget/credits.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { type Plan, planCycle } from '../../src/plan/planner.ts';
 import { createLogger } from '../../src/runtime/log.ts';
-import { Queues } from '../../src/runtime/queues.ts';
+import { keyPattern, Queues } from '../../src/runtime/queues.ts';
 import { addDays, cycleOf } from '../../src/time/cycles.ts';
 import { runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
@@ -44,7 +44,7 @@ describe('the plan job over a large watchlist', { timeout: 120_000 }, () => {
     const { input } = await decidePlan(deps(), cycle);
     const rows = await db.sql<
       CandidateRow[]
-    >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at
+    >`select id, keyword, priority, pid, last_refreshed_at, last_outcome, last_cycle::text, added_at, due_at
       from watchlist where active`;
     const candidates = rows.map(candidateOf);
     return planCycle({ ...input, candidates, beyond: 0 });
@@ -86,12 +86,16 @@ describe('the plan job over a large watchlist', { timeout: 120_000 }, () => {
         case when g % 10 <> 0 or g % 20 = 0 then ${cycle}::date - 1 - (g % 9) end,
         case when g % 20 = 0 then 'not_found' when g % 10 <> 0 then 'success' end
       from generate_series(1, ${ENTRIES}::int) g, lateral (select '计划测试企业' || g || '有限公司' as k) n`;
+    // Due as entries refreshed before the change-rate planner are (migration 0014): at their last
+    // refresh, or when added if only ever attempted; never attempted ones are never fetched.
+    await db.sql`update watchlist set due_at = coalesce(last_refreshed_at, added_at)
+                 where last_refreshed_at is not null or last_outcome is not null`;
   });
 
   afterAll(async () => {
     const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true });
     await redis.connect().catch(() => {});
-    const keys = await redis.keys(`${prefix}:*`).catch(() => [] as string[]);
+    const keys = await redis.keys(keyPattern(prefix)).catch(() => [] as string[]);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
     await db?.drop();
@@ -147,7 +151,8 @@ describe('the plan job over a large watchlist', { timeout: 120_000 }, () => {
                            order by watch_id limit 100)
       returning f.watch_id`;
     expect(done).toHaveLength(100);
-    await db.sql`update watchlist set last_refreshed_at = ${now} where id = any(${done.map((d) => d.watch_id)}::bigint[])`;
+    await db.sql`update watchlist set last_refreshed_at = ${now}, due_at = ${now}
+                 where id = any(${done.map((d) => d.watch_id)}::bigint[])`;
     await db.sql`update cycle_budgets set spent = 300 where cycle = ${cycle}`;
     await resumeCycle(db.sql, cycle, 600);
 

@@ -140,7 +140,7 @@ describe('an answer about another company than the expected credit code', { time
       { id: string; outcome: string; uncid: string; credits: number; status: string }[]
     >`
       select r.id, r.outcome, r.body_json#>>'{metadata,content,UNCID}' as uncid, l.credits, l.status
-      from raw_responses r join credit_ledger l on l.raw_response_id = r.id
+      from raw_answers r join credit_ledger l on l.raw_response_id = r.id
       where r.params->>'ent_name' = ${short} and r.cycle = ${C1}`;
     expect(raws).toEqual([
       { id: expect.any(String), outcome: 'success', uncid: found.UNCID, credits: 3, status: 'booked' },
@@ -169,7 +169,7 @@ describe('an answer about another company than the expected credit code', { time
     expect(sim.sim.counters.billedQueries).toBe(billed);
     expect((await fetchOf(short, C1))?.status).toBe('failed');
     const [n] = await t.sql<{ n: number }[]>`
-      select count(*)::int as n from raw_responses where params->>'ent_name' = ${short} and cycle = ${C1}`;
+      select count(*)::int as n from raw_answers where params->>'ent_name' = ${short} and cycle = ${C1}`;
     expect(n?.n).toBe(1);
   });
 

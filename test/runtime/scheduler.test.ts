@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/runtime/log.ts';
-import { Queues, redisConnection } from '../../src/runtime/queues.ts';
+import { keyPattern, Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { startScheduler } from '../../src/runtime/scheduler.ts';
 
 describe('the scheduler', () => {
@@ -19,7 +19,7 @@ describe('the scheduler', () => {
     cleanups.push(async () => {
       for (const q of queues.all()) await q.obliterate({ force: true });
       await queues.close();
-      const keys = await redis.keys(`${prefix}:*`);
+      const keys = await redis.keys(keyPattern(prefix));
       if (keys.length) await redis.del(...keys);
       await redis.quit();
     });

@@ -1,18 +1,29 @@
 /** Debian tools some tests need (Chromium, docker-compose), installed by the test setup when missing. */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const APT_LOCK = join(tmpdir(), 'daybook-apt.lock');
 
 /** Returns `binary`, installing Debian's `pkg` first when it is not on the machine. */
 export function ensureDebianTool(binary: string, pkg: string): string {
   if (existsSync(binary)) return binary;
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () =>
-    execFileSync('apt-get', ['install', '-y', '-q', pkg], { env, stdio: 'ignore', timeout: 300_000 });
+  // One apt-get at a time on the machine (CI runs the suite on two Node versions at once, and
+  // both may want the same package): flock waits for the other to finish, then apt finds it
+  // installed.
+  const apt = (...args: string[]) =>
+    execFileSync('flock', ['-w', '600', APT_LOCK, 'apt-get', ...args], {
+      env,
+      stdio: 'ignore',
+      timeout: 660_000,
+    });
   try {
-    install();
+    apt('install', '-y', '-q', pkg);
   } catch {
-    execFileSync('apt-get', ['update', '-q'], { env, stdio: 'ignore', timeout: 300_000 });
-    install();
+    apt('update', '-q');
+    apt('install', '-y', '-q', pkg);
   }
   if (!existsSync(binary)) throw new Error(`could not install Debian ${pkg} (apt-get install ${pkg})`);
   return binary;

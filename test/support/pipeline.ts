@@ -6,7 +6,7 @@ import { DatabaseRateLimiter, perMinute } from '../../src/budget/limiter.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import type { JobDeps } from '../../src/runtime/deps.ts';
 import { createLogger } from '../../src/runtime/log.ts';
-import { Queues, redisConnection, retryPolicy } from '../../src/runtime/queues.ts';
+import { keyPattern, Queues, redisConnection, retryPolicy } from '../../src/runtime/queues.ts';
 import { type RunningWorkers, startWorkers } from '../../src/runtime/worker.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
@@ -126,7 +126,7 @@ export async function startPipeline(
         .catch(() => {});
       for (const q of queues.all()) await q.obliterate({ force: true }).catch(() => {});
       await queues.close();
-      const keys = await redis.keys(`${prefix}:*`);
+      const keys = await redis.keys(keyPattern(prefix));
       if (keys.length > 0) await redis.del(...keys);
       await redis.quit();
       if (!sim) await s.close();

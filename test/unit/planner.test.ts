@@ -7,6 +7,7 @@ import {
   type WatchCandidate,
 } from '../../src/plan/planner.ts';
 import { Rng } from '../../src/sim/rng.ts';
+import { cycleOf } from '../../src/time/cycles.ts';
 
 const day = (d: string) => new Date(`${d}T00:00:00Z`);
 
@@ -20,6 +21,9 @@ function entry(id: number, over: Partial<WatchCandidate> = {}): WatchCandidate {
     lastOutcome: null,
     lastCycle: null,
     addedAt: day('2026-01-01'),
+    // Due at its last refresh unless said: the round-robin order of entries without an estimate.
+    dueAt: over.lastRefreshedAt ?? null,
+    refreshedCycle: over.lastRefreshedAt ? cycleOf(over.lastRefreshedAt) : null,
     ...over,
   };
 }

@@ -334,6 +334,21 @@ export const BAD_INPUTS: BadInput[] = [
     /REDIS_URL must be a URL starting with redis:\/\/ or rediss:\/\//,
   ),
   env(
+    'REDIS_CLUSTER_NODES with an entry that is not host:port',
+    { REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:notaport' },
+    /REDIS_CLUSTER_NODES entry 2 .*is not host:port|REDIS_CLUSTER_NODES entry 2 is not host:port/,
+  ),
+  env(
+    'REDIS_CLUSTER_NODES naming a database, its password masked',
+    { REDIS_CLUSTER_NODES: 'redis://:hunter2-secret@127.0.0.1:7000/2' },
+    /REDIS_CLUSTER_NODES entry 1 \(redis:\/\/:\*\*\*@127\.0\.0\.1:7000\/2\) names a database/,
+  ),
+  env(
+    'REDIS_CLUSTER_NODES mixing TLS and plain nodes',
+    { REDIS_CLUSTER_NODES: 'rediss://a.example:6379,redis://b.example:6379' },
+    /REDIS_CLUSTER_NODES mixes redis:\/\/ and rediss:\/\//,
+  ),
+  env(
     'a Redis prefix with a colon',
     { DAYBOOK_REDIS_PREFIX: 'day:book' },
     /DAYBOOK_REDIS_PREFIX may hold letters, digits, _ and - only/,

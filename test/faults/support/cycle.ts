@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type postgres from 'postgres';
 import { expect } from 'vitest';
-import { Queues, redisConnection } from '../../../src/runtime/queues.ts';
+import { keyPattern, Queues, redisConnection } from '../../../src/runtime/queues.ts';
 import type { RunningSimulator } from '../../../src/sim/server.ts';
 import { cycleOf } from '../../../src/time/cycles.ts';
 import { keywordKey } from '../../../src/watch/keyword.ts';
@@ -35,6 +35,8 @@ export interface FaultCycle {
 export async function startFaultCycle(options: {
   entries: number;
   redisUrl?: string;
+  /** A Redis Cluster's seed nodes (REDIS_CLUSTER_NODES), instead of `redisUrl`. */
+  clusterNodes?: string;
   env?: Record<string, string>;
   /** The simulator's enterprise requests per minute (default: no limit to speak of). */
   simRate?: number;
@@ -54,7 +56,8 @@ export async function startFaultCycle(options: {
   const rows = names.map((keyword) => ({ keyword, keyword_key: keywordKey(keyword) }));
   const ids = await db.sql<{ id: string }[]>`insert into watchlist ${db.sql(rows)} returning id`;
   const redisUrl = options.redisUrl ?? 'redis://127.0.0.1:6379';
-  const redis = redisConnection(redisUrl);
+  const target = { REDIS_URL: redisUrl, REDIS_CLUSTER_NODES: options.clusterNodes };
+  const redis = redisConnection(target);
   // The test's own connection reconnects by itself when a test stops Redis: no noise meanwhile.
   redis.on('error', () => {});
   const queues = new Queues(redis, prefix);
@@ -72,6 +75,7 @@ export async function startFaultCycle(options: {
       return {
         DATABASE_URL: db.url,
         REDIS_URL: redisUrl,
+        ...(options.clusterNodes ? { REDIS_CLUSTER_NODES: options.clusterNodes } : {}),
         DAYBOOK_REDIS_PREFIX: prefix,
         DAYBOOK_API_BASE_URL: sim.url,
         DAYBOOK_API_KEY: TEST_KEY,
@@ -90,8 +94,11 @@ export async function startFaultCycle(options: {
     async close() {
       for (const q of queues.all()) await q.obliterate({ force: true }).catch(() => {});
       await queues.close();
-      const keys = await redis.keys(`${prefix}:*`).catch(() => [] as string[]);
-      if (keys.length > 0) await redis.del(...keys);
+      // On a cluster the keys are spread over the masters; the test stops the cluster instead.
+      if (!options.clusterNodes) {
+        const keys = await redis.keys(keyPattern(prefix)).catch(() => [] as string[]);
+        if (keys.length > 0) await redis.del(...keys);
+      }
       redis.disconnect();
       await sim.close();
       await db.drop();

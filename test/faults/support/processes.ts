@@ -3,8 +3,8 @@
  * by pid, and a private redis-server on a port of its own. Nothing here touches the shared
  * Postgres server or the shared Redis beyond the test's own database and prefix.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN } from '../../support/cli.ts';
@@ -104,6 +104,8 @@ export async function startRedis(options: {
   appendonly: boolean;
   dir?: string;
   port?: number;
+  /** More redis-server arguments (a cluster node's, for one). */
+  args?: string[];
 }): Promise<RedisServer> {
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'daybook-redis-'));
@@ -120,6 +122,7 @@ export async function startRedis(options: {
       options.appendonly ? 'yes' : 'no',
       '--dir',
       dir,
+      ...(options.args ?? []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -153,6 +156,66 @@ export async function startRedis(options: {
       return exited;
     },
   };
+}
+
+export interface RedisCluster {
+  nodes: RedisServer[];
+  /** The value of REDIS_CLUSTER_NODES: every master, host:port, comma-separated. */
+  seeds: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A Redis Cluster of `masters` masters (no replicas) from Debian's redis-server, on free loopback
+ * ports, each in a directory of its own: started, joined with `redis-cli --cluster create`, and
+ * returned once every node says `cluster_state:ok`.
+ */
+export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  const nodes: RedisServer[] = [];
+  const stop = async () => {
+    for (const n of nodes.splice(0)) {
+      await n.stop();
+      rmSync(n.dir, { recursive: true, force: true });
+    }
+  };
+  try {
+    for (let i = 0; i < masters; i++)
+      nodes.push(
+        await startRedis({
+          appendonly: false,
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            '5000',
+          ],
+        }),
+      );
+    const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
+    const created = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    if (created.status !== 0)
+      throw new Error(`redis-cli --cluster create failed:\n${created.stdout}${created.stderr}`);
+    await waitFor(
+      'the cluster to agree',
+      async () =>
+        nodes.every((n) => {
+          const r = spawnSync('redis-cli', ['-p', String(n.port), 'cluster', 'info'], { encoding: 'utf8' });
+          return r.stdout.includes('cluster_state:ok') && r.stdout.includes(`cluster_known_nodes:${masters}`);
+        }),
+      30_000,
+      250,
+    );
+    return { nodes, seeds: addresses.join(','), stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }
 
 /** Resolves when `done()` is true, checking every `intervalMs`; rejects after `timeoutMs`. */

@@ -1,0 +1,1 @@
+CREATE INDEX "raw_responses_unsuccessful_idx" ON "raw_responses" USING btree ("cycle","body_id") WHERE "raw_responses"."outcome" <> 'success';

@@ -1,0 +1,152 @@
+/**
+ * Where daybook's Redis is, and how its keys are named so that it may be a Redis Cluster.
+ *
+ * One Redis (`REDIS_URL`) or a Redis Cluster (`REDIS_CLUSTER_NODES`, a comma-separated list of
+ * seed nodes; the client learns the rest of the cluster from them). In a cluster a command that
+ * touches several keys must find them all in one hash slot, and BullMQ's scripts touch many keys
+ * of a queue at once. So every queue has a prefix of its own that is a hash tag,
+ * `{<DAYBOOK_REDIS_PREFIX>:<queue>}`: all the keys of one queue share a slot, and the three queues
+ * spread over three slots (and so, usually, over several masters). daybook's own coordination
+ * keys (the scheduler's election of a cron tick, the rounds of `daybook enqueue`) are one key per
+ * command; they share the tag `{<prefix>:coord}`. The rate limiter lives in Postgres, not Redis.
+ */
+import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
+import { withoutPassword } from './urls.ts';
+
+/** A connection to one Redis or to a Redis Cluster: BullMQ and daybook take either. */
+export type RedisClient = Redis | Cluster;
+
+/** The parts of the configuration that say where Redis is. */
+export interface RedisTarget {
+  REDIS_URL: string;
+  REDIS_CLUSTER_NODES?: string | undefined;
+}
+
+/** The seed nodes of a cluster, and the user, password and TLS every node is spoken to with. */
+export interface ClusterSeeds {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/**
+ * Reads `REDIS_CLUSTER_NODES`: entries `host:port` or `redis://[user:password@]host:port`
+ * (`rediss://` for TLS), separated by commas. Credentials and TLS, when given, are those of the
+ * whole cluster: they may be written on one entry. Throws an error naming the bad entry (never
+ * its password).
+ */
+export function parseClusterNodes(text: string): ClusterSeeds {
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  if (entries.length === 0) throw new Error('REDIS_CLUSTER_NODES must list at least one host:port');
+  const seeds: ClusterSeeds = { nodes: [], tls: false };
+  const schemes = new Set<string>();
+  entries.forEach((entry, i) => {
+    const explicit = /^[a-z][a-z0-9+.-]*:\/\//i.test(entry);
+    const withScheme = explicit ? entry : `redis://${entry}`;
+    let u: URL;
+    try {
+      u = new URL(withScheme);
+    } catch {
+      const raw = entry.includes('@') ? '' : ` (${entry})`;
+      throw new Error(`REDIS_CLUSTER_NODES entry ${i + 1}${raw} is not host:port or a redis:// URL`);
+    }
+    if (u.password) u.password = '***';
+    const shown = explicit ? u.toString().replace(/\/$/, '') : entry;
+    if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
+      throw new Error(`REDIS_CLUSTER_NODES entry ${i + 1} (${shown}) must start with redis:// or rediss://`);
+    if (u.pathname !== '' && u.pathname !== '/')
+      throw new Error(
+        `REDIS_CLUSTER_NODES entry ${i + 1} (${shown}) names a database: a Redis Cluster has only database 0`,
+      );
+    const port = u.port === '' ? 6379 : Number(u.port);
+    if (!u.hostname || !Number.isInteger(port) || port < 1 || port > 65535)
+      throw new Error(`REDIS_CLUSTER_NODES entry ${i + 1} (${shown}) is not host:port`);
+    // An entry without a scheme speaks as the others do.
+    if (explicit) schemes.add(u.protocol);
+    // The URL parser keeps an IPv6 host in brackets; the socket wants it bare.
+    seeds.nodes.push({ host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port });
+    const parsed = new URL(withScheme);
+    if (parsed.username) seeds.username = decodeURIComponent(parsed.username);
+    if (parsed.password) seeds.password = decodeURIComponent(parsed.password);
+  });
+  if (schemes.size > 1)
+    throw new Error(
+      'REDIS_CLUSTER_NODES mixes redis:// and rediss://: a cluster speaks TLS on every node or on none',
+    );
+  seeds.tls = schemes.has('rediss:');
+  return seeds;
+}
+
+/** Whether the configuration names a Redis Cluster. */
+export function isCluster(target: RedisTarget): boolean {
+  return (target.REDIS_CLUSTER_NODES ?? '').trim() !== '';
+}
+
+/** The variable that says where Redis is, for messages. */
+export function redisVariable(target: RedisTarget): 'REDIS_URL' | 'REDIS_CLUSTER_NODES' {
+  return isCluster(target) ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL';
+}
+
+/** "Redis at <url>" or "Redis Cluster at <seed nodes>", fit for a log line: never a password. */
+export function redisPlace(target: RedisTarget): string {
+  if (!isCluster(target)) return `Redis at ${withoutPassword(target.REDIS_URL)}`;
+  const seeds = parseClusterNodes(target.REDIS_CLUSTER_NODES ?? '');
+  return `Redis Cluster at ${seeds.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
+}
+
+/** "Redis at … (REDIS_URL)" or "Redis Cluster at … (REDIS_CLUSTER_NODES)". */
+export function redisLabel(target: RedisTarget): string {
+  return `${redisPlace(target)} (${redisVariable(target)})`;
+}
+
+/**
+ * A connection as BullMQ wants it for blocking commands (no limit on retries per request), to
+ * one Redis or to a cluster. `extra` applies to every node's connection.
+ */
+export function redisConnection(url: string, extra?: RedisOptions): Redis;
+export function redisConnection(target: RedisTarget | string, extra?: RedisOptions): RedisClient;
+export function redisConnection(target: RedisTarget | string, extra: RedisOptions = {}): RedisClient {
+  const t: RedisTarget = typeof target === 'string' ? { REDIS_URL: target } : target;
+  const options: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, ...extra };
+  if (!isCluster(t)) return new Redis(t.REDIS_URL, options);
+  const seeds = parseClusterNodes(t.REDIS_CLUSTER_NODES ?? '');
+  const { lazyConnect, retryStrategy, ...perNode } = options;
+  const nodes: ClusterNode[] = seeds.nodes;
+  return new Cluster(nodes, {
+    lazyConnect: lazyConnect ?? false,
+    enableReadyCheck: true,
+    enableOfflineQueue: perNode.enableOfflineQueue ?? true,
+    // The cluster's own reconnects follow the caller's strategy when it gave one.
+    ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) ?? null } : {}),
+    // A managed cluster's nodes may announce addresses only its TLS certificate does not name;
+    // resolving through the seed's name keeps the certificate valid.
+    ...(seeds.tls
+      ? { dnsLookup: (address: string, callback: (e: null, a: string) => void) => callback(null, address) }
+      : {}),
+    redisOptions: {
+      ...perNode,
+      ...(seeds.username ? { username: seeds.username } : {}),
+      ...(seeds.password ? { password: seeds.password } : {}),
+      ...(seeds.tls ? { tls: {} } : {}),
+    },
+  });
+}
+
+/** The key prefix of one BullMQ queue: a hash tag of its own. */
+export function queuePrefix(base: string, queue: string): string {
+  return `{${base}:${queue}}`;
+}
+
+/** A pattern (KEYS, SCAN) for every key daybook keeps under `base`, queues and coordination. */
+export function keyPattern(base: string): string {
+  return `{${base}:*`;
+}
+
+/** A coordination key (single-key commands only), under the shared tag `{<prefix>:coord}`. */
+export function coordinationKey(base: string, ...parts: string[]): string {
+  return `{${base}:coord}:${parts.join(':')}`;
+}
