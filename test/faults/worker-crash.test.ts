@@ -17,7 +17,7 @@ import { spawnWorker, type WorkerProcess, waitFor } from './support/processes.ts
 const ENTRIES = 300;
 const KILLS = 12;
 /** Enterprise calls per minute: slow enough that the cycle outlasts the kills. */
-const RATE = '600';
+const RATE = '400';
 /** How long a dead worker's jobs stay locked before another worker takes them over. */
 const LOCK_MS = '5000';
 

@@ -58,12 +58,16 @@ describe('the shared rate limiter in Postgres', () => {
   it('spreads starts at least the minimum gap apart', async () => {
     await t.sql`delete from rate_limits`;
     const l = new DatabaseRateLimiter(t.sql, rules);
-    const admitted = await hammer([l], 700);
+    await hammer([l], 700);
+    // The start times as the limiter recorded them, by the database's clock (this process's
+    // clock would add however late it was scheduled after each answer on a loaded machine).
+    const [row] = await t.sql<{ calls: number[] }[]>`
+      select array(select (extract(epoch from c) * 1000)::float8 from unnest(calls) c order by c) as calls
+      from rate_limits where operation = 'enterprise-search'`;
+    const admitted = row?.calls ?? [];
     expect(admitted.length).toBeGreaterThanOrEqual(3);
     for (let i = 1; i < admitted.length; i++) {
-      expect((admitted[i] as number) - (admitted[i - 1] as number)).toBeGreaterThanOrEqual(
-        minGapMs(rule) - 5,
-      );
+      expect((admitted[i] as number) - (admitted[i - 1] as number)).toBeGreaterThanOrEqual(minGapMs(rule));
     }
   });
 
