@@ -206,7 +206,9 @@ describe('webhook delivery', { timeout: 180_000 }, () => {
       await new Promise((res) => setTimeout(res, 120));
     }
     const delivered = new Set(
-      r.got.filter((g) => (tries.get(String(g.headers['webhook-id'])) ?? 0) > 2).map((g) => g.headers['webhook-id']),
+      r.got
+        .filter((g) => (tries.get(String(g.headers['webhook-id'])) ?? 0) > 2)
+        .map((g) => g.headers['webhook-id']),
     );
     expect([...delivered].sort()).toEqual(events.map((x) => x.id).sort());
     // Each event went three times: twice refused, then through, by the same webhook-id.

@@ -125,14 +125,16 @@ describe('webhook delivery under faults', { timeout: 240_000 }, () => {
       await new Promise((r) => setTimeout(r, 500));
     }
     const total = next;
-    await waitFor('every event delivered', async () => received.size === total, 120_000).catch(async (err) => {
-      const states = await t.sql`select state, count(*)::int as n, min(next_attempt_at) as next
+    await waitFor('every event delivered', async () => received.size === total, 120_000).catch(
+      async (err) => {
+        const states = await t.sql`select state, count(*)::int as n, min(next_attempt_at) as next
                                  from delivery_queue group by state`;
-      throw new Error(
-        `${err.message}: received ${received.size} of ${total}; worker b exit ${JSON.stringify(b.exit)}; queue ${JSON.stringify(states)}\n` +
-          b.lines.slice(-25).join('\n'),
-      );
-    });
+        throw new Error(
+          `${err.message}: received ${received.size} of ${total}; worker b exit ${JSON.stringify(b.exit)}; queue ${JSON.stringify(states)}\n` +
+            b.lines.slice(-25).join('\n'),
+        );
+      },
+    );
     const [ids] = await t.sql<{ n: number }[]>`select count(*)::int as n from events`;
     expect(received.size).toBe(ids?.n);
     const repeats = [...received.values()].reduce((s, n) => s + n - 1, 0);
