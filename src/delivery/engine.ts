@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type postgres from 'postgres';
 import { appendEvents } from '../events/outbox.ts';
+import { within } from '../runtime/deadline.ts';
 import type { Logger } from '../runtime/log.ts';
 import { sleepUnless } from '../runtime/reachability.ts';
 import { bodyOf, signedHeaders } from './payload.ts';
@@ -101,7 +102,7 @@ export class DeliveryEngine {
     const summary = emptySummary();
     while (!signal.aborted) {
       try {
-        summary.queued += await fanOut(this.sql);
+        summary.queued += await within(fanOut(this.sql), this.queryDeadlineMs(), 'queuing new events');
         await this.pump(summary, () => signal.aborted);
       } catch (err) {
         this.log.warn(
@@ -112,6 +113,16 @@ export class DeliveryEngine {
       await sleepUnless(pollMs, signal);
     }
     while (this.inFlight > 0) await new Promise<void>((r) => (this.wake = r));
+  }
+
+  /** How long a claim lasts: longer than a send can take. */
+  private leaseMs(): number {
+    return this.o.leaseMs ?? this.o.timeoutMs + 10_000;
+  }
+
+  /** How long a queue query may take before the pass gives up on it and starts again. */
+  private queryDeadlineMs(): number {
+    return Math.max(30_000, this.leaseMs());
   }
 
   private async pump(summary: PassSummary, stop: () => boolean): Promise<void> {
@@ -125,13 +136,17 @@ export class DeliveryEngine {
       // a claim per finished delivery would cost a query each.
       if (free > 0 && (free >= Math.ceil(this.o.concurrency / 4) || this.inFlight === 0 || this.idle)) {
         const busy = [...this.perSub].filter(([, n]) => n >= per).map(([id]) => id);
-        claimed = await claimDue(this.sql, {
-          holder: this.holder,
-          limit: free,
-          perSubscription: per,
-          busy,
-          leaseMs: this.o.leaseMs ?? this.o.timeoutMs + 10_000,
-        });
+        claimed = await within(
+          claimDue(this.sql, {
+            holder: this.holder,
+            limit: free,
+            perSubscription: per,
+            busy,
+            leaseMs: this.leaseMs(),
+          }),
+          this.queryDeadlineMs(),
+          'claiming due deliveries',
+        );
         excluded = busy.length > 0;
         for (const d of claimed) this.start(d, summary);
       }
@@ -201,7 +216,9 @@ export class DeliveryEngine {
         : nextAttemptAt(this.o.schedule, attempt, at, retryAfterMs(result.retryAfter, at), this.random());
     const outcome = ok ? 'succeeded' : next ? 'retrying' : 'failed';
     const error = ok ? null : (result.error ?? `HTTP ${result.status}`);
-    await this.sql.begin(async (tx) => {
+    // Past the claim's lease the delivery is another's to take: a record still not written then
+    // (a lock held elsewhere, a connection wedged in the driver) is given up, and its slot freed.
+    const recording = this.sql.begin(async (tx) => {
       const recorded = await recordAttempt(tx, {
         deliveryId: d.id,
         subscriptionId: d.subscription_id,
@@ -220,6 +237,7 @@ export class DeliveryEngine {
       if (ok) await this.succeeded(tx, d);
       else await this.failedAttempt(tx, d, gone, at, summary);
     });
+    await within(recording, this.leaseMs(), 'recording the attempt');
     if (ok) summary.delivered++;
     else if (outcome === 'retrying') summary.retrying++;
     else summary.failed++;

@@ -19,6 +19,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type postgres from 'postgres';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { readEvents } from '../events/feed.ts';
+import { within } from './deadline.ts';
 import type { Queues } from './queues.ts';
 import type { RedisClient } from './redis.ts';
 
@@ -357,11 +358,7 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
 
   app.get('/healthz', async (request, reply) => {
     const checks: Record<string, string> = {};
-    const withTimeout = <T>(p: Promise<T>) =>
-      Promise.race([
-        p,
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), 2000)),
-      ]);
+    const withTimeout = <T>(p: Promise<T>) => within(p, 2000, 'the check');
     try {
       await withTimeout(options.sql`select 1`);
       checks.postgres = 'ok';

@@ -1,3 +1,4 @@
+import { within } from './deadline.ts';
 /** One shutdown path for SIGTERM, SIGINT and tests: resources close in reverse order of opening. */
 
 export class Closer {
@@ -12,21 +13,10 @@ export class Closer {
   async closeAll(timeoutMs = 30_000, onError?: (name: string, err: unknown) => void): Promise<void> {
     while (this.stack.length > 0) {
       const { name, close } = this.stack.pop() as { name: string; close: () => Promise<void> | void };
-      let timer: NodeJS.Timeout | undefined;
       try {
-        await Promise.race([
-          Promise.resolve().then(close),
-          new Promise((_, reject) => {
-            timer = setTimeout(
-              () => reject(new Error(`${name} did not close within ${timeoutMs} ms`)),
-              timeoutMs,
-            );
-          }),
-        ]);
+        await within(Promise.resolve().then(close), timeoutMs, `${name} closing`);
       } catch (err) {
         onError?.(name, err);
-      } finally {
-        clearTimeout(timer);
       }
     }
   }

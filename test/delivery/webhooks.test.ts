@@ -12,6 +12,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryEngine } from '../../src/delivery/engine.ts';
@@ -20,6 +21,7 @@ import { addSubscription, rotateSecret } from '../../src/delivery/store.ts';
 import { type Envelope, readEvents } from '../../src/events/feed.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
+import { waitFor } from '../faults/support/processes.ts';
 import { runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
@@ -227,6 +229,60 @@ describe('webhook delivery', { timeout: 180_000 }, () => {
     );
     expect(out.code, out.stderr).toBe(0);
     expect(out.stdout).toContain('"status":503');
+    await r.close();
+  });
+
+  it('gives up on an attempt it cannot record within the lease and carries on with the rest', async () => {
+    // The first delivery's queue row is locked by another session as soon as it is sent, so its
+    // record waits; one slot only, so the rest go out only if that wait is given up.
+    const blocker = postgres(t.url, { max: 1, onnotice: () => {} });
+    let release: (() => void) | undefined;
+    let locked: Promise<void> | undefined;
+    let releasedAt = Number.POSITIVE_INFINITY;
+    const first = events[0]?.id as string;
+    const r = await receiver(async (got) => {
+      if (got.headers['webhook-id'] === first && !locked) {
+        locked = new Promise<void>((ready) => {
+          void blocker.begin(async (tx) => {
+            await tx`select 1 from delivery_queue d join events e on e.seq = d.event_seq
+                     where e.id = ${first} for update of d`;
+            ready();
+            await new Promise<void>((done) => (release = done));
+          });
+        });
+        await locked;
+      }
+      return { status: 200 };
+    });
+    const { subscription } = await subscribe(r.url);
+    const e = new DeliveryEngine(t.sql, quiet, {
+      schedule: parseSchedule('0,50ms'),
+      timeoutMs: 500,
+      leaseMs: 1000,
+      disableAfterMs: 5 * 86_400_000,
+      concurrency: 1,
+    });
+    const passing = e.pass();
+    try {
+      // Events after the first reach the receiver while the first's record still waits.
+      await waitFor('deliveries past the waiting one', async () => r.got.length >= 5, 30_000);
+    } finally {
+      releasedAt = Date.now();
+      release?.();
+    }
+    await passing;
+    const before = r.got.filter((g) => g.at < releasedAt && g.headers['webhook-id'] !== first);
+    expect(before.length).toBeGreaterThanOrEqual(4);
+    for (let i = 0; i < 100; i++) {
+      const [left] = await t.sql<{ n: number }[]>`
+        select count(*)::int as n from delivery_queue where subscription_id = ${subscription.id} and state <> 'succeeded'`;
+      if (left?.n === 0) break;
+      await new Promise((res) => setTimeout(res, 100));
+      await e.pass();
+    }
+    const delivered = new Set(r.got.map((g) => g.headers['webhook-id']));
+    expect([...delivered].sort()).toEqual(events.map((x) => x.id).sort());
+    await blocker.end();
     await r.close();
   });
 
