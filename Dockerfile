@@ -1,5 +1,6 @@
 # daybook: one image for every role (scheduler, worker, admin server, one-shot commands).
-FROM node:24-bookworm-slim
+# Node 24 LTS, the release CI's second run tests (.ci/node24 pins the same one): bump them together.
+FROM node:24.21.0-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
