@@ -270,7 +270,14 @@ function soakLines(r: SoakResult): Line[] {
   };
   return [
     ...run(r.run),
-    ...r.queries.map((q): Line => [`soak: ${q.query}`, `${q.ms} ms`, `< ${n(q.boundMs)} ms`, yes(q.met)]),
+    ...r.queries.map(
+      (q): Line => [
+        `soak: ${q.query}`,
+        `${q.ms} ms${q.note ? ` (${q.note})` : ''}`,
+        `< ${n(q.boundMs)} ms`,
+        yes(q.met),
+      ],
+    ),
     ...run(r.baseline),
     ['soak: unchanged enterprise-day, baseline / now', `${r.ratio}x`, '', ''],
     [
