@@ -73,30 +73,45 @@ describe('the shared rate limiter in Postgres', () => {
 
   it('twenty callers at once never take more than the limit', async () => {
     await t.sql`delete from rate_limits`;
-    // A gap of 125 ms, so rounds 130 ms apart each admit one, and 30 of them fit in the window.
+    // A gap of 125 ms: the limit (20 in 5 s) binds before the gap does (40 gaps in the window).
     const wide: RateRule = { limit: 20, windowMs: 5000, marginMs: 0 };
     const l = new DatabaseRateLimiter(t.sql, { 'enterprise-search': wide, 'product-listing': wide });
     const m = new DatabaseRateLimiter(other.sql, { 'enterprise-search': wide, 'product-listing': wide });
+    const inWindow = async () => {
+      const [row] = await t.sql<{ n: number }[]>`
+        select cardinality(calls)::int as n from rate_limits where operation = 'enterprise-search'`;
+      return row?.n ?? 0;
+    };
+    // Rounds of twenty callers at once, a gap apart, until the limit is taken. How many one round
+    // admits depends on how a loaded machine spreads its twenty calls over gaps; what must hold
+    // whatever the machine is in the stored calls: never more than the limit, never closer than
+    // the gap.
     let admitted = 0;
     const started = Date.now();
-    for (let round = 0; round < 30 && Date.now() - started < 4500; round++) {
+    while (admitted < wide.limit && Date.now() - started < 60_000) {
       const waits = await Promise.all(
         Array.from({ length: 20 }, (_, i) => (i % 2 ? l : m).tryAcquire('enterprise-search')),
       );
-      // A round's twenty calls normally land within one gap, so one is admitted; on a loaded
-      // machine they may spread over two gaps. The invariant is the spacing, checked below.
-      const now = waits.filter((w) => w === 0).length;
-      expect(now).toBeLessThanOrEqual(2);
-      admitted += now;
+      admitted += waits.filter((w) => w === 0).length;
+      expect(await inWindow()).toBeLessThanOrEqual(wide.limit);
       await new Promise((r) => setTimeout(r, minGapMs(wide) + 5));
     }
-    expect(admitted).toBe(wide.limit);
-    const [row] = await t.sql<{ n: number; gap: number }[]>`
-      select cardinality(calls)::int as n,
-             (select min(extract(epoch from d) * 1000) from (
+    expect(admitted).toBeGreaterThanOrEqual(wide.limit);
+    const elapsed = Date.now() - started;
+    // Taken well within one window (the usual case): exactly the limit, and the next twenty
+    // callers at once are all refused.
+    if (elapsed < wide.windowMs - 1000) {
+      expect(admitted).toBe(wide.limit);
+      const more = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? l : m).tryAcquire('enterprise-search')),
+      );
+      expect(more.filter((w) => w === 0)).toHaveLength(0);
+    }
+    expect(await inWindow()).toBeLessThanOrEqual(wide.limit);
+    const [row] = await t.sql<{ gap: number }[]>`
+      select (select min(extract(epoch from d) * 1000) from (
                 select c - lag(c) over (order by c) as d from unnest(calls) c) x)::float8 as gap
       from rate_limits where operation = 'enterprise-search'`;
-    expect(row?.n).toBe(wide.limit);
     // No two admitted calls closer than the gap, whichever process admitted them.
     expect(row?.gap).toBeGreaterThanOrEqual(minGapMs(wide) - 1);
   });
