@@ -21,6 +21,7 @@ import {
   settled,
   startFaultCycle,
   statuses,
+  WORKER_CONCURRENCY,
 } from './support/cycle.ts';
 import {
   type RedisServer,
@@ -33,8 +34,6 @@ import {
 const ENTRIES = 150;
 /** Enterprise calls per minute: the cycle lasts long enough to be interrupted. */
 const ENV = { DAYBOOK_ENTERPRISE_RATE: '900', DAYBOOK_JOB_LOCK_MS: '5000' };
-/** Calls a worker has in flight at most (what startFaultCycle gives every worker). */
-const KILLED_CONCURRENCY = 4;
 
 describe('the queue Redis stopped and started again mid-cycle', { timeout: 180_000 }, () => {
   let cycle: FaultCycle | undefined;
@@ -130,14 +129,14 @@ describe('the queue Redis stopped and started again mid-cycle', { timeout: 180_0
 
     expect(await statuses(c.db.sql, c.cycle)).toEqual({ succeeded: ENTRIES });
     // The killed worker may have been paid for answers it never landed: at most one per call it
-    // had in flight, which is at most its concurrency (DAYBOOK_WORKER_CONCURRENCY, 4 here).
+    // had in flight, which is at most its concurrency.
     const billed = c.sim.sim.counters.billedQueries;
     expect(billed - ENTRIES).toBeGreaterThanOrEqual(0);
-    expect(billed - ENTRIES).toBeLessThanOrEqual(KILLED_CONCURRENCY);
+    expect(billed - ENTRIES).toBeLessThanOrEqual(WORKER_CONCURRENCY);
     expect(await ledgerOf(c.db.sql, c.cycle)).toEqual({ n: ENTRIES, credits: 3 * ENTRIES });
     // The budget spent is the ledger: every booked credit, and a presumed one for each call the
     // killed worker sent but never landed (it may have been billed): every extra query is one.
-    const ledger = await expectLedgerMatchesBilling(c.db.sql, c.cycle, c.sim, KILLED_CONCURRENCY);
+    const ledger = await expectLedgerMatchesBilling(c.db.sql, c.cycle, c.sim, WORKER_CONCURRENCY);
     expect(ledger.presumed.n).toBeGreaterThanOrEqual(billed - ENTRIES);
     const [budget] = await c.db.sql<{ spent: number; reserved: number }[]>`
       select spent, reserved from cycle_budgets where cycle = ${c.cycle}`;

@@ -11,13 +11,12 @@ import {
   settled,
   startFaultCycle,
   statuses,
+  WORKER_CONCURRENCY,
 } from './support/cycle.ts';
 import { spawnWorker, type WorkerProcess, waitFor } from './support/processes.ts';
 
 const ENTRIES = 300;
 const KILLS = 12;
-/** Calls a worker has in flight at most: its concurrency, as startFaultCycle runs it. */
-const IN_FLIGHT = 4;
 /** Enterprise calls per minute: slow enough that the cycle outlasts the kills. */
 const RATE = '400';
 /** How long a dead worker's jobs stay locked before another worker takes them over. */
@@ -97,7 +96,7 @@ describe('a worker killed with SIGKILL during a cycle', { timeout: 240_000 }, ()
     expect(expected.enterprise_current).toHaveLength(ENTRIES);
 
     // Billing: the clean run bought each entry once; the crashed run at most one more per call in
-    // flight at a kill, which is at most the worker's concurrency (4, as startFaultCycle runs it).
+    // flight at a kill, which is at most the worker's concurrency.
     const cleanBilled = clean.sim.sim.counters.billedQueries;
     const crashBilled = crashed.sim.sim.counters.billedQueries;
     expect(cleanBilled).toBe(ENTRIES);
@@ -109,11 +108,11 @@ describe('a worker killed with SIGKILL during a cycle', { timeout: 240_000 }, ()
       crashed.db.sql,
       crashed.cycle,
       crashed.sim,
-      kills * IN_FLIGHT,
+      kills * WORKER_CONCURRENCY,
     );
     const extra = crashBilled - cleanBilled;
     expect(extra).toBeGreaterThanOrEqual(0);
-    expect(extra).toBeLessThanOrEqual(kills * IN_FLIGHT);
+    expect(extra).toBeLessThanOrEqual(kills * WORKER_CONCURRENCY);
     // Every extra query is in the ledger as a presumed call.
     expect(crashLedger.presumed.n).toBeGreaterThanOrEqual(extra);
     const [abandoned] = await crashed.db.sql<{ n: number }[]>`

@@ -77,6 +77,8 @@ describe('the shared rate limiter in Postgres', () => {
     const wide: RateRule = { limit: 20, windowMs: 5000, marginMs: 0 };
     const l = new DatabaseRateLimiter(t.sql, { 'enterprise-search': wide, 'product-listing': wide });
     const m = new DatabaseRateLimiter(other.sql, { 'enterprise-search': wide, 'product-listing': wide });
+    const burst = () =>
+      Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? l : m).tryAcquire('enterprise-search')));
     const inWindow = async () => {
       const [row] = await t.sql<{ n: number }[]>`
         select cardinality(calls)::int as n from rate_limits where operation = 'enterprise-search'`;
@@ -89,9 +91,7 @@ describe('the shared rate limiter in Postgres', () => {
     let admitted = 0;
     const started = Date.now();
     while (admitted < wide.limit && Date.now() - started < 60_000) {
-      const waits = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => (i % 2 ? l : m).tryAcquire('enterprise-search')),
-      );
+      const waits = await burst();
       admitted += waits.filter((w) => w === 0).length;
       expect(await inWindow()).toBeLessThanOrEqual(wide.limit);
       await new Promise((r) => setTimeout(r, minGapMs(wide) + 5));
@@ -102,9 +102,7 @@ describe('the shared rate limiter in Postgres', () => {
     // callers at once are all refused.
     if (elapsed < wide.windowMs - 1000) {
       expect(admitted).toBe(wide.limit);
-      const more = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => (i % 2 ? l : m).tryAcquire('enterprise-search')),
-      );
+      const more = await burst();
       expect(more.filter((w) => w === 0)).toHaveLength(0);
     }
     expect(await inWindow()).toBeLessThanOrEqual(wide.limit);

@@ -15,6 +15,9 @@ import { freshDatabase, type TestDatabase } from '../../support/db.ts';
 import { startTestSim, TEST_KEY } from '../../support/sim.ts';
 
 /** Every simulator of these tests: the same seed, world and clock, so two runs see the same answers. */
+/** Jobs each worker of a fault cycle runs at once: the upstream calls a killed one may leave in flight. */
+export const WORKER_CONCURRENCY = 4;
+
 export const SIM_START = new Date('2026-11-20T04:00:00Z');
 
 export interface FaultCycle {
@@ -82,7 +85,7 @@ export async function startFaultCycle(options: {
         DAYBOOK_ENTERPRISE_RATE: '6000',
         DAYBOOK_CREDIT_BUDGET: '100000',
         DAYBOOK_HTTP_TIMEOUT_MS: '5000',
-        DAYBOOK_WORKER_CONCURRENCY: '4',
+        DAYBOOK_WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
         LOG_LEVEL: 'info',
         ...options.env,
         ...extra,
