@@ -7,10 +7,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DeliveryEngine } from '../src/delivery/engine.ts';
-import { DEFAULT_SCHEDULE, parseSchedule } from '../src/delivery/schedule.ts';
+import { DEFAULT_SCHEDULE, parseSchedule } from '../src/retry/schedule.ts';
 import { addSubscription } from '../src/delivery/store.ts';
 import { appendEvents, type NewEvent } from '../src/events/outbox.ts';
-import { createLogger } from '../src/runtime/log.ts';
+import { createLogger } from '../src/log/log.ts';
 import { freshDatabase, round } from './support.ts';
 
 export interface DeliveryRun {

@@ -6,10 +6,11 @@
  * the whole plan job, which also records the decisions in cycle_fetches and enqueues the
  * selected entries.
  */
-import { decidePlan, type PlanDecision, processPlan } from '../jobs/plan.ts';
+import { processPlan } from '../jobs/plan.ts';
+import { decidePlan, type PlanDecision } from '../src/plan/decide.ts';
 import { loadConfig } from '../src/config/config.ts';
-import type { Enqueuer } from '../src/runtime/deps.ts';
-import { createLogger } from '../src/runtime/log.ts';
+import type { Enqueuer } from '../jobs/deps.ts';
+import { createLogger } from '../src/log/log.ts';
 import { cycleOf } from '../src/time/cycles.ts';
 import { freshDatabase, round, since } from './support.ts';
 

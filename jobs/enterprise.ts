@@ -10,9 +10,9 @@
  */
 
 import { z } from 'zod';
-import { costOfAnswer, isBilledSuccess, usageOf } from '../src/budget/billing.ts';
-import { pauseCycle } from '../src/budget/credits.ts';
-import { acquire } from '../src/budget/limiter.ts';
+import { costOfAnswer, isBilledSuccess, usageOf } from '../src/purchase/billing.ts';
+import { pauseCycle } from '../src/purchase/credits.ts';
+import { acquire } from '../src/purchase/limiter.ts';
 import {
   type Billing,
   type Claim,
@@ -26,23 +26,23 @@ import {
   setAside,
   settleCall,
   startCall,
-} from '../src/db/cycle-fetches.ts';
+} from '../src/purchase/fetches.ts';
 import { isConnectionLoss, whileUnreachable } from '../src/db/outage.ts';
-import type { Mismatch } from '../src/db/resolution-mismatches.ts';
-import { finishRun, startRun } from '../src/db/runs.ts';
+import type { Mismatch } from '../src/history/resolution-mismatches.ts';
+import { finishRun, startRun } from '../src/landing/runs.ts';
 import { noteCycleProgress } from '../src/events/outbox.ts';
 import { exportAfterCycle } from '../src/export/scheduled.ts';
-import type { Severity } from '../src/history/classify.ts';
+import type { Severity } from '../src/terms/changes.ts';
 import {
   applyEnterpriseAnswer,
   type EnterpriseIngestResult,
   ingestFailure,
   landExchange,
 } from '../src/history/ingest.ts';
-import type { RefreshObservation } from '../src/plan/store.ts';
-import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/runtime/boundary.ts';
-import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
-import { holderOf } from '../src/runtime/holder.ts';
+import { noteRefresh, type RefreshObservation } from '../src/plan/store.ts';
+import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/terms/job-errors.ts';
+import type { JobDeps, JobReport } from './deps.ts';
+import { holderOf } from '../src/db/holder.ts';
 import { brokenSuccessOf, type UpstreamResult } from '../src/upstream/client.ts';
 import {
   BodyTooDeepError,
@@ -56,7 +56,12 @@ import {
   UpstreamError,
 } from '../src/upstream/errors.ts';
 import { EnterpriseSuccess } from '../src/upstream/schemas.ts';
-import { expectedUsccOf, flagResolutionMismatch, noteAcceptedResolution } from '../src/watch/store.ts';
+import {
+  expectedUsccOf,
+  flagResolutionMismatch,
+  noteAcceptedResolution,
+  noteFailure,
+} from '../src/watch/store.ts';
 import { normalizeUscc } from '../src/watch/uscc.ts';
 
 export const ENTERPRISE_JOB = 'enterprise';
@@ -303,14 +308,18 @@ async function useAnswer(
     : {};
   const accepted = ingest;
   await sql.begin(async (tx) => {
+    // What the answer says of the entry's change rate is noted before its refresh time moves.
+    await noteRefresh(
+      tx,
+      claim.watchId,
+      claim.cycle,
+      observationOf(accepted),
+      deps.config.DAYBOOK_MAX_STALENESS_DAYS,
+    );
     await completeFetch(tx, claim, {
       pid: accepted.pid ?? '',
       rawResponseId: b.rawResponseId,
       refreshedAt: b.landedAt,
-      observation: {
-        seen: observationOf(accepted),
-        maxStalenessDays: deps.config.DAYBOOK_MAX_STALENESS_DAYS,
-      },
     });
     await noteAcceptedResolution(
       tx,
@@ -422,8 +431,7 @@ async function failed(
         : err.message;
   if (err.errorClass === 'budget') {
     await setAside(sql, claim, 'deferred', err.code, err.message);
-    await sql`update watchlist set last_outcome = ${err.code}, last_error = ${err.message}, last_cycle = ${cycle}
-              where id = ${claim.watchId}`;
+    await noteFailure(sql, claim.watchId, { code: err.code, error: err.message, cycle });
     await pauseCycle(sql, cycle, `insufficient_credits at ${deps.now().toISOString()}: ${err.message}`);
     await finishRun(sql, runId, { outcome: 'paused', errorCode: err.code, errorMessage: err.message });
     return { outcome: 'paused', entity: keyword, detail: err.message };

@@ -1,11 +1,11 @@
 /** Pull one day's product trending list: fetch (configured limit, at most 20), land, normalize, snapshot. */
 import { z } from 'zod';
-import { acquire } from '../src/budget/limiter.ts';
+import { acquire } from '../src/purchase/limiter.ts';
 import { isConnectionLoss } from '../src/db/outage.ts';
-import { databaseNow, finishRun, startRun } from '../src/db/runs.ts';
+import { databaseNow, finishRun, startRun } from '../src/landing/runs.ts';
 import { applyProductListAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
-import { FinalForCycleError } from '../src/runtime/boundary.ts';
-import type { JobDeps, JobReport } from '../src/runtime/deps.ts';
+import { FinalForCycleError } from '../src/terms/job-errors.ts';
+import type { JobDeps, JobReport } from './deps.ts';
 import { addDays, cycleOf, isCalendarDate } from '../src/time/cycles.ts';
 import { RateLimitedError, UpstreamError } from '../src/upstream/errors.ts';
 

@@ -1,10 +1,14 @@
-/** Builds what the pipeline commands need from the configuration: client, limiter, logger. */
+/**
+ * Builds what the pipeline commands need from the configuration: client, limiter, logger, the
+ * delivery engine.
+ */
 
 import type postgres from 'postgres';
-import { DatabaseRateLimiter, perMinute, type RateLimiter } from '../budget/limiter.ts';
+import { DatabaseRateLimiter, perMinute, type RateLimiter } from '../purchase/limiter.ts';
 import type { Config } from '../config/config.ts';
-import type { JobDeps } from '../runtime/deps.ts';
-import { createLogger, type Logger } from '../runtime/log.ts';
+import { DeliveryEngine } from '../delivery/engine.ts';
+import type { JobDeps } from '../../jobs/deps.ts';
+import { createLogger, type Logger } from '../log/log.ts';
 import { redisConnection } from '../runtime/queues.ts';
 import { redisPlace, redisVariable } from '../runtime/redis.ts';
 import { UpstreamClient } from '../upstream/client.ts';
@@ -116,4 +120,14 @@ export function productCommandDeps(
     // Product jobs enqueue nothing.
     enqueue: { enterprises: async () => 0 },
   };
+}
+
+/** The delivery engine as configured. */
+export function deliveryEngine(config: Config, sql: postgres.Sql, log: Logger): DeliveryEngine {
+  return new DeliveryEngine(sql, log, {
+    schedule: config.DAYBOOK_WEBHOOK_SCHEDULE,
+    timeoutMs: config.DAYBOOK_WEBHOOK_TIMEOUT_MS,
+    disableAfterMs: config.DAYBOOK_WEBHOOK_DISABLE_AFTER,
+    concurrency: config.DAYBOOK_WEBHOOK_CONCURRENCY,
+  });
 }

@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { Command } from 'commander';
 import { scheduledPulls } from '../../jobs/products.ts';
-import { DatabaseRateLimiter, perMinute } from '../budget/limiter.ts';
+import { DatabaseRateLimiter, perMinute } from '../purchase/limiter.ts';
 import { runInline } from '../runtime/inline.ts';
 import { defaultSimOptions, SANDBOX_KEY } from '../sim/options.ts';
 import { addDays, cycleStart, pacificDate } from '../time/cycles.ts';

@@ -3,10 +3,10 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { processPlan } from '../../jobs/plan.ts';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
-import { budgetOf, resumeCycle } from '../budget/credits.ts';
+import { budgetOf, resumeCycle } from '../purchase/credits.ts';
 import type { Sql } from '../db/connect.ts';
 import { openDatabase } from '../db/connect.ts';
-import { replanDeferred } from '../db/cycle-fetches.ts';
+import { replanDeferred } from '../purchase/fetches.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import { isConnectionLoss } from '../db/outage.ts';
 import { limitHeapGrowth } from '../runtime/heap.ts';

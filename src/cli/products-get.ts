@@ -10,8 +10,8 @@
 import { Command } from 'commander';
 import type postgres from 'postgres';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
-import { acquire } from '../budget/limiter.ts';
-import { databaseNow, finishRun, startRun } from '../db/runs.ts';
+import { acquire } from '../purchase/limiter.ts';
+import { databaseNow, finishRun, startRun } from '../landing/runs.ts';
 import { ingestFailure, ingestProductDetail } from '../history/ingest.ts';
 import { realSleep, withRetries } from '../runtime/inline.ts';
 import { cycleOf, pacificDate, pacificDayOver } from '../time/cycles.ts';

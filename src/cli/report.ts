@@ -1,8 +1,8 @@
 /** Read-only commands: `daybook status` and `daybook changes`. */
 
 import { Command } from 'commander';
-import { deferredEntries } from '../../jobs/plan.ts';
-import { budgetOf } from '../budget/credits.ts';
+import { deferredEntries } from '../plan/decide.ts';
+import { budgetOf } from '../purchase/credits.ts';
 import type { Config } from '../config/config.ts';
 import { lastExports } from '../export/package.ts';
 import { driftReport } from '../history/drift-store.ts';

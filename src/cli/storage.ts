@@ -1,6 +1,6 @@
 /** `daybook migrate` and `daybook rebuild`. */
 import { Command } from 'commander';
-import { compactBookkeeping } from '../db/compact.ts';
+import { compactBookkeeping } from '../landing/compact.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import { grantAnalyticsRole, RoleNameError } from '../db/roles.ts';
 import { rebuild } from '../history/rebuild.ts';

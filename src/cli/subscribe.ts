@@ -7,7 +7,7 @@ import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import { checkTarget, parseWebhookUrl, WebhookUrlError } from '../delivery/address.ts';
 import { DeliveryEngine, type PassSummary, safeUrl } from '../delivery/engine.ts';
-import { parseDuration } from '../delivery/schedule.ts';
+import { parseDuration } from '../retry/schedule.ts';
 import {
   addSubscription,
   listSubscriptions,
@@ -17,7 +17,7 @@ import {
 } from '../delivery/store.ts';
 import { EVENT_TYPES } from '../events/catalogue.ts';
 import { typeMatches } from '../events/feed.ts';
-import type { Logger } from '../runtime/log.ts';
+import type { Logger } from '../log/log.ts';
 import { lifecycle } from '../runtime/shutdown.ts';
 import { loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';

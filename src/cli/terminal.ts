@@ -19,6 +19,8 @@
  *
  * JSON output needs none of this (JSON.stringify escapes the C0 controls), and CSV output is data
  * for machines, byte-exact: neither goes through here.
+ *
+ * Also the output helpers the commands share: the aligned text table and JSON lines.
  */
 
 /** Whether a terminal would act on the code point instead of showing it. */
@@ -43,4 +45,69 @@ export function forTerminal(text: string): string {
     from = i + 1;
   }
   return from === 0 ? text : out + text.slice(from);
+}
+
+/** Columns a terminal gives a character: 2 for East Asian wide and fullwidth ones and emoji, else 1. */
+function charWidth(ch: string): number {
+  return /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f680}-\u{1f6ff}\u{1f900}-\u{1f9ff}\u{1fa70}-\u{1faff}\u{20000}-\u{3fffd}]/u.test(
+    ch,
+  )
+    ? 2
+    : 1;
+}
+
+function textWidth(s: string): number {
+  let w = 0;
+  for (const ch of s) w += charWidth(ch);
+  return w;
+}
+
+/**
+ * Prints rows as an aligned text table. Every cell and header goes through forTerminal (control
+ * characters, tab and newline among them, shown as inert escapes), and the widths are those of
+ * the escaped text.
+ */
+export function formatTable(rows: readonly Record<string, unknown>[], columns?: string[]): string {
+  if (rows.length === 0) return '(no rows)\n';
+  const cols = columns ?? Object.keys(rows[0] as object);
+  const cell = (v: unknown) =>
+    forTerminal(
+      v === null || v === undefined
+        ? ''
+        : v instanceof Date
+          ? v.toISOString()
+          : typeof v === 'object'
+            ? JSON.stringify(v)
+            : String(v),
+    ).replace(/\s+/g, ' ');
+  const headers = cols.map((c) => forTerminal(c).replace(/\s+/g, ' '));
+  const text = rows.map((r) => cols.map((c) => cell(r[c])));
+  const widths = headers.map((h, i) =>
+    Math.min(60, Math.max(textWidth(h), ...text.map((t) => textWidth(t[i] as string)))),
+  );
+  const pad = (s: string, w: number) => {
+    const sw = textWidth(s);
+    if (sw <= w) return s + ' '.repeat(w - sw);
+    // Cut whole characters to leave a column for the ellipsis, then pad what a wide one left.
+    let out = '';
+    let ow = 0;
+    for (const ch of s) {
+      const cw = charWidth(ch);
+      if (ow + cw > w - 1) break;
+      out += ch;
+      ow += cw;
+    }
+    return `${out}…${' '.repeat(w - 1 - ow)}`;
+  };
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => pad(v, widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  return `${[line(headers), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n')}\n`;
+}
+
+/** One JSON value per line, each line ended; nothing for no rows. */
+export function jsonLines(rows: readonly unknown[]): string {
+  return rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : '');
 }

@@ -1,8 +1,12 @@
 /**
  * Bad input from a person: a clear message, exit code 2, never a stack trace. Also the
- * argument parsers commander calls, each naming the problem.
+ * argument parsers commander calls, each naming the problem, and the checks of option values
+ * that several commands share.
  */
 import { InvalidArgumentError } from 'commander';
+import { EVENT_TYPES } from '../events/catalogue.ts';
+import { typeMatches } from '../events/feed.ts';
+import { isCalendarDate, pacificDate } from '../time/cycles.ts';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -38,4 +42,39 @@ export function choiceArg<T extends string>(what: string, choices: readonly T[])
 /** Collects a repeatable option into an array. */
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
+}
+
+/** A real calendar date, YYYY-MM-DD. */
+export function dateArg(what: string) {
+  return (raw: string): string => {
+    if (!isCalendarDate(raw.trim()))
+      throw new InvalidArgumentError(`${what} "${raw}" is not a real calendar date YYYY-MM-DD.`);
+    return raw.trim();
+  };
+}
+
+/** A subscription id, as `subscribe` and `deliveries` take it. */
+export const subscriptionIdArg = intArg('subscription id', 1);
+
+/** Each `--type` pattern names at least one event type, or a usage error says which does not. */
+export function checkEventTypes(types: readonly string[]): void {
+  const known = Object.keys(EVENT_TYPES);
+  for (const t of types)
+    if (!known.some((k) => typeMatches(t, k)))
+      throw new UsageError(
+        `--type ${t} matches no event type; types look like company.status.changed or company.status.* (see the README, Events)`,
+      );
+}
+
+/**
+ * Refuses a list date after today's date in US Pacific time (the upstream's product day, taken
+ * from `now`): that day has not begun there, and its list would come back empty.
+ */
+export function notAfterToday(what: string, date: string, now: Date): void {
+  const today = pacificDate(now);
+  if (date > today) {
+    throw new UsageError(
+      `${what} ${date} is after today's date in US Pacific time, ${today} (the upstream's product day): that day has not begun there, so it has no list yet. Give ${today} or an earlier date.`,
+    );
+  }
 }

@@ -13,11 +13,11 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type postgres from 'postgres';
 import { appendEvents } from '../events/outbox.ts';
-import { within } from '../runtime/deadline.ts';
-import type { Logger } from '../runtime/log.ts';
-import { sleepUnless } from '../runtime/reachability.ts';
+import { within } from '../time/deadline.ts';
+import type { Logger } from '../log/log.ts';
+import { sleepUnless } from '../time/sleep.ts';
 import { bodyOf, signedHeaders } from './payload.ts';
-import { nextAttemptAt, retryAfterMs } from './schedule.ts';
+import { nextAttemptAt, retryAfterMs } from '../retry/schedule.ts';
 import { post, type SendResult } from './send.ts';
 import { type Claimed, claimDue, fanOut, recordAttempt } from './store.ts';
 

@@ -8,7 +8,7 @@
  * Operational events say what happened to a cycle, an entry or an endpoint.
  */
 import { z } from 'zod';
-import type { EnterpriseChangeCategory, Severity } from '../history/classify.ts';
+import type { EnterpriseChangeCategory, Severity } from '../terms/changes.ts';
 
 export const SEVERITIES = ['high', 'medium', 'low'] as const;
 

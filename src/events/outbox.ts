@@ -12,7 +12,7 @@
  */
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
-import type { EnterpriseChangeCategory, Severity } from '../history/classify.ts';
+import type { EnterpriseChangeCategory, Severity } from '../terms/changes.ts';
 import { changeEventType, type EventType, observationEventType, severityOfEvent } from './catalogue.ts';
 import { cycleDigest } from './digest.ts';
 

@@ -6,7 +6,7 @@
  */
 import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../runtime/log.ts';
+import type { Logger } from '../log/log.ts';
 import { ExportBusy, exportPackages } from './package.ts';
 
 export async function exportAfterCycle(

@@ -30,46 +30,17 @@ import {
   personJson,
   shareholderJson,
 } from './hash.ts';
+import {
+  type ChangeKind,
+  ENTERPRISE_CHANGE_CATEGORIES,
+  type EnterpriseChangeCategory,
+  PRODUCT_CHANGE_CATEGORIES,
+  type ProductChangeCategory,
+  type Severity,
+} from '../terms/changes.ts';
 
-export type ChangeKind = 'added' | 'removed' | 'modified';
-export type Severity = 'high' | 'medium' | 'low';
-
-export const ENTERPRISE_CHANGE_CATEGORIES = [
-  'name',
-  'legal_representative',
-  'registered_capital',
-  'status',
-  'address',
-  'business_scope',
-  'enterprise_type',
-  'operating_period',
-  'revocation',
-  'listing',
-  'industry',
-  'key_personnel',
-  'shareholders',
-  'liquidation',
-  'insured_employees',
-  'registration',
-  'other',
-  'extra',
-] as const;
-export type EnterpriseChangeCategory = (typeof ENTERPRISE_CHANGE_CATEGORIES)[number];
-
-export const PRODUCT_CHANGE_CATEGORIES = [
-  'identity',
-  'name',
-  'tagline',
-  'description',
-  'url',
-  'timing',
-  'topics',
-  'media',
-  'links',
-  'thumbnail',
-  'extra',
-] as const;
-export type ProductChangeCategory = (typeof PRODUCT_CHANGE_CATEGORIES)[number];
+export type { ChangeKind, EnterpriseChangeCategory, ProductChangeCategory, Severity };
+export { ENTERPRISE_CHANGE_CATEGORIES, PRODUCT_CHANGE_CATEGORIES };
 
 /** One field-level change. `before`/`after` are null for added/removed. */
 export interface Change<C extends string> {

@@ -8,8 +8,8 @@
 
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
-import { type Landed, landingOfError, landingOfExchange, landRaw } from '../db/landing.ts';
-import { type Mismatch, recordResolutionMismatch } from '../db/resolution-mismatches.ts';
+import { type Landed, landingOfError, landingOfExchange, landRaw } from '../landing/landing.ts';
+import { type Mismatch, recordResolutionMismatch } from './resolution-mismatches.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import { cohortKey } from '../plan/estimate.ts';

@@ -16,7 +16,7 @@
 
 import type postgres from 'postgres';
 import { isConnectionLoss } from '../db/outage.ts';
-import { insertMismatchEvent, refusedAnswerCodes } from '../db/resolution-mismatches.ts';
+import { insertMismatchEvent, refusedAnswerCodes } from './resolution-mismatches.ts';
 import { suppressEvents } from '../events/outbox.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';

@@ -31,7 +31,7 @@
  * entry. A high-severity change makes the firm due every cycle for `BOOST_CYCLES` cycles: in a
  * registry, one change (a status move, an opened liquidation) is often followed by others.
  */
-import type { Severity } from '../history/classify.ts';
+import type { Severity } from '../terms/changes.ts';
 import { daysBetween } from '../time/cycles.ts';
 
 /** Default bound on days between two refreshes of an entry, while the budget allows. */

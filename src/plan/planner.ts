@@ -15,6 +15,7 @@
  * head. Pure and fast (one sort over precomputed keys).
  */
 import { addDays, daysBetween } from '../time/cycles.ts';
+import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
 import { DEFAULT_MAX_STALENESS_DAYS } from './estimate.ts';
 
 export interface WatchCandidate {
@@ -101,13 +102,7 @@ export function capacityOf(
   return { byCredits, byRate, limit, binding };
 }
 
-/**
- * An entry whose last answer was a permanent error (not_found, invalid_parameter) is not asked
- * again for this many days: asking costs nothing when not found, but it spends rate; after a
- * week it is retried, since a company may reappear in the registry.
- */
-export const PERMANENT_ERROR_QUIET_DAYS = 7;
-export const PERMANENT_OUTCOMES: ReadonlySet<string> = new Set(['not_found', 'invalid_parameter']);
+export { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES };
 
 /** Where an entry stands within its priority: never fetched, owed by the staleness bound, or by due time. */
 export type PlanClass = 'never_fetched' | 'owed' | 'due';

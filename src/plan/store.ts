@@ -10,7 +10,7 @@
  */
 
 import { inTransaction, type Sql } from '../db/connect.ts';
-import type { Severity } from '../history/classify.ts';
+import type { Severity } from '../terms/changes.ts';
 import { cycleStart } from '../time/cycles.ts';
 import {
   afterRefresh,

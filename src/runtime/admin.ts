@@ -19,7 +19,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type postgres from 'postgres';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { readEvents } from '../events/feed.ts';
-import { within } from './deadline.ts';
+import { within } from '../time/deadline.ts';
 import type { Queues } from './queues.ts';
 import type { RedisClient } from './redis.ts';
 

@@ -7,10 +7,13 @@
  * looked at again later (no attempt used); everything else → retried with backoff, then failed.
  */
 import type { ZodType } from 'zod';
-import { pauseCycle } from '../budget/credits.ts';
-import type { LimitedOperation, RateLimiter } from '../budget/limiter.ts';
+import { pauseCycle } from '../purchase/credits.ts';
+import type { LimitedOperation, RateLimiter } from '../purchase/limiter.ts';
 import type { Sql } from '../db/connect.ts';
+import { BadJobDataError, ClaimHeldError, FinalForCycleError, LostClaimError } from '../terms/job-errors.ts';
 import { RateLimitedError, UpstreamError } from '../upstream/errors.ts';
+
+export { BadJobDataError, ClaimHeldError, FinalForCycleError, LostClaimError };
 
 /**
  * The longest `Retry-After` daybook waits out. An upstream asking for more (an hour, a day) has
@@ -21,30 +24,6 @@ export const MAX_RETRY_AFTER_MS = 15 * 60_000;
 
 /** After this many rate-limit refusals in a row (by any process), the upstream is taken to be refusing for the day. */
 export const MAX_CONSECUTIVE_REFUSALS = 30;
-
-/** Another holder's lease on the entry is live: this attempt buys nothing and looks again later. */
-export class ClaimHeldError extends Error {
-  override readonly name = 'ClaimHeldError';
-  readonly until: Date;
-  constructor(message: string, until: Date) {
-    super(message);
-    this.until = until;
-  }
-}
-
-/** This attempt's claim lapsed and was taken over before its call: it bought nothing. */
-export class LostClaimError extends Error {
-  override readonly name = 'LostClaimError';
-}
-
-/** The entry failed for good in this cycle (its answer was billed and cannot be used): no retry. */
-export class FinalForCycleError extends Error {
-  override readonly name = 'FinalForCycleError';
-}
-
-export class BadJobDataError extends Error {
-  override readonly name = 'BadJobDataError';
-}
 
 /** The wait after a rate-limit answer: Retry-After when given, else to the next minute window. */
 export function rateLimitWait(err: RateLimitedError, now: Date): number {

@@ -8,11 +8,11 @@ import pLimit from 'p-limit';
 import { processEnterprise } from '../../jobs/enterprise.ts';
 import { processPlan } from '../../jobs/plan.ts';
 import { processProducts, scheduledPulls } from '../../jobs/products.ts';
-import type { LimitedOperation } from '../budget/limiter.ts';
+import type { LimitedOperation } from '../purchase/limiter.ts';
 import type { Sql } from '../db/connect.ts';
 import { pacificDate } from '../time/cycles.ts';
 import { afterFailure } from './boundary.ts';
-import type { JobDeps, JobReport } from './deps.ts';
+import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { type RetryPolicy, retryPolicy } from './queues.ts';
 
 export interface InlineSummary {

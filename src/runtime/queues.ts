@@ -9,7 +9,7 @@ import { ENTERPRISE_JOB, type EnterpriseJobData, enterpriseJobId } from '../../j
 import { PLAN_JOB, type PlanJobData, planJobId } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, type ProductsJobData, productsJobId } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
-import type { Enqueuer } from './deps.ts';
+import type { Enqueuer } from '../../jobs/deps.ts';
 import { queuePrefix, type RedisClient } from './redis.ts';
 
 export { keyPattern, redisConnection } from './redis.ts';

@@ -5,11 +5,12 @@
  * when it is back. The drivers' own reconnect errors (a stack dump per attempt) never reach the
  * log.
  */
-import type { Logger } from './log.ts';
+import type { Logger } from '../log/log.ts';
+import { sleepUnless } from '../time/sleep.ts';
 import { type RedisClient, type RedisTarget, redisLabel, redisVariable } from './redis.ts';
-import { withoutPassword } from './urls.ts';
+import { withoutPassword } from '../log/urls.ts';
 
-export { withoutPassword };
+export { sleepUnless, withoutPassword };
 
 export type Dependency = 'redis' | 'postgres';
 
@@ -149,20 +150,6 @@ export function watchRedis(
     }) as (...args: never[]) => void);
     e.on('ready', (() => reach.answered('redis')) as (...args: never[]) => void);
   }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-export function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Raised when a stop was asked for while waiting for a dependency. */

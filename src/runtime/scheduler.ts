@@ -10,7 +10,7 @@ import { createTask, type RunCoordinator, type ScheduledTask } from 'node-cron';
 import { scheduledPulls } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
 import { cycleOf, pacificDate } from '../time/cycles.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../log/log.ts';
 import type { Queues } from './queues.ts';
 import { coordinationKey, type RedisClient } from './redis.ts';
 

@@ -1,4 +1,4 @@
-import { within } from './deadline.ts';
+import { within } from '../time/deadline.ts';
 /** One shutdown path for SIGTERM, SIGINT and tests: resources close in reverse order of opening. */
 
 export class Closer {

@@ -24,8 +24,8 @@ import {
   type UpstreamError,
 } from './errors.ts';
 import { checkEntName, checkListDate, checkListLimit, checkProductName } from './params.ts';
-import { redactSecrets } from './redact.ts';
-import { parseRetryAfter } from './retry-after.ts';
+import { redactSecrets } from '../log/redact.ts';
+import { parseRetryAfter } from '../retry/retry-after.ts';
 import { EnterpriseSuccess, ErrorBody, ProductDetailSuccess, ProductListSuccess } from './schemas.ts';
 
 export interface ClientOptions {

@@ -228,3 +228,29 @@ export async function countWatches(sql: Sql): Promise<{ active: number; total: n
     select (count(*) filter (where active))::int as active, count(*)::int as total from watchlist`;
   return { active: row?.active ?? 0, total: row?.total ?? 0 };
 }
+
+/** A successful refresh of the entry in `cycle`: the PID it resolved to, and when. */
+export async function noteRefreshed(
+  tx: Sql,
+  watchId: number,
+  done: { pid: string; refreshedAt: Date; cycle: string },
+): Promise<void> {
+  await tx`update watchlist set pid = ${done.pid}, last_refreshed_at = ${done.refreshedAt}, refreshed_cycle = ${done.cycle}, last_cycle = ${done.cycle},
+             last_outcome = 'success', last_error = null where id = ${watchId}`;
+}
+
+/**
+ * A failed attempt on the entry, kept where users see it. `restUntil`, when given, moves its due
+ * time (an entry resting after a permanent error). Returns the entry's keyword.
+ */
+export async function noteFailure(
+  tx: Sql,
+  watchId: number,
+  failure: { code: string; error: string; cycle: string; restUntil?: Date | null },
+): Promise<string | undefined> {
+  const [entry] = await tx<{ keyword: string }[]>`
+      update watchlist set last_outcome = ${failure.code}, last_error = ${failure.error},
+               last_cycle = ${failure.cycle}, due_at = coalesce(${failure.restUntil ?? null}::timestamptz, due_at)
+      where id = ${watchId} returning keyword`;
+  return entry?.keyword;
+}

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pauseCycle, resumeCycle } from '../../src/budget/credits.ts';
+import { pauseCycle, resumeCycle } from '../../src/purchase/credits.ts';
 import { EVENT_TYPES, type EventType, envelopeSchema, eventJsonSchemas } from '../../src/events/catalogue.ts';
 import { type Envelope, readEvents } from '../../src/events/feed.ts';
 import { appendEvents } from '../../src/events/outbox.ts';

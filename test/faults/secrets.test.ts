@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPattern, Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { defaultSimOptions, startSimulator } from '../../src/sim/server.ts';
 import { addDays, cycleOf } from '../../src/time/cycles.ts';
-import { secretMatcher } from '../../src/upstream/redact.ts';
+import { secretMatcher } from '../../src/log/redact.ts';
 import { BIN, type CliResult, runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Config, loadConfig } from '../../src/config/config.ts';
-import { createLogger } from '../../src/runtime/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { keyPattern, Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { RedisRunCoordinator, type RunningScheduler, startScheduler } from '../../src/runtime/scheduler.ts';
 

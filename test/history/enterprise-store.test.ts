@@ -7,48 +7,26 @@ import {
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { EnterpriseRecord } from '../../src/upstream/schemas.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { sampleEnterpriseRecord } from '../support/records.ts';
 
+/** The sample record, with the legal representative, people and shareholders these tests read back. */
 function record(overrides: Record<string, unknown> = {}): EnterpriseRecord {
-  return EnterpriseRecord.parse({
-    PID: 'p-0001',
-    ENTNAME: '上海星辰信息科技有限公司',
-    HISTORYNAME: '',
-    IS_LISTED: 0,
-    LEGALPERSON: '张伟',
-    LEGALPERSONDESC: '法定代表人',
-    ESDATE: '2012-05-12T00:00:00.000Z',
-    SCONFORM: '货币',
-    REGNO: '310141000157096',
-    UNCID: '91310115342050446K',
-    ENTTYPECODE: '1130',
-    ENTTYPE: '有限责任公司(自然人投资或控股)',
-    REGCAP: 500,
-    REGCAPCUR: '万人民币',
-    PROVINCE: 31,
-    OPFROM: '2012-05-12T00:00:00.000Z',
-    OPTO: '9999-12-31',
-    REGORG: '上海市浦东新区市场监督管理局',
-    APPRDATE: '2020-03-01T00:00:00.000Z',
-    REVOKEDATE: '',
-    REVOKEREASON: '',
-    ENTSTATUS: '存续',
-    OPLOC: '上海市浦东新区张江路100号',
-    OPSCOPE: '信息技术咨询服务；软件开发。',
-    PERSONS: [
-      { NAME: '张伟', POSITION: '执行董事' },
-      { NAME: '李娜', POSITION: '监事' },
-    ],
-    BE_INVEST: [
-      { INV: '张伟', INVTYPE: '自然人股东' },
-      { PID: 'p-0002', INV: '北京华拓电子有限公司', INVTYPE: '企业法人' },
-    ],
-    participants: 12,
-    INDUSTRYPHY: 'I',
-    INDUSTRYBIG: '软件和信息技术服务业',
-    industry_middle: '软件开发',
-    CLEARINGINFO: [],
-    ...overrides,
-  });
+  return EnterpriseRecord.parse(
+    sampleEnterpriseRecord({
+      PID: 'p-0001',
+      LEGALPERSON: '张伟',
+      PERSONS: [
+        { NAME: '张伟', POSITION: '执行董事' },
+        { NAME: '李娜', POSITION: '监事' },
+      ],
+      BE_INVEST: [
+        { INV: '张伟', INVTYPE: '自然人股东' },
+        { PID: 'p-0002', INV: '北京华拓电子有限公司', INVTYPE: '企业法人' },
+      ],
+      industry_middle: '软件开发',
+      ...overrides,
+    }),
+  );
 }
 
 function obs(r: EnterpriseRecord, at: string, cycle = at.slice(0, 10)): EnterpriseObservation {

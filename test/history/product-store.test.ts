@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { landRaw } from '../../src/db/landing.ts';
+import { landRaw } from '../../src/landing/landing.ts';
 import { applyProductPulls } from '../../src/history/product-store.ts';
 import { normalizeProductList } from '../../src/normalize/product.ts';
 import { ProductWorld } from '../../src/sim/products.ts';

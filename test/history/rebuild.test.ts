@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduledPulls } from '../../jobs/products.ts';
-import { landingOfExchange, landRaw } from '../../src/db/landing.ts';
+import { landingOfExchange, landRaw } from '../../src/landing/landing.ts';
 import { migrateDatabase } from '../../src/db/migrate.ts';
 import { applyEnterprises } from '../../src/history/enterprise-store.ts';
 import { ingestEnterpriseSuccess, ingestFailure } from '../../src/history/ingest.ts';

@@ -6,8 +6,8 @@
  * change, so most answers repeat the day before's body.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactBookkeeping, RAW_REFERENCES } from '../../src/db/compact.ts';
-import { landRaw } from '../../src/db/landing.ts';
+import { compactBookkeeping, RAW_REFERENCES } from '../../src/landing/compact.ts';
+import { landRaw } from '../../src/landing/landing.ts';
 import { rebuild } from '../../src/history/rebuild.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { addDays } from '../../src/time/cycles.ts';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { budgetOf } from '../../src/budget/credits.ts';
+import { budgetOf } from '../../src/purchase/credits.ts';
 import { cycleOf } from '../../src/time/cycles.ts';
 import { startPipeline, type TestPipeline, until } from '../support/pipeline.ts';
 import { startTestSim, TEST_KEY } from '../support/sim.ts';
@@ -107,7 +107,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
 
       // The operator buys credits and resumes: the rest finishes, nothing bought twice.
       sim.sim.setCredits(TEST_KEY, 1000);
-      const { resumeCycle } = await import('../../src/budget/credits.ts');
+      const { resumeCycle } = await import('../../src/purchase/credits.ts');
       await resumeCycle(p.db.sql, cycle);
       const ids = await p.db.sql<{ watch_id: string }[]>`
         update cycle_fetches set status = 'planned' where cycle = ${cycle} and status = 'deferred' returning watch_id`;

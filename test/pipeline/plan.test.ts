@@ -7,11 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CandidateRow, candidateOf, decidePlan, deferredEntries, processPlan } from '../../jobs/plan.ts';
-import { resumeCycle } from '../../src/budget/credits.ts';
+import { processPlan } from '../../jobs/plan.ts';
+import { type CandidateRow, candidateOf, decidePlan, deferredEntries } from '../../src/plan/decide.ts';
+import { resumeCycle } from '../../src/purchase/credits.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { type Plan, planCycle } from '../../src/plan/planner.ts';
-import { createLogger } from '../../src/runtime/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { keyPattern, Queues } from '../../src/runtime/queues.ts';
 import { addDays, cycleOf } from '../../src/time/cycles.ts';
 import { runDaybook } from '../support/cli.ts';

@@ -1,6 +1,6 @@
 /** The claim on a cycle fetch (src/db/cycle-fetches.ts): the row is the lease, the fence decides. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCycleBudget } from '../../src/budget/credits.ts';
+import { ensureCycleBudget } from '../../src/purchase/credits.ts';
 import { openDatabase } from '../../src/db/connect.ts';
 import {
   type Claim,
@@ -10,7 +10,7 @@ import {
   reserveForCall,
   settleCall,
   startCall,
-} from '../../src/db/cycle-fetches.ts';
+} from '../../src/purchase/fetches.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
 const CYCLE = '2026-11-20';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseRateLimiter, minGapMs, perMinute, type RateRule } from '../../src/budget/limiter.ts';
+import { DatabaseRateLimiter, minGapMs, perMinute, type RateRule } from '../../src/purchase/limiter.ts';
 import { type Database, openDatabase } from '../../src/db/connect.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 

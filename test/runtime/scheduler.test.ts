@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.ts';
-import { createLogger } from '../../src/runtime/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { keyPattern, Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { startScheduler } from '../../src/runtime/scheduler.ts';
 

@@ -1,31 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { commentPreview, renderEnterpriseMarkdown, renderProductMarkdown } from '../../src/sim/markdown.ts';
 import type { SimEnterprise, SimProduct } from '../../src/sim/types.ts';
+import { sampleEnterpriseRecord, sampleProductRecord } from '../support/records.ts';
 
+/** The sample enterprise, with every value the rendered markdown below shows. */
 function enterprise(overrides: Partial<SimEnterprise> = {}): SimEnterprise {
-  return {
-    PID: 'p-1',
+  return sampleEnterpriseRecord({
     ENTNAME: '上海星图信息科技有限公司',
-    HISTORYNAME: '',
-    IS_LISTED: 0,
     LEGALPERSON: '张伟',
-    LEGALPERSONDESC: '法定代表人',
-    ESDATE: '2008-05-12T00:00:00.000Z',
-    SCONFORM: '货币',
-    REGNO: '310141000157096',
-    UNCID: '91310115342050446K',
-    ENTTYPECODE: '1130',
     ENTTYPE: '有限责任公司(自然人投资或控股)',
-    REGCAP: 500,
-    REGCAPCUR: '万人民币',
-    PROVINCE: 31,
-    OPFROM: '2008-05-12T00:00:00.000Z',
     OPTO: '9999-12-31',
     REGORG: '上海市浦东新区市场监督管理局',
     APPRDATE: '2023-03-01T00:00:00.000Z',
-    REVOKEDATE: '',
-    REVOKEREASON: '',
-    ENTSTATUS: '存续',
     OPLOC: '上海市浦东新区张江路88号',
     OPSCOPE: '软件开发；信息技术咨询服务。',
     PERSONS: [
@@ -36,38 +22,29 @@ function enterprise(overrides: Partial<SimEnterprise> = {}): SimEnterprise {
       { INV: '张伟', INVTYPE: '自然人股东' },
       { PID: 'p-2', INV: '上海云帆投资有限公司', INVTYPE: '企业法人' },
     ],
-    participants: 12,
-    INDUSTRYPHY: 'I',
-    INDUSTRYBIG: '软件和信息技术服务业',
     industry_middle: '软件开发',
-    CLEARINGINFO: [],
     ...overrides,
-  };
+  }) as unknown as SimEnterprise;
 }
 
+/** The sample product, with every value the rendered markdown below shows. */
 function product(overrides: Partial<SimProduct> = {}): SimProduct {
-  return {
-    id: '0b7e6a52-1c1d-4e0f-9a43-6f2d0c1b2a3e',
-    product_id: '512345',
+  return sampleProductRecord({
     name: 'NovaDesk',
     tagline: 'Your AI copilot for customer support',
     description: 'NovaDesk helps support teams answer faster.',
-    url: 'https://www.producthunt.com/posts/novadesk',
     votes_count: 321,
     comments_count: 42,
     created_at: '2026-03-04T08:01:07',
     featured_at: '2026-03-04T08:01:30',
     topics: ['Artificial Intelligence', 'SaaS'],
-    media: [{ url: 'https://ph-files.imgix.net/a.png', type: 'image', videoUrl: null }],
-    thumbnail: { url: 'https://ph-files.imgix.net/t.png', type: 'image' },
-    product_links: [{ url: 'https://novadesk.ai/?ref=producthunt', type: 'Website' }],
     comments: [
       { body: 'Congrats on the launch! 🎉', created_at: '2026-03-04T10:00:00.000Z' },
       { body: 'Line one.\n\nLine **two**.', created_at: '2026-03-04T09:00:00.000Z' },
     ],
     updated_at: '2026-03-04T20:00:00',
     ...overrides,
-  };
+  }) as unknown as SimProduct;
 }
 
 function headingOrder(md: string): string[] {

@@ -1,5 +1,5 @@
 /** A database and a simulator of a test file's own, and the environment the CLI needs for them. */
-import type { RunningSimulator } from '../../src/sim/server.ts';
+import type { RunningSimulator, SimOptions } from '../../src/sim/server.ts';
 import { freshDatabase, type TestDatabase } from './db.ts';
 import { startTestSim, TEST_KEY } from './sim.ts';
 
@@ -10,13 +10,19 @@ export interface CliSim {
   close(): Promise<void>;
 }
 
+/** Simulator rate limits loose enough that a test never waits on them. */
+export const UNTHROTTLED: SimOptions['rateLimits'] = { 'enterprise-search': 6000, 'product-listing': 6000 };
+
 /** A small world (10 enterprises), product calls unthrottled. */
-export async function cliAgainstSim(): Promise<CliSim> {
+const SMALL_WORLD: Partial<SimOptions> = {
+  enterprises: 10,
+  rateLimits: { 'enterprise-search': 100, 'product-listing': 6000 },
+};
+
+/** The database, then the simulator: by default a small world; `simOptions` replace that. */
+export async function cliAgainstSim(simOptions: Partial<SimOptions> = SMALL_WORLD): Promise<CliSim> {
   const t = await freshDatabase();
-  const sim = await startTestSim({
-    enterprises: 10,
-    rateLimits: { 'enterprise-search': 100, 'product-listing': 6000 },
-  });
+  const sim = await startTestSim(simOptions);
   return {
     t,
     sim,

@@ -1,9 +1,9 @@
 /** Runs whole cycles in-process (the inline runner) against a test database and simulator. */
-import { DatabaseRateLimiter, perMinute } from '../../src/budget/limiter.ts';
+import { DatabaseRateLimiter, perMinute } from '../../src/purchase/limiter.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Sql } from '../../src/db/connect.ts';
 import { runInline } from '../../src/runtime/inline.ts';
-import { createLogger } from '../../src/runtime/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { cycleStart } from '../../src/time/cycles.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';

@@ -2,10 +2,10 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
-import { DatabaseRateLimiter, perMinute } from '../../src/budget/limiter.ts';
+import { DatabaseRateLimiter, perMinute } from '../../src/purchase/limiter.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
-import type { JobDeps } from '../../src/runtime/deps.ts';
-import { createLogger } from '../../src/runtime/log.ts';
+import type { JobDeps } from '../../jobs/deps.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { keyPattern, Queues, redisConnection, retryPolicy } from '../../src/runtime/queues.ts';
 import { type RunningWorkers, startWorkers } from '../../src/runtime/worker.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';

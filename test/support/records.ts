@@ -41,3 +41,29 @@ export function sampleEnterpriseRecord(overrides: Record<string, unknown> = {}):
     ...overrides,
   };
 }
+
+/** A hand-made product object as the upstream sends it (one item of a product list), for unit tests. */
+export function sampleProductRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: '0b7d3c1e-4f7a-4a4e-9d2b-1c2d3e4f5a6b',
+    product_id: '912345',
+    name: 'Daybook',
+    tagline: 'History for your data',
+    description: 'Keeps every version.',
+    url: 'https://example.com/posts/daybook',
+    votes_count: 412,
+    comments_count: 37,
+    created_at: '2026-11-20T08:01:00',
+    featured_at: '2026-11-20T08:01:00',
+    topics: ['Developer Tools', 'Productivity'],
+    media: [
+      { url: 'https://img.example.com/1.png', type: 'image', videoUrl: null },
+      { url: 'https://img.example.com/2.png', type: 'video', videoUrl: 'https://youtube.com/watch?v=x' },
+    ],
+    thumbnail: { url: 'https://img.example.com/t.png', type: 'image' },
+    product_links: [{ url: 'https://daybook.dev', type: 'Website' }],
+    comments: [{ body: 'Congrats on the launch!', created_at: '2026-11-20T09:00:00Z' }],
+    updated_at: '2026-11-21T10:00:00',
+    ...overrides,
+  };
+}

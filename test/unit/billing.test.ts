@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costOfAnswer, isBilledSuccess, statedCredits, usageOf } from '../../src/budget/billing.ts';
+import { costOfAnswer, isBilledSuccess, statedCredits, usageOf } from '../../src/purchase/billing.ts';
 
 describe('what a billed answer cost', () => {
   it.each([

@@ -11,7 +11,7 @@ import { enterpriseContentHash } from '../../src/history/hash.ts';
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { normalizeProduct } from '../../src/normalize/product.ts';
 import { EnterpriseRecord, Product } from '../../src/upstream/schemas.ts';
-import { sampleEnterpriseRecord } from '../support/records.ts';
+import { sampleEnterpriseRecord, sampleProductRecord } from '../support/records.ts';
 
 const rawEnterprise = sampleEnterpriseRecord;
 
@@ -673,27 +673,15 @@ describe('severity (the README "Change severity" table)', () => {
 });
 
 describe('product diff', () => {
+  // One media item, so that the diff below shows one added and one removed.
   const rawProduct = (o: Record<string, unknown> = {}) =>
     normalizeProduct(
-      Product.parse({
-        id: 'u-1',
-        product_id: '912345',
-        name: 'Daybook',
-        tagline: 'History for your data',
-        description: 'Keeps every version.',
-        url: 'https://example.com/posts/daybook',
-        votes_count: 412,
-        comments_count: 37,
-        created_at: '2026-11-20T08:01:00',
-        featured_at: '2026-11-20T08:01:00',
-        topics: ['Developer Tools', 'Productivity'],
-        media: [{ url: 'https://img.example.com/1.png', type: 'image', videoUrl: null }],
-        thumbnail: { url: 'https://img.example.com/t.png', type: 'image' },
-        product_links: [{ url: 'https://daybook.dev', type: 'Website' }],
-        comments: [],
-        updated_at: '2026-11-21T10:00:00',
-        ...o,
-      }),
+      Product.parse(
+        sampleProductRecord({
+          media: [{ url: 'https://img.example.com/1.png', type: 'image', videoUrl: null }],
+          ...o,
+        }),
+      ),
     );
 
   it('votes, comments and the update time are not changes', () => {

@@ -7,7 +7,7 @@ import {
   parseDuration,
   parseSchedule,
   retryAfterMs,
-} from '../../src/delivery/schedule.ts';
+} from '../../src/retry/schedule.ts';
 
 describe('the webhook retry schedule', () => {
   const now = new Date('2026-11-20T00:00:00Z');

@@ -6,7 +6,7 @@ import {
   PRODUCT_SPEC,
   SCHEMA_FIELD_SETS,
 } from '../../src/normalize/drift.ts';
-import { sampleEnterpriseRecord } from '../support/records.ts';
+import { sampleEnterpriseRecord, sampleProductRecord } from '../support/records.ts';
 
 const record = (overrides: Record<string, unknown> = {}) =>
   sampleEnterpriseRecord({
@@ -28,27 +28,7 @@ const enterpriseAnswer = (content: Record<string, unknown>) => ({
   metadata: { usage: { credits: 3, remark: 'enterprise-search' }, content },
 });
 
-function product(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id: '0f8fad5b-d9cb-469f-a165-70867728950e',
-    product_id: '1001',
-    name: 'Widget',
-    tagline: 'A widget',
-    description: 'It widgets.',
-    url: 'https://example.com/widget',
-    votes_count: 10,
-    comments_count: 2,
-    created_at: '2026-11-20T08:01:00',
-    featured_at: '2026-11-20T08:01:00',
-    topics: ['AI'],
-    media: [{ url: 'https://x/1.png', type: 'image', videoUrl: null }],
-    thumbnail: { url: 'https://x/t.png', type: 'image' },
-    product_links: [{ url: 'https://widget.ai', type: 'Website' }],
-    comments: [{ body: 'nice', created_at: '2026-11-20T09:00:00.000Z' }],
-    updated_at: '2026-11-21T00:00:00',
-    ...overrides,
-  };
-}
+const product = sampleProductRecord;
 
 describe('format drift detection', () => {
   it('the documented field specs cover exactly the fields the schemas document', () => {

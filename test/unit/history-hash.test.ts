@@ -4,7 +4,7 @@ import { enterpriseContentHash, productContentHash } from '../../src/history/has
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { normalizeProduct } from '../../src/normalize/product.ts';
 import { EnterpriseRecord, Product } from '../../src/upstream/schemas.ts';
-import { sampleEnterpriseRecord } from '../support/records.ts';
+import { sampleEnterpriseRecord, sampleProductRecord } from '../support/records.ts';
 
 const rawEnterprise = (overrides: Record<string, unknown> = {}) =>
   sampleEnterpriseRecord({
@@ -19,33 +19,15 @@ const ent = (o: Record<string, unknown> = {}) =>
   normalizeEnterprise(EnterpriseRecord.parse(rawEnterprise(o)));
 const entHash = (o: Record<string, unknown> = {}) => enterpriseContentHash(ent(o));
 
-function rawProduct(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id: '0b7d3c1e-4f7a-4a4e-9d2b-1c2d3e4f5a6b',
-    product_id: '912345',
-    name: 'Daybook',
-    tagline: 'History for your data',
-    description: 'Keeps every version.',
-    url: 'https://example.com/posts/daybook',
-    votes_count: 412,
-    comments_count: 37,
-    created_at: '2026-11-20T08:01:00',
-    featured_at: '2026-11-20T08:01:00',
-    topics: ['Developer Tools', 'Productivity'],
-    media: [
-      { url: 'https://img.example.com/1.png', type: 'image', videoUrl: null },
-      { url: 'https://img.example.com/2.png', type: 'video', videoUrl: 'https://youtube.com/watch?v=x' },
-    ],
-    thumbnail: { url: 'https://img.example.com/t.png', type: 'image' },
+/** Two links, so that their order can be turned around. */
+const rawProduct = (overrides: Record<string, unknown> = {}) =>
+  sampleProductRecord({
     product_links: [
       { url: 'https://daybook.dev', type: 'Website' },
       { url: 'https://chrome.google.com/x', type: 'Chrome' },
     ],
-    comments: [{ body: 'Congrats!', created_at: '2026-11-20T09:00:00Z' }],
-    updated_at: '2026-11-21T10:00:00',
     ...overrides,
-  };
-}
+  });
 
 const prod = (o: Record<string, unknown> = {}) => normalizeProduct(Product.parse(rawProduct(o)));
 const prodHash = (o: Record<string, unknown> = {}) => productContentHash(prod(o));

@@ -2,31 +2,9 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { normalizeProduct, normalizeProductList } from '../../src/normalize/product.ts';
 import { Product } from '../../src/upstream/schemas.ts';
+import { sampleProductRecord } from '../support/records.ts';
 
-function raw(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id: '0b7d3c1e-4f7a-4a4e-9d2b-1c2d3e4f5a6b',
-    product_id: '912345',
-    name: 'Daybook',
-    tagline: 'History for your data',
-    description: 'Keeps every version.',
-    url: 'https://example.com/posts/daybook',
-    votes_count: 412,
-    comments_count: 37,
-    created_at: '2026-11-20T08:01:00',
-    featured_at: '2026-11-20T08:01:00',
-    topics: ['Developer Tools', 'Productivity'],
-    media: [
-      { url: 'https://img.example.com/1.png', type: 'image', videoUrl: null },
-      { url: 'https://img.example.com/2.png', type: 'video', videoUrl: 'https://youtube.com/watch?v=x' },
-    ],
-    thumbnail: { url: 'https://img.example.com/t.png', type: 'image' },
-    product_links: [{ url: 'https://daybook.dev', type: 'Website' }],
-    comments: [{ body: 'Congrats on the launch!', created_at: '2026-11-20T09:00:00Z' }],
-    updated_at: '2026-11-21T10:00:00',
-    ...overrides,
-  };
-}
+const raw = sampleProductRecord;
 
 function norm(overrides: Record<string, unknown> = {}) {
   return normalizeProduct(Product.parse(raw(overrides)));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactSecrets } from '../../src/upstream/redact.ts';
+import { redactSecrets } from '../../src/log/redact.ts';
 
 const KEY = 'sk-live-Abc123/xyz+Q9';
 

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   coordinationKey,
   keyPattern,
-  parseClusterNodes,
   queuePrefix,
   redisLabel,
   redisVariable,
 } from '../../src/runtime/redis.ts';
+import { parseClusterNodes } from '../../src/config/redis-nodes.ts';
 
 describe('REDIS_CLUSTER_NODES', () => {
   it('reads host:port entries, URLs, IPv6 and a default port', () => {

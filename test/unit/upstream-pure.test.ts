@@ -3,7 +3,7 @@ import { parseFaultSpec } from '../../src/sim/faults.ts';
 import { SlidingWindowLimiter } from '../../src/sim/ratelimit.ts';
 import { brokenSuccessOf, jsonDepth } from '../../src/upstream/client.ts';
 import { charLength, checkEntName, checkListLimit } from '../../src/upstream/params.ts';
-import { parseRetryAfter } from '../../src/upstream/retry-after.ts';
+import { parseRetryAfter } from '../../src/retry/retry-after.ts';
 
 describe('Retry-After', () => {
   const now = new Date('2026-11-22T00:00:00Z');

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { type Logger, pino } from 'pino';
 import type pinoPretty from 'pino-pretty';
-import { redactSecrets } from '../upstream/redact.ts';
+import { redactSecrets } from './redact.ts';
 
 export type { Logger };
 

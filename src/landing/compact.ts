@@ -17,7 +17,7 @@
  * (it only touches finished cycles).
  */
 import { addDays } from '../time/cycles.ts';
-import { inTransaction, type Sql } from './connect.ts';
+import { inTransaction, type Sql } from '../db/connect.ts';
 
 export interface CompactionSummary {
   /** Cycles before this one were compacted. */

@@ -20,12 +20,12 @@
  * transaction mode.
  */
 
-import { type ReserveOutcome, reserveCredits, settleCredits } from '../budget/credits.ts';
+import { type ReserveOutcome, reserveCredits, settleCredits } from './credits.ts';
 import { appendEvents } from '../events/outbox.ts';
-import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES, type Plan } from '../plan/planner.ts';
-import { noteRefresh, type RefreshObservation } from '../plan/store.ts';
+import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
+import { noteFailure, noteRefreshed } from '../watch/store.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
-import { inTransaction, type Sql } from './connect.ts';
+import { inTransaction, type Sql } from '../db/connect.ts';
 
 export const FETCH_STATUSES = [
   'planned',
@@ -294,8 +294,6 @@ export async function completeFetch(
     pid: string;
     rawResponseId: number;
     refreshedAt: Date;
-    /** What the answer says of the entry's change rate (src/plan/store.ts), noted before the refresh time moves. */
-    observation?: { seen: RefreshObservation; maxStalenessDays: number };
   },
 ): Promise<'succeeded' | 'duplicate'> {
   const [dup] = await tx`select 1 from cycle_fetches where cycle = ${claim.cycle} and pid = ${done.pid}
@@ -304,16 +302,11 @@ export async function completeFetch(
   await tx`update cycle_fetches set status = ${status}, pid = ${done.pid}, raw_response_id = ${done.rawResponseId},
              holder = null, lease_until = null, error_code = null, error_message = null, updated_at = now()
            where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
-  if (done.observation)
-    await noteRefresh(
-      tx,
-      claim.watchId,
-      claim.cycle,
-      done.observation.seen,
-      done.observation.maxStalenessDays,
-    );
-  await tx`update watchlist set pid = ${done.pid}, last_refreshed_at = ${done.refreshedAt}, refreshed_cycle = ${claim.cycle}, last_cycle = ${claim.cycle},
-             last_outcome = 'success', last_error = null where id = ${claim.watchId}`;
+  await noteRefreshed(tx, claim.watchId, {
+    pid: done.pid,
+    refreshedAt: done.refreshedAt,
+    cycle: claim.cycle,
+  });
   return status;
 }
 
@@ -338,10 +331,12 @@ export async function failFetch(
       failure.final && PERMANENT_OUTCOMES.has(failure.code)
         ? cycleStart(addDays(claim.cycle, PERMANENT_ERROR_QUIET_DAYS))
         : null;
-    const [entry] = await tx<{ keyword: string }[]>`
-      update watchlist set last_outcome = ${failure.code}, last_error = ${failure.entryError},
-               last_cycle = ${claim.cycle}, due_at = coalesce(${restUntil}::timestamptz, due_at)
-      where id = ${claim.watchId} returning keyword`;
+    const keyword = await noteFailure(tx, claim.watchId, {
+      code: failure.code,
+      error: failure.entryError,
+      cycle: claim.cycle,
+      restUntil,
+    });
     if (failure.final && moved.length > 0)
       await appendEvents(tx, [
         {
@@ -353,7 +348,7 @@ export async function failFetch(
           rawResponseId: null,
           data: {
             watch_id: claim.watchId,
-            keyword: entry?.keyword ?? '',
+            keyword: keyword ?? '',
             reason: failure.code,
             message: failure.message,
           },
@@ -392,6 +387,14 @@ export function deferralMessage(reason: string): string {
   return `deferred by the planner: ${reason.replaceAll('_', ' ')}`;
 }
 
+/** What a plan decided about the entries it read (src/plan/planner.ts makes one). */
+export interface PlanDecisions {
+  cycle: string;
+  selected: readonly { id: number }[];
+  skipped: readonly { entry: { id: number }; reason: string; detail?: string }[];
+  deferReason: string;
+}
+
 /**
  * Writes the plan's decisions, in the plan's transaction: the selected entries become `planned`;
  * the entries it skipped become `skipped` with the reason; rows an earlier plan of this cycle had
@@ -399,7 +402,7 @@ export function deferralMessage(reason: string): string {
  * retrying, succeeded, duplicate, failed) are left alone. Deferred entries without a row stay
  * without one.
  */
-export async function recordPlan(tx: Sql, plan: Plan): Promise<void> {
+export async function recordPlan(tx: Sql, plan: PlanDecisions): Promise<void> {
   const { cycle } = plan;
   const selected = plan.selected.map((e) => e.id);
   await tx`

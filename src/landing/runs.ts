@@ -1,5 +1,5 @@
 /** The `runs` table: one row per job run, opened when it starts and closed with its outcome. */
-import type { Sql } from './connect.ts';
+import type { Sql } from '../db/connect.ts';
 
 export type RunOutcome =
   | 'running'

@@ -5,8 +5,8 @@
  * with `insertMismatchEvent`).
  */
 import { appendEvents, observationEvent } from '../events/outbox.ts';
-import type { ResolutionVerdict } from '../history/resolution.ts';
-import type { Sql } from './connect.ts';
+import type { ResolutionVerdict } from './resolution.ts';
+import type { Sql } from '../db/connect.ts';
 
 export type Mismatch = Extract<ResolutionVerdict, { kind: 'mismatch' }>;
 

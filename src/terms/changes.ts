@@ -1,0 +1,44 @@
+/**
+ * The words of a change that every layer shares: its kind, its severity and its category. They
+ * sit at the bottom so that the outbox, the planner and the classifier all use the same ones.
+ */
+
+export type ChangeKind = 'added' | 'removed' | 'modified';
+export type Severity = 'high' | 'medium' | 'low';
+
+export const ENTERPRISE_CHANGE_CATEGORIES = [
+  'name',
+  'legal_representative',
+  'registered_capital',
+  'status',
+  'address',
+  'business_scope',
+  'enterprise_type',
+  'operating_period',
+  'revocation',
+  'listing',
+  'industry',
+  'key_personnel',
+  'shareholders',
+  'liquidation',
+  'insured_employees',
+  'registration',
+  'other',
+  'extra',
+] as const;
+export type EnterpriseChangeCategory = (typeof ENTERPRISE_CHANGE_CATEGORIES)[number];
+
+export const PRODUCT_CHANGE_CATEGORIES = [
+  'identity',
+  'name',
+  'tagline',
+  'description',
+  'url',
+  'timing',
+  'topics',
+  'media',
+  'links',
+  'thumbnail',
+  'extra',
+] as const;
+export type ProductChangeCategory = (typeof PRODUCT_CHANGE_CATEGORIES)[number];

@@ -1,0 +1,28 @@
+/**
+ * The failures a job processor names, so that the one boundary in the runtime can turn each into
+ * what happens next (wait, retry, give up) without knowing the processor.
+ */
+
+/** Another holder's lease on the entry is live: this attempt buys nothing and looks again later. */
+export class ClaimHeldError extends Error {
+  override readonly name = 'ClaimHeldError';
+  readonly until: Date;
+  constructor(message: string, until: Date) {
+    super(message);
+    this.until = until;
+  }
+}
+
+/** This attempt's claim lapsed and was taken over before its call: it bought nothing. */
+export class LostClaimError extends Error {
+  override readonly name = 'LostClaimError';
+}
+
+/** The entry failed for good in this cycle (its answer was billed and cannot be used): no retry. */
+export class FinalForCycleError extends Error {
+  override readonly name = 'FinalForCycleError';
+}
+
+export class BadJobDataError extends Error {
+  override readonly name = 'BadJobDataError';
+}
