@@ -1,8 +1,8 @@
 /**
  * Command latency as a person meets it: `daybook status` (with and without the queue counts),
  * `watch list`, `changes` and `sql`, each a fresh process on a database with a 40-entry
- * watchlist, median of 5 runs. Issue 13 found `status` at 3.5–4 s while the others took 0.4 s:
- * a 3 s timer it never cleared kept the process alive after its answer. Target: `status`
+ * watchlist, median of 5 runs. `status` once took 3.5–4 s while the others took 0.4 s: a 3 s
+ * timer it never cleared kept the process alive after its answer. Target: `status`
  * within 1.5× of `watch list`, and under 1 s.
  */
 import { execFile } from 'node:child_process';

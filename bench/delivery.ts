@@ -1,5 +1,5 @@
 /**
- * Webhook delivery at volume (issue 14): 10,000 events written to the outbox, delivered to 1
+ * Webhook delivery at volume: 10,000 events written to the outbox, delivered to 1
  * endpoint and then to 10, each a real HTTP receiver on loopback answering 200. Figures: the
  * latency from an event's commit to the receiver's 2xx being recorded (p50, p99), and deliveries
  * per second. Target: p99 under 5 s and at least 200 deliveries/s.
@@ -7,10 +7,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DeliveryEngine } from '../src/delivery/engine.ts';
-import { DEFAULT_SCHEDULE, parseSchedule } from '../src/retry/schedule.ts';
 import { addSubscription } from '../src/delivery/store.ts';
 import { appendEvents, type NewEvent } from '../src/events/outbox.ts';
 import { createLogger } from '../src/log/log.ts';
+import { DEFAULT_SCHEDULE, parseSchedule } from '../src/retry/schedule.ts';
 import { freshDatabase, round } from './support.ts';
 
 export interface DeliveryRun {

@@ -6,11 +6,12 @@
  * the whole plan job, which also records the decisions in cycle_fetches and enqueues the
  * selected entries.
  */
-import { processPlan } from '../jobs/plan.ts';
-import { decidePlan, type PlanDecision } from '../src/plan/decide.ts';
-import { loadConfig } from '../src/config/config.ts';
+
 import type { Enqueuer } from '../jobs/deps.ts';
+import { processPlan } from '../jobs/plan.ts';
+import { loadConfig } from '../src/config/config.ts';
 import { createLogger } from '../src/log/log.ts';
+import { decidePlan, type PlanDecision } from '../src/plan/decide.ts';
 import { cycleOf } from '../src/time/cycles.ts';
 import { freshDatabase, round, since } from './support.ts';
 
@@ -77,6 +78,7 @@ export async function benchPlanner(entries = 1_000_000, repeats = 3): Promise<Pl
         enqueued += ids.length;
         return ids.length;
       },
+      async cycleComplete() {},
     };
     t = performance.now();
     await processPlan({ ...deps, log: createLogger({ level: 'silent' }), enqueue }, { cycle }, 'bench-plan');

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part...]`: runs the benchmarks of issue 6 (all of them, or the parts named),
+ * `npm run bench [-- part...]`: runs the benchmarks (all of them, or the parts named),
  * prints a table and writes bench/results.json. A part run alone replaces only its own entry in
  * results.json, so the file always holds the latest figure of every part.
  */

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- soak`: what a large watchlist costs over time. 20,000 watched firms of the
  * simulator's world (heterogeneous change rates, the default daily change share) go through 30
- * daily cycles (DAYBOOK_SOAK_FIRMS and DAYBOOK_SOAK_CYCLES change that; issue 17 asked for
+ * daily cycles (DAYBOOK_SOAK_FIRMS and DAYBOOK_SOAK_CYCLES change that; the target size is
  * 100,000, which takes 20 to 35 minutes on two cores, over the 15 the bench may take; 50,000
  * took 11.7 minutes on one day and 18.1 on another, 30,000 took 16.9 on a third), through the real
  * plan job, the real landing (`landRaw`), the real normalization and history path
@@ -19,11 +19,12 @@
  * deployment anyway (each cycle ends with a plain VACUUM here, as autovacuum would run between
  * two daily cycles).
  *
- * Figures: bytes per enterprise-day, split into unchanged (what every fetch adds) and changed
- * (what a change adds on top), from the growth of each table; the timings of issue 17's queries
- * on the final database; wall time per cycle; a projection to one year. The same soak runs on a
- * copy of today's landing (each call row with its own body, as before raw_bodies) for the ratio,
- * at a tenth of the firms (DAYBOOK_SOAK_BASELINE_FIRMS) to fit the machine's time.
+ * Figures: bytes per enterprise-day, split into unchanged (what every fetch adds) and changed (what
+ * a change adds on top), from the growth of each table; the timings of the queries a person and a
+ * scrape run (/metrics, `status`, `changes`…) on the final database; wall time per cycle; a
+ * projection to one year. The same soak runs on a copy of today's landing (each call row with its
+ * own body, as before raw_bodies) for the ratio, at a tenth of the firms
+ * (DAYBOOK_SOAK_BASELINE_FIRMS) to fit the machine's time.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -31,13 +32,13 @@ import { fileURLToPath } from 'node:url';
 import { processPlan } from '../jobs/plan.ts';
 import { loadConfig } from '../src/config/config.ts';
 import type { Sql } from '../src/db/connect.ts';
-import { type LandingRow, landRaw } from '../src/landing/landing.ts';
 import { applyEnterprises, type EnterpriseObservation } from '../src/history/enterprise-store.ts';
+import { type LandingRow, landRaw } from '../src/landing/landing.ts';
+import { createLogger } from '../src/log/log.ts';
 import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
 import { cohortKey } from '../src/plan/estimate.ts';
 import { noteRefreshes } from '../src/plan/store.ts';
 import { metricsRegistry } from '../src/runtime/admin.ts';
-import { createLogger } from '../src/log/log.ts';
 import { Queues, redisConnection } from '../src/runtime/queues.ts';
 import { EnterpriseWorld, type WorldChange } from '../src/sim/enterprises.ts';
 import { ENTERPRISE_REMARK, enterpriseAnswer } from '../src/sim/server.ts';
@@ -50,7 +51,7 @@ const envInt = (name: string, fallback: number) => {
   return v && /^\d+$/.test(v) ? Number(v) : fallback;
 };
 
-// Scaled down from the 100,000 of issue 17 to fit 15 minutes on two cores (about 0.4 ms per
+// Scaled down from the 100,000-firm target to fit 15 minutes on two cores (about 0.4 ms per
 // fetch on a good day, 0.9 on a slow one): the bytes per enterprise-day do not depend on the
 // watchlist's size.
 const FIRMS = envInt('DAYBOOK_SOAK_FIRMS', 20_000);
@@ -146,8 +147,8 @@ async function sizes(sql: Sql): Promise<Map<string, number>> {
 }
 
 /**
- * Turns the database into today's landing (before issue 17): the body on every call row with its
- * indexes, and no compaction (DAYBOOK_BOOKKEEPING_DAYS=0).
+ * Turns the database into the landing as it was before raw_bodies: the body on every call row
+ * with its indexes, and no compaction (DAYBOOK_BOOKKEEPING_DAYS=0).
  */
 async function asBaseline(sql: Sql): Promise<void> {
   await sql.unsafe(`

@@ -5,9 +5,15 @@ import type { Config } from '../src/config/config.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
 import type { Logger } from '../src/log/log.ts';
 
-/** Puts enterprise refresh jobs on the queue (or the inline runner's list). */
+/** Puts jobs on the queue (or the inline runner's list). */
 export interface Enqueuer {
+  /** One enterprise refresh job per watch entry. */
   enterprises(cycle: string, watchIds: readonly number[]): Promise<number>;
+  /**
+   * The cycle-complete step of `cycle`, asked for when its work looked settled; `mark` names that
+   * state, so the step is added once per state however many jobs ask (jobs/cycle-complete.ts).
+   */
+  cycleComplete(cycle: string, mark: string): Promise<void>;
 }
 
 export interface JobDeps {

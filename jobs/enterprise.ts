@@ -24,14 +24,13 @@ import {
   renewLease,
   reserveForCall,
   setAside,
+  settledMark,
   settleCall,
   startCall,
 } from '../src/purchase/fetches.ts';
 import { isConnectionLoss, whileUnreachable } from '../src/db/outage.ts';
 import type { Mismatch } from '../src/history/resolution-mismatches.ts';
 import { finishRun, startRun } from '../src/landing/runs.ts';
-import { noteCycleProgress } from '../src/events/outbox.ts';
-import { exportAfterCycle } from '../src/export/scheduled.ts';
 import type { Severity } from '../src/terms/changes.ts';
 import {
   applyEnterpriseAnswer,
@@ -42,7 +41,7 @@ import {
 import { noteRefresh, type RefreshObservation } from '../src/plan/store.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/terms/job-errors.ts';
 import type { JobDeps, JobReport } from './deps.ts';
-import { holderOf } from '../src/db/holder.ts';
+import { holderOf } from '../src/db/lease.ts';
 import { brokenSuccessOf, type UpstreamResult } from '../src/upstream/client.ts';
 import {
   BodyTooDeepError,
@@ -93,16 +92,21 @@ export async function processEnterprise(
   try {
     return await refreshEntry(deps, data, jobId, lastAttempt);
   } finally {
-    // The job that settles the last entry of the cycle writes cycle.completed and its digest,
-    // then the warehouse export when DAYBOOK_EXPORT_DIR is set.
-    const completed = await noteCycleProgress(deps.sql, data.cycle, deps.now()).catch((err: unknown) => {
-      deps.log.warn(
-        { cycle: data.cycle, err: err instanceof Error ? err.message : String(err) },
-        'could not check whether the cycle is complete; the next job will',
-      );
-      return false;
-    });
-    if (completed) await exportAfterCycle(deps.sql, deps.config, deps.log, data.cycle);
+    // Settling the last entry of the cycle asks for the cycle-complete step (digest, export).
+    await askCycleComplete(deps, data.cycle);
+  }
+}
+
+/** Asks for the cycle-complete step when the cycle's work looks settled; never fails the job. */
+async function askCycleComplete(deps: JobDeps, cycle: string): Promise<void> {
+  try {
+    const mark = await settledMark(deps.sql, cycle);
+    if (mark !== null) await deps.enqueue.cycleComplete(cycle, mark);
+  } catch (err) {
+    deps.log.warn(
+      { cycle, err: err instanceof Error ? err.message : String(err) },
+      'could not check whether the cycle is complete; the next job will',
+    );
   }
 }
 

@@ -16,14 +16,14 @@
  */
 import { z } from 'zod';
 import type { Sql } from '../src/db/connect.ts';
-import { compactBookkeeping } from '../src/landing/compact.ts';
+import { compactBookkeeping } from './compact.ts';
 import { finishRun, startRun } from '../src/landing/runs.ts';
 import { PLAN_RUN_KIND, planLocked } from '../src/plan/decide.ts';
 import { capacityOf, summarizePlan } from '../src/plan/planner.ts';
 import { refreshPlannerState } from '../src/plan/store.ts';
 import { ensureCycleBudget } from '../src/purchase/credits.ts';
 import { isCalendarDate } from '../src/time/cycles.ts';
-import type { JobDeps, JobReport } from './deps.ts';
+import type { Enqueuer, JobDeps, JobReport } from './deps.ts';
 
 export const PLAN_JOB = PLAN_RUN_KIND;
 
@@ -37,7 +37,7 @@ export function planJobId(cycle: string): string {
 }
 
 /** What planning needs: no upstream client, no rate limiter. */
-export type PlanDeps = Pick<JobDeps, 'sql' | 'config' | 'log' | 'now' | 'enqueue'>;
+export type PlanDeps = Pick<JobDeps, 'sql' | 'config' | 'log' | 'now'> & { enqueue: Pick<Enqueuer, 'enterprises'> };
 
 /**
  * Plans the cycle. `beforePlan` runs first in the plan's transaction, under its lock (a resume
@@ -67,7 +67,7 @@ export async function processPlan(
     { perDay: full.limit },
     deps.config.DAYBOOK_MAX_STALENESS_DAYS,
   );
-  // The bookkeeping of cycles long finished, compacted (src/landing/compact.ts).
+  // The bookkeeping of cycles long finished, compacted (jobs/compact.ts).
   const compacted = await compactBookkeeping(
     sql,
     cycle,

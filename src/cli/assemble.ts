@@ -4,11 +4,11 @@
  */
 
 import type postgres from 'postgres';
-import { DatabaseRateLimiter, perMinute, type RateLimiter } from '../purchase/limiter.ts';
+import type { JobDeps } from '../../jobs/deps.ts';
 import type { Config } from '../config/config.ts';
 import { DeliveryEngine } from '../delivery/engine.ts';
-import type { JobDeps } from '../../jobs/deps.ts';
 import { createLogger, type Logger } from '../log/log.ts';
+import { DatabaseRateLimiter, perMinute, type RateLimiter } from '../purchase/limiter.ts';
 import { redisConnection } from '../runtime/queues.ts';
 import { redisPlace, redisVariable } from '../runtime/redis.ts';
 import { UpstreamClient } from '../upstream/client.ts';
@@ -118,7 +118,7 @@ export function productCommandDeps(
     log,
     now,
     // Product jobs enqueue nothing.
-    enqueue: { enterprises: async () => 0 },
+    enqueue: { enterprises: async () => 0, cycleComplete: async () => {} },
   };
 }
 

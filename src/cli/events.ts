@@ -1,15 +1,10 @@
 /** `daybook events`: the event outbox from any point of its history (the pull feed). */
 import { Command } from 'commander';
 import { replay } from '../delivery/store.ts';
-import { EVENT_TYPES } from '../events/catalogue.ts';
-import { cycleDigest } from '../events/digest.ts';
-import { readEvents, typeMatches } from '../events/feed.ts';
-import { cycleOf } from '../time/cycles.ts';
+import { readEvents } from '../events/feed.ts';
 import { configOrExit, openStore } from './context.ts';
-import { dateArg } from './pipeline.ts';
-import { formatTable } from './report.ts';
-import { forTerminal } from './terminal.ts';
-import { collect, intArg, UsageError } from './usage.ts';
+import { formatTable, jsonLines } from './terminal.ts';
+import { checkEventTypes, collect, dateArg, intArg, UsageError } from './usage.ts';
 
 function replayCommand(): Command {
   return new Command('replay')
@@ -65,13 +60,7 @@ export function eventsCommand(): Command {
       .addCommand(replayCommand())
       .action(
         async (opts: { after: number; limit: number; type: string[]; pid?: string; json?: boolean }) => {
-          const known = Object.keys(EVENT_TYPES);
-          for (const t of opts.type) {
-            if (!known.some((k) => typeMatches(t, k)))
-              throw new UsageError(
-                `--type ${t} matches no event type; types look like company.status.changed or company.status.* (see the README, Events)`,
-              );
-          }
+          checkEventTypes(opts.type);
           const config = configOrExit();
           const db = await openStore(config);
           try {
@@ -82,9 +71,7 @@ export function eventsCommand(): Command {
               ...(opts.pid ? { pid: opts.pid } : {}),
             });
             if (opts.json) {
-              process.stdout.write(
-                events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''),
-              );
+              process.stdout.write(jsonLines(events));
               return;
             }
             process.stdout.write(
@@ -110,32 +97,4 @@ export function eventsCommand(): Command {
         },
       )
   );
-}
-
-export function digestCommand(): Command {
-  return new Command('digest')
-    .description(
-      "Print a cycle's digest: its changes and company events grouped by company, the most severe first, as Markdown (or --json, the structured list too). The same digest goes to --digest subscriptions as digest.daily when the cycle completes.",
-    )
-    .option('--cycle <date>', 'the cycle (default: the current one)', dateArg('--cycle'))
-    .option('--json', 'print the digest as JSON: cycle, markdown and companies')
-    .action(async (opts: { cycle?: string; json?: boolean }) => {
-      const config = configOrExit();
-      const db = await openStore(config);
-      try {
-        const digest = await cycleDigest(db.sql, opts.cycle ?? cycleOf(new Date()));
-        process.stdout.write(opts.json ? `${JSON.stringify(digest)}\n` : forTerminalBlock(digest.markdown));
-      } finally {
-        await db.close();
-      }
-    });
-}
-
-/** Markdown for a terminal: each line escaped (upstream text cannot drive the terminal). */
-function forTerminalBlock(text: string): string {
-  return `${text
-    .split('\n')
-    .map((l) => forTerminal(l))
-    .join('\n')
-    .replace(/\n+$/, '')}\n`;
 }

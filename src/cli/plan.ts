@@ -4,9 +4,8 @@ import { type Explanation, entriesNamed, explainPlan } from '../plan/explain.ts'
 import { cycleOf } from '../time/cycles.ts';
 import { clockFor } from './assemble.ts';
 import { configOrExit, withStore } from './context.ts';
-import { dateArg } from './pipeline.ts';
 import { forTerminal } from './terminal.ts';
-import { intArg, UsageError } from './usage.ts';
+import { dateArg, intArg, UsageError } from './usage.ts';
 
 const CLASS_TEXT: Record<Explanation['planClass'], string> = {
   never_fetched: 'never fetched (first in its priority)',

@@ -9,20 +9,20 @@
 
 import { Command } from 'commander';
 import type postgres from 'postgres';
+import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
-import { acquire } from '../purchase/limiter.ts';
-import { databaseNow, finishRun, startRun } from '../landing/runs.ts';
 import { ingestFailure, ingestProductDetail } from '../history/ingest.ts';
+import { databaseNow, finishRun, startRun } from '../landing/runs.ts';
+import { acquire } from '../purchase/limiter.ts';
 import { realSleep, withRetries } from '../runtime/inline.ts';
-import { cycleOf, pacificDate, pacificDayOver } from '../time/cycles.ts';
+import { cycleOf, pacificDayOver } from '../time/cycles.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
 import { InvalidRequestError, UpstreamError } from '../upstream/errors.ts';
 import { checkProductName } from '../upstream/params.ts';
 import { clientFor, clockFor, loggerFor, productCommandDeps } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
-import { dateArg } from './pipeline.ts';
-import { formatTable } from './report.ts';
-import { forTerminal } from './terminal.ts';
-import { intArg, UsageError } from './usage.ts';
+import { formatTable, forTerminal } from './terminal.ts';
+import { dateArg, intArg, notAfterToday, UsageError } from './usage.ts';
 
 export const PRODUCT_DETAIL_RUN = 'product-detail';
 
@@ -53,19 +53,6 @@ export function productQuery(opts: GetOptions): { date: string; limit?: number }
   if (opts.date === undefined)
     throw new UsageError('give --date YYYY-MM-DD (a list) or --name NAME (a detail)');
   return opts.limit === undefined ? { date: opts.date } : { date: opts.date, limit: opts.limit };
-}
-
-/**
- * Refuses a list date after today's date in US Pacific time (the upstream's product day, taken
- * from `now`): that day has not begun there, and its list would come back empty.
- */
-export function notAfterToday(what: string, date: string, now: Date): void {
-  const today = pacificDate(now);
-  if (date > today) {
-    throw new UsageError(
-      `${what} ${date} is after today's date in US Pacific time, ${today} (the upstream's product day): that day has not begun there, so it has no list yet. Give ${today} or an earlier date.`,
-    );
-  }
 }
 
 /** A product as shown: from the normalized rows (its current version) and the pull's snapshot. */
@@ -127,6 +114,132 @@ export function productTable(products: readonly ShownProduct[], list: boolean): 
   );
 }
 
+/** What `products get` prints with --json: the query, its outcome and the products shown. */
+interface GetResult {
+  query: ReturnType<typeof productQuery>;
+  outcome: string;
+  detail?: string;
+  counts?: Record<string, number>;
+  products?: ShownProduct[];
+}
+
+/** What one query came to: the job's outcome, and the products to show when it landed. */
+interface Pulled {
+  report: Awaited<ReturnType<typeof withRetries>>;
+  shown: ShownProduct[] | null;
+}
+
+/** The trending list of a date, pulled and applied like a scheduled pull. */
+async function pullList(
+  deps: JobDeps,
+  sql: postgres.Sql,
+  query: { date: string; limit?: number },
+): Promise<Pulled> {
+  const data = ProductsJobData.parse({
+    date: query.date,
+    pull: 'backfill',
+    limit: query.limit ?? deps.config.DAYBOOK_PRODUCT_LIMIT,
+  });
+  let rawResponseId: number | null = null;
+  const r = await withRetries(
+    deps,
+    'product-listing',
+    `products ${query.date}`,
+    (last) =>
+      processProducts(deps, data, `get-${query.date}`, last, (id) => {
+        rawResponseId = id;
+      }),
+    realSleep,
+  );
+  // Set inside the retried body, which TypeScript's flow analysis does not follow.
+  const landedId = rawResponseId as number | null;
+  const shown =
+    r.outcome === 'succeeded' && landedId !== null ? await productsOfPull(sql, query.date, landedId) : null;
+  return { report: r, shown };
+}
+
+/** One product's detail, asked once (a run of its own) and applied to its history. */
+async function detailRun(
+  deps: JobDeps,
+  client: UpstreamClient,
+  sql: postgres.Sql,
+  name: string,
+  seen: (detail: DetailSeen) => void,
+): Promise<JobReport> {
+  const cycle = cycleOf(await databaseNow(sql));
+  const runId = await startRun(sql, { kind: PRODUCT_DETAIL_RUN, entity: name });
+  await acquire(deps.limiter, 'product-listing');
+  try {
+    const got = await client.getProduct(name);
+    const { summary } = await ingestProductDetail(sql, got, { runId, cycle });
+    const p = got.data.metadata;
+    seen({
+      productId: p.product_id.trim(),
+      votes: p.votes_count ?? null,
+      comments: p.comments_count ?? null,
+    });
+    const counts = {
+      newVersions: summary.initial + summary.changed,
+      newComments: summary.newComments,
+    };
+    await finishRun(sql, runId, { outcome: 'succeeded', counts });
+    return { outcome: 'succeeded' as const, entity: name, counts };
+  } catch (err) {
+    if (!(err instanceof UpstreamError)) throw err;
+    await ingestFailure(sql, err, { runId, cycle });
+    await finishRun(sql, runId, {
+      outcome: err.errorClass === 'permanent' ? 'failed' : 'retrying',
+      errorCode: err.code,
+      errorMessage: err.message,
+    });
+    throw err;
+  }
+}
+
+/** One product's detail, with the retries of a scheduled pull. */
+async function pullDetail(
+  deps: JobDeps,
+  client: UpstreamClient,
+  sql: postgres.Sql,
+  name: string,
+): Promise<Pulled> {
+  let detail: DetailSeen | null = null;
+  const r = await withRetries(
+    deps,
+    'product-listing',
+    `product ${name}`,
+    () =>
+      detailRun(deps, client, sql, name, (d) => {
+        detail = d;
+      }),
+    realSleep,
+  );
+  // Set inside the retried body, which TypeScript's flow analysis does not follow.
+  const d = detail as DetailSeen | null;
+  const shown =
+    r.outcome === 'succeeded' && d !== null
+      ? await productOfDetail(sql, d.productId, d.votes, d.comments)
+      : null;
+  return { report: r, shown };
+}
+
+/** The result for a person: the products as a table, a summary line, and a note on an unfinished day. */
+function writeResult(result: GetResult, shown: ShownProduct[] | null, unfinished: boolean): void {
+  const { query } = result;
+  if (shown && shown.length > 0) process.stdout.write(productTable(shown, 'date' in query));
+  const what = 'date' in query ? `list ${query.date}` : `product "${query.name}"`;
+  process.stdout.write(
+    `${forTerminal(
+      `${what}: ${result.outcome}${result.detail ? ` (${result.detail})` : ''}${result.counts ? ` ${JSON.stringify(result.counts)}` : ''}`,
+    )}\n`,
+  );
+  if (unfinished && 'date' in query) {
+    process.stdout.write(
+      `note: the list is empty and ${query.date} is not over yet in US Pacific time: it may not be published yet. It does not count as landed: a backfill pulls it again.\n`,
+    );
+  }
+}
+
 export function productsGetCommand(): Command {
   return new Command('get')
     .description(
@@ -160,80 +273,11 @@ export function productsGetCommand(): Command {
       const db = await openStore(config);
       const deps = productCommandDeps(config, client, db.sql, log, now);
       try {
-        let result: {
-          query: typeof query;
-          outcome: string;
-          detail?: string;
-          counts?: Record<string, number>;
-          products?: ShownProduct[];
-        };
-        let shown: ShownProduct[] | null = null;
-        if ('date' in query) {
-          const data = ProductsJobData.parse({
-            date: query.date,
-            pull: 'backfill',
-            limit: query.limit ?? config.DAYBOOK_PRODUCT_LIMIT,
-          });
-          let rawResponseId: number | null = null;
-          const r = await withRetries(
-            deps,
-            'product-listing',
-            `products ${query.date}`,
-            (last) =>
-              processProducts(deps, data, `get-${query.date}`, last, (id) => {
-                rawResponseId = id;
-              }),
-            realSleep,
-          );
-          // Set inside the retried body, which TypeScript's flow analysis does not follow.
-          const landedId = rawResponseId as number | null;
-          if (r.outcome === 'succeeded' && landedId !== null)
-            shown = await productsOfPull(db.sql, query.date, landedId);
-          result = { query, ...r };
-        } else {
-          let detail: DetailSeen | null = null;
-          const r = await withRetries(
-            deps,
-            'product-listing',
-            `product ${query.name}`,
-            async () => {
-              const cycle = cycleOf(await databaseNow(db.sql));
-              const runId = await startRun(db.sql, { kind: PRODUCT_DETAIL_RUN, entity: query.name });
-              await acquire(deps.limiter, 'product-listing');
-              try {
-                const got = await client.getProduct(query.name);
-                const { summary } = await ingestProductDetail(db.sql, got, { runId, cycle });
-                const p = got.data.metadata;
-                detail = {
-                  productId: p.product_id.trim(),
-                  votes: p.votes_count ?? null,
-                  comments: p.comments_count ?? null,
-                };
-                const counts = {
-                  newVersions: summary.initial + summary.changed,
-                  newComments: summary.newComments,
-                };
-                await finishRun(db.sql, runId, { outcome: 'succeeded', counts });
-                return { outcome: 'succeeded' as const, entity: query.name, counts };
-              } catch (err) {
-                if (!(err instanceof UpstreamError)) throw err;
-                await ingestFailure(db.sql, err, { runId, cycle });
-                await finishRun(db.sql, runId, {
-                  outcome: err.errorClass === 'permanent' ? 'failed' : 'retrying',
-                  errorCode: err.code,
-                  errorMessage: err.message,
-                });
-                throw err;
-              }
-            },
-            realSleep,
-          );
-          // Set inside the retried body, which TypeScript's flow analysis does not follow.
-          const d = detail as DetailSeen | null;
-          if (r.outcome === 'succeeded' && d !== null)
-            shown = await productOfDetail(db.sql, d.productId, d.votes, d.comments);
-          result = { query, ...r };
-        }
+        const { report, shown } =
+          'date' in query
+            ? await pullList(deps, db.sql, query)
+            : await pullDetail(deps, client, db.sql, query.name);
+        const result: GetResult = { query, ...report };
         if (shown) result.products = shown;
         // An empty list of a day not over yet may be one not published yet: it counts as no landing.
         const unfinished =
@@ -242,20 +286,7 @@ export function productsGetCommand(): Command {
           shown?.length === 0 &&
           !pacificDayOver(query.date, now());
         if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else {
-          if (shown && shown.length > 0) process.stdout.write(productTable(shown, 'date' in query));
-          const what = 'date' in query ? `list ${query.date}` : `product "${query.name}"`;
-          process.stdout.write(
-            `${forTerminal(
-              `${what}: ${result.outcome}${result.detail ? ` (${result.detail})` : ''}${result.counts ? ` ${JSON.stringify(result.counts)}` : ''}`,
-            )}\n`,
-          );
-          if (unfinished) {
-            process.stdout.write(
-              `note: the list is empty and ${query.date} is not over yet in US Pacific time: it may not be published yet. It does not count as landed: a backfill pulls it again.\n`,
-            );
-          }
-        }
+        else writeResult(result, shown, unfinished);
         if (result.outcome === 'failed') process.exitCode = 1;
       } finally {
         await db.close();

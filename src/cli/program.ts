@@ -1,25 +1,31 @@
 /** The `daybook` command tree (the CLI is part of the public contract). */
 
 import { Command } from 'commander';
+import { analyticsRoleCommand } from './analytics-role.ts';
+import { changesCommand } from './changes.ts';
+import { compactCommand } from './compact.ts';
+import { deliverCommand } from './deliver.ts';
+import { deliveriesCommand } from './deliveries.ts';
 import { demoCommand } from './demo.ts';
-import { digestCommand, eventsCommand } from './events.ts';
+import { digestCommand } from './digest.ts';
+import { driftCommand } from './drift.ts';
+import { enqueueCommand } from './enqueue.ts';
+import { eventsCommand } from './events.ts';
 import { exportCommand } from './export.ts';
-import {
-  enqueueCommand,
-  productsCommand,
-  resumeCommand,
-  runCommand,
-  schedulerCommand,
-  serveCommand,
-  workerCommand,
-} from './pipeline.ts';
+import { migrateCommand } from './migrate.ts';
 import { planCommand } from './plan.ts';
-import { changesCommand, driftCommand, statusCommand } from './report.ts';
+import { productsCommand } from './products.ts';
+import { rebuildCommand } from './rebuild.ts';
+import { resumeCommand } from './resume.ts';
+import { runCommand } from './run.ts';
+import { schedulerCommand } from './scheduler.ts';
+import { serveCommand } from './serve.ts';
 import { simCommand } from './sim.ts';
 import { sqlCommand } from './sql.ts';
-import { analyticsRoleCommand, compactCommand, migrateCommand, rebuildCommand } from './storage.ts';
-import { deliverCommand, deliveriesCommand, subscribeCommand } from './subscribe.ts';
+import { statusCommand } from './status.ts';
+import { subscribeCommand } from './subscribe.ts';
 import { watchCommand } from './watch.ts';
+import { workerCommand } from './worker.ts';
 
 export function buildProgram(): Command {
   const program = new Command('daybook')

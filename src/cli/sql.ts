@@ -2,7 +2,7 @@
  * `daybook sql "<query>"`: one read-only statement against the configured database (embedded or
  * not), run with the rights of a reader, never with those of DATABASE_URL's user.
  *
- * Why another role, and why a login of its own (issue 12). DATABASE_URL's user is often a
+ * Why another role, and why a login of its own. DATABASE_URL's user is often a
  * superuser, which may run programs (`copy … to program`), read the server's files
  * (`pg_read_file`), signal any backend and write anything; a read-only transaction stops none
  * but the writes, and not even those once the text says `commit; insert …`. A `SET ROLE` to a
@@ -53,7 +53,7 @@ import {
   sqlReaderProblem,
 } from '../db/roles.ts';
 import { configOrExit } from './context.ts';
-import { formatTable } from './report.ts';
+import { formatTable } from './terminal.ts';
 import { UsageError } from './usage.ts';
 
 /** One CSV field (RFC 4180). */

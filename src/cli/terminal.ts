@@ -107,6 +107,18 @@ export function formatTable(rows: readonly Record<string, unknown>[], columns?: 
   return `${[line(headers), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n')}\n`;
 }
 
+/** The columns of a drift table, as `status` and `drift` show it (`drift` adds records and an example). */
+export const DRIFT_COLUMNS = [
+  'operation',
+  'field',
+  'kind',
+  'seen',
+  'expected',
+  'responses',
+  'first_seen_at',
+  'last_seen_at',
+];
+
 /** One JSON value per line, each line ended; nothing for no rows. */
 export function jsonLines(rows: readonly unknown[]): string {
   return rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : '');

@@ -14,8 +14,7 @@ import {
 } from '../watch/store.ts';
 import { InvalidUsccError, parseUscc } from '../watch/uscc.ts';
 import { configOrExit, withStore } from './context.ts';
-import { formatTable } from './report.ts';
-import { forTerminal } from './terminal.ts';
+import { formatTable, forTerminal } from './terminal.ts';
 import { intArg, UsageError } from './usage.ts';
 
 const STATUS_TEXT: Record<AddedWatch['status'], string> = {
@@ -53,22 +52,8 @@ function readCsv(file: string): string {
   }
 }
 
-export function watchCommand(): Command {
-  const watch = new Command('watch')
-    .description('Manage the watchlist: the enterprises re-queried after each 03:00 Beijing refresh.')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  daybook watch add 上海星辰信息科技有限公司 --priority 10
-  daybook watch add 星辰信息 --uscc 91310115342050446K
-  daybook watch import companies.csv --dry-run
-  daybook watch list --json
-  daybook watch remove 上海星辰信息科技有限公司`,
-    );
-
-  watch
-    .command('add')
+function watchAddCommand(): Command {
+  return new Command('add')
     .description(
       'Watch one or more enterprises by name. Every name is checked first (1-100 characters, no control characters); one bad name writes nothing. Names differing only in full-/half-width, case or spacing are the same entry.',
     )
@@ -162,9 +147,10 @@ Examples:
         });
       },
     );
+}
 
-  watch
-    .command('import')
+function watchImportCommand(): Command {
+  return new Command('import')
     .description(
       'Import a UTF-8 CSV with a header row: a name column, an optional priority column and an optional uscc column. Invalid rows (a bad code included) are listed on stderr as "line N: problem" and nothing is imported (exit 2), unless --skip-invalid.',
     )
@@ -232,9 +218,10 @@ Examples:
         });
       },
     );
+}
 
-  watch
-    .command('list')
+function watchListCommand(): Command {
+  return new Command('list')
     .description(
       'List the watched enterprises, highest priority first, with their last refresh and outcome, the name and code they resolved to, how the keyword matched (code, exact, former_name, partial), the expected code, the flag of an answer refused for resolving elsewhere, the estimated changes per month (from its own refreshes and its cohort; daybook plan explain --pid shows how) and when the planner next wants it refreshed.',
     )
@@ -275,9 +262,10 @@ Examples:
         );
       });
     });
+}
 
-  watch
-    .command('remove')
+function watchRemoveCommand(): Command {
+  return new Command('remove')
     .description(
       'Stop watching an enterprise, by the name it was added with (any width or case) or by the PID it resolved to. The entry is kept inactive, so its history stays.',
     )
@@ -301,5 +289,24 @@ Examples:
         );
       });
     });
+}
+
+export function watchCommand(): Command {
+  const watch = new Command('watch')
+    .description('Manage the watchlist: the enterprises re-queried after each 03:00 Beijing refresh.')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  daybook watch add 上海星辰信息科技有限公司 --priority 10
+  daybook watch add 星辰信息 --uscc 91310115342050446K
+  daybook watch import companies.csv --dry-run
+  daybook watch list --json
+  daybook watch remove 上海星辰信息科技有限公司`,
+    );
+  watch.addCommand(watchAddCommand());
+  watch.addCommand(watchImportCommand());
+  watch.addCommand(watchListCommand());
+  watch.addCommand(watchRemoveCommand());
   return watch;
 }

@@ -142,9 +142,9 @@ export const ENV_SCHEMA = z.object({
   DAYBOOK_CREDITS_PER_QUERY: int('DAYBOOK_CREDITS_PER_QUERY', 1, 1000).default(3),
   /** Cycles after which a watch entry is owed a refresh before the planner's choice (src/plan/estimate.ts). */
   DAYBOOK_MAX_STALENESS_DAYS: int('DAYBOOK_MAX_STALENESS_DAYS', 1, 3650).default(30),
-  /** Days the per-fetch bookkeeping is kept row by row (src/db/compact.ts); 0 keeps it forever. */
+  /** Days the per-fetch bookkeeping is kept row by row (jobs/compact.ts); 0 keeps it forever. */
   DAYBOOK_BOOKKEEPING_DAYS: int('DAYBOOK_BOOKKEEPING_DAYS', 0, 3650).default(14),
-  /** Days error answers nothing points to are kept (src/db/compact.ts); 0 keeps them forever. */
+  /** Days error answers nothing points to are kept (jobs/compact.ts); 0 keeps them forever. */
   DAYBOOK_ERROR_RETENTION_DAYS: int('DAYBOOK_ERROR_RETENTION_DAYS', 0, 3650).default(0),
   DAYBOOK_WORKER_CONCURRENCY: int('DAYBOOK_WORKER_CONCURRENCY', 1, 256).default(4),
   DAYBOOK_JOB_LOCK_MS: int('DAYBOOK_JOB_LOCK_MS', 2000, 600_000).default(30_000),

@@ -3,6 +3,7 @@
  * waiting one out. Jobs use it where giving up would cost money: an upstream answer already
  * bought must land, not be bought again by the job's retry.
  */
+import { type Backoff, backoffMs } from '../retry/backoff.ts';
 
 /** Driver and socket codes of a lost or refused connection (not our own `sql.end()`). */
 const LOST = new Set([
@@ -41,6 +42,9 @@ export interface Patience {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** The waits while the database is unreachable: 250 ms, doubling to 5 s, no jitter. */
+export const OUTAGE_BACKOFF: Backoff = { baseMs: 250, capMs: 5000 };
+
 /**
  * Runs `fn(0)`, and again as `fn(1)`, `fn(2)`… while it fails with a connection loss, waiting
  * 250 ms, doubling to 5 s, for at most `maxMs` in all. Any other error, or the last loss, is thrown.
@@ -54,7 +58,7 @@ export async function whileUnreachable<T>(fn: (retry: number) => Promise<T>, pat
     } catch (err) {
       const waited = Date.now() - started;
       if (!isConnectionLoss(err) || waited >= patience.maxMs) throw err;
-      const wait = Math.min(5000, 250 * 2 ** retry, patience.maxMs - waited);
+      const wait = Math.min(backoffMs(retry, OUTAGE_BACKOFF), patience.maxMs - waited);
       patience.onWait?.(err, wait, waited);
       await sleep(wait);
     }

@@ -995,7 +995,7 @@ export const metricCounts = pgTable(
 
 /**
  * Runs compacted: the enterprise runs of cycles older than DAYBOOK_BOOKKEEPING_DAYS that ended
- * without a failure, one row per cycle, kind and outcome (src/db/compact.ts). Failed runs stay
+ * without a failure, one row per cycle, kind and outcome (jobs/compact.ts). Failed runs stay
  * in `runs`.
  */
 export const runSummaries = pgTable(
@@ -1016,7 +1016,7 @@ export const runSummaries = pgTable(
 );
 
 /**
- * Where each compaction stood (src/db/compact.ts): the newest sighting ids when the plan of
+ * Where each compaction stood (jobs/compact.ts): the newest sighting ids when the plan of
  * `cycle` ran. Superseded sightings up to the marks of DAYBOOK_BOOKKEEPING_DAYS cycles ago are
  * compacted: counted in cycles, not by any clock.
  */

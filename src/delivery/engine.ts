@@ -9,15 +9,15 @@
  * `disableAfterMs` is disabled too; one that had been failing for a while and answers again
  * emits `endpoint.recovered`.
  */
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type postgres from 'postgres';
+import { newHolder } from '../db/lease.ts';
 import { appendEvents } from '../events/outbox.ts';
 import { within } from '../time/deadline.ts';
 import type { Logger } from '../log/log.ts';
 import { sleepUnless } from '../time/sleep.ts';
 import { bodyOf, signedHeaders } from './payload.ts';
-import { nextAttemptAt, retryAfterMs } from '../retry/schedule.ts';
+import { parseRetryAfter } from '../retry/retry-after.ts';
+import { nextAttemptAt } from '../retry/schedule.ts';
 import { post, type SendResult } from './send.ts';
 import { type Claimed, claimDue, fanOut, recordAttempt } from './store.ts';
 
@@ -69,7 +69,8 @@ export function safeUrl(url: string): string {
 }
 
 export class DeliveryEngine {
-  private readonly holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  /** Each engine holds its claims under a name of its own, even beside another in this process. */
+  private readonly holder = newHolder();
   private readonly perSub = new Map<number, number>();
   private inFlight = 0;
   private idle = false;
@@ -213,7 +214,7 @@ export class DeliveryEngine {
     const next =
       ok || gone
         ? null
-        : nextAttemptAt(this.o.schedule, attempt, at, retryAfterMs(result.retryAfter, at), this.random());
+        : nextAttemptAt(this.o.schedule, attempt, at, parseRetryAfter(result.retryAfter, at), this.random());
     const outcome = ok ? 'succeeded' : next ? 'retrying' : 'failed';
     const error = ok ? null : (result.error ?? `HTTP ${result.status}`);
     // Past the claim's lease the delivery is another's to take: a record still not written then

@@ -5,6 +5,7 @@
  */
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
+import { leaseUntil, letGo, stillHeld, take } from '../db/lease.ts';
 import { type Envelope, readEventsBySeq } from '../events/feed.ts';
 import type { Format } from './payload.ts';
 import { newSecret } from './payload.ts';
@@ -128,7 +129,7 @@ export async function replay(
     where s.id = ${id} and e.seq <= s.cursor_seq and ${takes(sql)}
       and ${'after' in from ? sql`e.seq > ${from.after}` : sql`e.detected_at >= ${from.since}`}
     on conflict (subscription_id, event_seq) do update set
-      state = 'pending', attempts = 0, next_attempt_at = now(), holder = null, lease_until = null
+      state = 'pending', attempts = 0, next_attempt_at = now(), ${letGo(sql)}
       where delivery_queue.state <> 'delivering'
     returning id`;
   return rows.length;
@@ -187,7 +188,9 @@ export interface Claimed {
 /**
  * Claims up to `limit` due deliveries of active subscriptions, at most `perSubscription` of
  * each and none of `busy` (subscriptions already at their share in this process): a slow
- * endpoint never takes the slots of others. A claim lasts `leaseMs`; a lapsed one is due again.
+ * endpoint never takes the slots of others. A claim lasts `leaseMs` (src/db/lease.ts); its
+ * delivery is due again when the lease ends (`next_attempt_at` is set to `lease_until`), so a
+ * lapsed claim is taken over by the same scan that finds due work, and a live one is not.
  */
 export async function claimDue(
   sql: Sql,
@@ -208,9 +211,8 @@ export async function claimDue(
       where s.state = 'active' and not (s.id = any(${o.busy as number[]}::bigint[]))
       limit ${o.limit}
     )
-    update delivery_queue q set state = 'delivering', holder = ${o.holder},
-      lease_until = now() + ${`${o.leaseMs} milliseconds`}::interval,
-      next_attempt_at = now() + ${`${o.leaseMs} milliseconds`}::interval
+    update delivery_queue q set state = 'delivering', ${take(sql, o.holder, o.leaseMs)},
+      next_attempt_at = ${leaseUntil(sql, o.leaseMs)}
     from due, subscriptions s
     where q.id = due.id and s.id = q.subscription_id
     returning q.id::int as id, q.subscription_id::int as subscription_id, q.event_seq::int as event_seq,
@@ -247,10 +249,10 @@ export async function recordAttempt(sql: Sql, a: AttemptRecord): Promise<boolean
       state = ${a.outcome === 'retrying' ? 'pending' : a.outcome},
       attempts = ${a.attempt},
       next_attempt_at = coalesce(${a.nextAttemptAt}::timestamptz, now()),
-      holder = null, lease_until = null,
+      ${letGo(sql)},
       last_status = ${a.httpStatus}, last_error = ${a.error},
       delivered_at = case when ${a.outcome} = 'succeeded' then now() else delivered_at end
-    where id = ${a.deliveryId} and holder = ${a.holder} and state = 'delivering'
+    where id = ${a.deliveryId} and ${stillHeld(sql, { holder: a.holder })} and state = 'delivering'
     returning id`;
   if (rows.length === 0) return false;
   await sql`

@@ -11,18 +11,27 @@
  * range again (`--replay`) gives the same rows.
  *
  * The `exports` ledger keeps every package. One export at a time writes to a folder: it claims
- * the next load number (a ledger row in state `writing`), and a claim whose process is gone (or
- * whose lease lapsed) is taken over. A package renamed into place whose process died before the
+ * the next load number (a ledger row in state `writing`, its lease per src/db/lease.ts), and a
+ * claim whose process is gone (or whose lease lapsed) is taken over. A package renamed into place whose process died before the
  * ledger said so is adopted by the next export, after its files are checked against its manifest.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, createReadStream, existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
+import {
+  leaseLive,
+  leaseUntil,
+  letGo,
+  localProcessGone,
+  mayTake,
+  PROCESS_HOLDER,
+  stillHeld,
+  take,
+} from '../db/lease.ts';
 import {
   EXPORT_TABLES,
   type ExportTable,
@@ -105,8 +114,6 @@ export class ExportUsage extends Error {
 export const loadIdOf = (n: number) => String(n).padStart(10, '0');
 export const packageDirName = (loadId: string) => `load_id=${loadId}`;
 
-const PROCESS = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-
 interface LedgerRow {
   id: string;
   load_no: number;
@@ -125,8 +132,8 @@ interface LedgerRow {
   manifest: Manifest | null;
 }
 
-const LEDGER_COLUMNS = `id::text, load_no, load_id, previous_load_id, kind, format, tables, from_snapshot,
-  to_snapshot, generation, schema_version, state, holder, coalesce(lease_until > now(), false) as lease_live, manifest`;
+const ledgerColumns = (sql: Sql) => sql`id::text, load_no, load_id, previous_load_id, kind, format, tables,
+  from_snapshot, to_snapshot, generation, schema_version, state, holder, ${leaseLive(sql)} as lease_live, manifest`;
 
 function tablesOf(names: string[] | undefined): ExportTable[] {
   if (!names || names.length === 0) return EXPORT_TABLES;
@@ -134,19 +141,6 @@ function tablesOf(names: string[] | undefined): ExportTable[] {
   if (unknown.length > 0)
     throw new ExportUsage(`unknown table ${unknown.join(', ')}; the tables are ${TABLE_NAMES.join(', ')}`);
   return EXPORT_TABLES.filter((t) => names.includes(t.name));
-}
-
-/** The process named by a holder, when it runs on this machine: is it gone? */
-function holderGone(holder: string | null): boolean {
-  if (!holder) return true;
-  const [host, pid] = holder.split(':');
-  if (host !== hostname()) return false;
-  try {
-    process.kill(Number(pid), 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
 }
 
 const fileName = (table: string, format: Format, gzip: boolean) =>
@@ -197,34 +191,28 @@ async function claim(
   let told = false;
   for (;;) {
     const outcome = await sql.begin(async (tx) => {
-      const [writing] = await tx.unsafe<LedgerRow[]>(
-        `select ${LEDGER_COLUMNS} from exports where destination = $1 and state = 'writing' for update`,
-        [destination],
-      );
-      const [previous] = await tx.unsafe<LedgerRow[]>(
-        `select ${LEDGER_COLUMNS} from exports where destination = $1 and state = 'complete'
-         order by load_no desc limit 1`,
-        [destination],
-      );
+      const [writing] = await tx<LedgerRow[]>`
+        select ${ledgerColumns(tx)} from exports where destination = ${destination} and state = 'writing' for update`;
+      const [previous] = await tx<LedgerRow[]>`
+        select ${ledgerColumns(tx)} from exports where destination = ${destination} and state = 'complete'
+        order by load_no desc limit 1`;
       if (writing) {
-        if (writing.lease_live && !holderGone(writing.holder)) return { busy: writing };
-        const [row] = await tx.unsafe<LedgerRow[]>(
-          `update exports set holder = $2, lease_until = now() + $3 * interval '1 millisecond', started_at = now()
-           where id = $1 returning ${LEDGER_COLUMNS}`,
-          [writing.id, PROCESS, leaseMs],
-        );
+        // Another export in this process is a claimant like any other: no `reentrant`.
+        const lease = { holder: writing.holder, live: writing.lease_live };
+        if (!mayTake(lease, PROCESS_HOLDER, { probeProcess: true })) return { busy: writing };
+        const [row] = await tx<LedgerRow[]>`
+          update exports set ${take(tx, PROCESS_HOLDER, leaseMs)}, started_at = now()
+          where id = ${writing.id} returning ${ledgerColumns(tx)}`;
         return { row: row as LedgerRow, previous: previous ?? null, takenOver: writing.holder };
       }
       const loadNo = (previous?.load_no ?? 0) + 1;
-      const [row] = await tx.unsafe<LedgerRow[]>(
-        `insert into exports (destination, load_no, load_id, previous_load_id, kind, format, tables, from_snapshot, to_snapshot,
-                              generation, schema_version, state, holder, lease_until)
-         values ($1, $2, $3, $4, 'incremental', 'ndjson', '{}', '', '', 0, $5, 'writing', $6,
-                 now() + $7 * interval '1 millisecond')
-         on conflict (destination, load_no) do nothing
-         returning ${LEDGER_COLUMNS}`,
-        [destination, loadNo, loadIdOf(loadNo), previous?.load_id ?? null, SCHEMA_VERSION, PROCESS, leaseMs],
-      );
+      const [row] = await tx<LedgerRow[]>`
+        insert into exports (destination, load_no, load_id, previous_load_id, kind, format, tables, from_snapshot,
+                             to_snapshot, generation, schema_version, state, holder, lease_until)
+        values (${destination}, ${loadNo}, ${loadIdOf(loadNo)}, ${previous?.load_id ?? null}, 'incremental', 'ndjson',
+                '{}', '', '', 0, ${SCHEMA_VERSION}, 'writing', ${PROCESS_HOLDER}, ${leaseUntil(tx, leaseMs)})
+        on conflict (destination, load_no) do nothing
+        returning ${ledgerColumns(tx)}`;
       if (!row) return { retry: true };
       return { row, previous: previous ?? null };
     });
@@ -246,10 +234,8 @@ async function claim(
 }
 
 async function release(sql: Sql, row: LedgerRow): Promise<void> {
-  await sql.unsafe(`delete from exports where id = $1 and state = 'writing' and holder = $2`, [
-    row.id,
-    PROCESS,
-  ]);
+  await sql`delete from exports
+            where id = ${row.id} and state = 'writing' and ${stillHeld(sql, { holder: PROCESS_HOLDER })}`;
 }
 
 /** Removes what unfinished exports left in the folder (temporary package folders). */
@@ -259,7 +245,7 @@ async function sweep(destination: string): Promise<void> {
     // left alone while the process that writes it runs on this machine.
     const m = /^\.tmp-(?:replay-)?load_id=\d+-(\d+)-[0-9a-f]+$/.exec(name);
     if (!m) continue;
-    if (!holderGone(`${hostname()}:${m[1]}`)) continue;
+    if (!localProcessGone(Number(m[1]))) continue;
     await rm(join(destination, name), { recursive: true, force: true });
   }
 }
@@ -407,25 +393,12 @@ async function complete(
   generation: number,
 ): Promise<void> {
   const bytes = Object.values(manifest.tables).reduce((n, f) => n + f.bytes, 0);
-  await sql.unsafe(
-    `update exports set state = 'complete', kind = $2, format = $3, tables = $4, from_snapshot = $5, to_snapshot = $6,
-       generation = $7, schema_version = $8, rows = $9, bytes = $10, manifest = $11, completed_at = now(),
-       holder = null, lease_until = null
-     where id = $1`,
-    [
-      row.id,
-      plan.kind,
-      plan.format,
-      plan.tables.map((t) => t.name),
-      plan.lo,
-      plan.hi,
-      generation,
-      SCHEMA_VERSION,
-      manifest.rows,
-      bytes,
-      manifest as never,
-    ],
-  );
+  await sql`
+    update exports set state = 'complete', kind = ${plan.kind}, format = ${plan.format},
+      tables = ${plan.tables.map((t) => t.name)}, from_snapshot = ${plan.lo}, to_snapshot = ${plan.hi},
+      generation = ${generation}, schema_version = ${SCHEMA_VERSION}, rows = ${manifest.rows}, bytes = ${bytes},
+      manifest = ${manifest as never}, completed_at = now(), ${letGo(sql)}
+    where id = ${row.id}`;
 }
 
 /**
@@ -443,10 +416,9 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
   const parquet = lazyParquet();
   // Bad input is refused before anything is claimed: the folder's last package fixes its format
   // and tables (checked again once claimed, in case another export wrote one meanwhile).
-  const [last] = await sql.unsafe<LedgerRow[]>(
-    `select ${LEDGER_COLUMNS} from exports where destination = $1 and state = 'complete' order by load_no desc limit 1`,
-    [destination],
-  );
+  const [last] = await sql<LedgerRow[]>`
+    select ${ledgerColumns(sql)} from exports where destination = ${destination} and state = 'complete'
+    order by load_no desc limit 1`;
   refuseMismatch(destination, last ?? null, options, tables);
   const written: PackageWritten[] = [];
   try {
@@ -570,11 +542,10 @@ export async function replayPackages(
 ): Promise<PackageWritten[]> {
   const destination = resolve(options.to);
   const progress = options.progress ?? (() => {});
-  const rows = await sql.unsafe<LedgerRow[]>(
-    `select ${LEDGER_COLUMNS} from exports where destination = $1 and state = 'complete' and load_no between $2 and $3
-     order by load_no`,
-    [destination, options.from, options.through],
-  );
+  const rows = await sql<LedgerRow[]>`
+    select ${ledgerColumns(sql)} from exports
+    where destination = ${destination} and state = 'complete' and load_no between ${options.from} and ${options.through}
+    order by load_no`;
   if (rows.length === 0)
     throw new ExportUsage(
       `${destination} has no complete packages numbered ${options.from}..${options.through}`,

@@ -1,6 +1,6 @@
 /**
  * Applies enterprise observations to the history tables (SCD type 2). Set-based: one batch is a
- * handful of statements whatever its size. Rules (issue 3):
+ * handful of statements whatever its size. Rules:
  * - a new version only when the content hash changes; the same payload again only moves
  *   `last_seen_at`;
  * - the first version of an enterprise is an `initial` observation, not a flood of changes;
@@ -16,12 +16,13 @@
  * per enterprise without deadlocks.
  */
 
-import { insertRows, reserveIds } from '../db/bulk.ts';
+import { insertRows } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
 import { appendEvents, changeEvent, type NewEvent, observationEvent } from '../events/outbox.ts';
 import type { NormalizedEnterprise } from '../normalize/types.ts';
 import { diffEnterprises, type Severity } from './classify.ts';
 import { enterpriseContentHash } from './hash.ts';
+import { type VersionTable, type VersionWrite, type WrittenVersions, writeVersions } from './scd2.ts';
 
 export interface EnterpriseObservation {
   normalized: NormalizedEnterprise;
@@ -81,22 +82,10 @@ function unreadText(e: NormalizedEnterprise): Record<string, string> {
   return out;
 }
 
-function versionRow(
-  sql: Sql,
-  id: number,
-  version: number,
-  o: EnterpriseObservation,
-  hash: string,
-): Record<string, unknown> {
+/** The history columns of a version, besides the SCD2 ones `writeVersions` fills in. */
+function versionColumns(sql: Sql, o: EnterpriseObservation): Record<string, unknown> {
   const e = o.normalized;
   return {
-    id,
-    pid: e.pid,
-    version,
-    valid_from: o.fetchedAt,
-    valid_to: null,
-    is_current: true,
-    content_hash: hash,
     cycle: o.cycle,
     raw_response_id: o.rawResponseId,
     ent_name: e.entName,
@@ -139,6 +128,33 @@ function versionRow(
   };
 }
 
+const ENTERPRISE_VERSIONS: VersionTable = { table: 'enterprise_versions', keyColumn: 'pid' };
+
+/** A new version the batch writes, and the observation it comes from. */
+interface EnterpriseWrite extends VersionWrite {
+  o: EnterpriseObservation;
+}
+
+type ObservationRow = {
+  pid: string;
+  kind: string;
+  cycle: string;
+  keyword: string | null;
+  detail: string | null;
+  raw_response_id: number | null;
+  observed_at: Date;
+};
+
+/** What a batch decided from its observations, before anything of it is written. */
+interface BatchPlan {
+  writes: EnterpriseWrite[];
+  observations: ObservationRow[];
+  /** The field-level differences to record, by the index of the write that made them. */
+  diffs: { writeIndex: number; before: NormalizedEnterprise; after: NormalizedEnterprise }[];
+  /** Each keyword's latest resolution in the batch. */
+  resolutions: Map<string, { pid: string; rawResponseId: number | null; at: Date }>;
+}
+
 /** Applies observations (any order; they are sorted by fetch time) in a few statements. */
 export async function applyEnterprises(
   sql: Sql,
@@ -156,7 +172,31 @@ export async function applyEnterprises(
   };
   if (observations.length === 0) return summary;
   const items = [...observations].sort((a, b) => (landedBefore(a, b) ? -1 : landedBefore(b, a) ? 1 : 0));
+  const state = await lockEnterprises(sql, items);
+  const resolved = await lockResolutions(sql, items);
+  const stored = new Map([...state].map(([pid, cur]) => [pid, cur.versionId]));
+  const plan = planBatch(items, state, resolved, summary);
 
+  const written = await writeVersions(sql, ENTERPRISE_VERSIONS, stored, plan.writes, (w) =>
+    versionColumns(sql, w.o),
+  );
+  await insertChildren(sql, plan.writes, written.ids);
+  const outbox = await insertChanges(sql, plan, written, summary);
+  await insertRows(sql, 'enterprise_observations', plan.observations);
+  await updatePointers(sql, state, written.currentIds);
+  outbox.push(...observationEvents(plan.observations));
+  await upsertResolutions(sql, plan.resolutions);
+  // Last in the transaction: the outbox lock is held from here to the commit (outbox.ts).
+  await appendEvents(sql, outbox);
+  summary.versionIds = written.ids;
+  return summary;
+}
+
+/** Makes sure every enterprise of the batch has a row, locks them in PID order, reads their current state. */
+async function lockEnterprises(
+  sql: Sql,
+  items: readonly EnterpriseObservation[],
+): Promise<Map<string, Current>> {
   const firstSeen = new Map<string, Date>();
   for (const o of items) if (!firstSeen.has(o.normalized.pid)) firstSeen.set(o.normalized.pid, o.fetchedAt);
   const pids = [...firstSeen.keys()].sort();
@@ -194,8 +234,14 @@ export async function applyEnterprises(
       touched: false,
     });
   }
+  return state;
+}
 
-  // What the batch's keywords resolved to before it, locked like the enterprises.
+/** What the batch's keywords resolved to before it, locked like the enterprises. */
+async function lockResolutions(
+  sql: Sql,
+  items: readonly EnterpriseObservation[],
+): Promise<Map<string, string>> {
   const keywords = [...new Set(items.flatMap((o) => (o.keyword === null ? [] : [o.keyword])))].sort();
   const resolved = new Map<string, string>();
   if (keywords.length > 0) {
@@ -204,17 +250,27 @@ export async function applyEnterprises(
       order by keyword for update`;
     for (const r of rs) resolved.set(r.keyword, r.pid);
   }
-  const resolutions = new Map<string, { pid: string; rawResponseId: number | null; at: Date }>();
+  return resolved;
+}
 
-  const writes: { o: EnterpriseObservation; hash: string; version: number; previousId: number | null }[] = [];
-  const observationRows: Record<string, unknown>[] = [];
+/**
+ * Decides, in landing order, what each observation does: stale, unchanged, or a new version;
+ * and the observations and resolutions it records. Moves `state` (and `resolved`) along.
+ */
+function planBatch(
+  items: readonly EnterpriseObservation[],
+  state: Map<string, Current>,
+  resolved: Map<string, string>,
+  summary: EnterpriseApplySummary,
+): BatchPlan {
+  const plan: BatchPlan = { writes: [], observations: [], diffs: [], resolutions: new Map() };
   const observe = (
     pid: string,
     kind: string,
     o: { cycle: string; keyword: string | null; fetchedAt: Date; rawResponseId: number | null },
     detail: string | null = null,
   ) =>
-    observationRows.push({
+    plan.observations.push({
       pid,
       kind,
       cycle: o.cycle,
@@ -223,8 +279,6 @@ export async function applyEnterprises(
       raw_response_id: o.rawResponseId,
       observed_at: o.fetchedAt,
     });
-  const pendingDiffs: { writeIndex: number; before: NormalizedEnterprise; after: NormalizedEnterprise }[] =
-    [];
 
   for (const o of items) {
     const pid = o.normalized.pid;
@@ -248,7 +302,7 @@ export async function applyEnterprises(
         observe(pid, 'resolution_changed', o, `keyword resolved to ${before} before`);
       }
       resolved.set(o.keyword, pid);
-      resolutions.set(o.keyword, { pid, rawResponseId: o.rawResponseId, at: o.fetchedAt });
+      plan.resolutions.set(o.keyword, { pid, rawResponseId: o.rawResponseId, at: o.fetchedAt });
     }
     if (cur.presence === 'disappeared') {
       summary.reappeared++;
@@ -262,53 +316,25 @@ export async function applyEnterprises(
       summary.unchanged++;
       continue;
     }
-    const writeIndex = writes.length;
-    writes.push({ o, hash, version: cur.version + 1, previousId: null });
+    const writeIndex = plan.writes.length;
+    plan.writes.push({ key: pid, version: cur.version + 1, hash, validFrom: o.fetchedAt, o });
     if (cur.normalized === null) {
       summary.initial++;
       observe(pid, 'initial', o);
     } else {
       summary.changed++;
-      pendingDiffs.push({ writeIndex, before: cur.normalized, after: o.normalized });
+      plan.diffs.push({ writeIndex, before: cur.normalized, after: o.normalized });
     }
     cur.version += 1;
     cur.hash = hash;
     cur.normalized = o.normalized;
     cur.touched = true;
   }
+  return plan;
+}
 
-  const ids = await reserveIds(sql, 'enterprise_versions', writes.length);
-  // Resolve each new version's predecessor: the previous write in this batch or the stored current.
-  const lastId = new Map<string, number | null>();
-  for (const r of rows) lastId.set(r.pid, r.id === null ? null : Number(r.id));
-  for (const [i, w] of writes.entries()) {
-    w.previousId = lastId.get(w.o.normalized.pid) ?? null;
-    lastId.set(w.o.normalized.pid, ids[i] as number);
-  }
-  const closeRows = writes
-    .filter((w) => w.previousId !== null)
-    .map((w) => [w.previousId, w.o.fetchedAt.toISOString()] as [number, string]);
-  if (closeRows.length > 0) {
-    await sql`
-      update enterprise_versions v set valid_to = u.valid_to::timestamptz, is_current = false
-      from (values ${sql(closeRows)}) as u(id, valid_to)
-      where v.id = u.id::bigint`;
-  }
-  // Versions superseded inside this batch are written already closed.
-  const nextOf = new Map<number, Date>();
-  for (const w of writes) if (w.previousId !== null) nextOf.set(w.previousId, w.o.fetchedAt);
-  const versionRows = writes.map((w, i) => {
-    const id = ids[i] as number;
-    const row = versionRow(sql, id, w.version, w.o, w.hash);
-    const closedAt = nextOf.get(id);
-    if (closedAt) {
-      row.valid_to = closedAt;
-      row.is_current = false;
-    }
-    return row;
-  });
-  await insertRows(sql, 'enterprise_versions', versionRows);
-
+/** The persons, shareholders and clearing members of each new version. */
+async function insertChildren(sql: Sql, writes: readonly EnterpriseWrite[], ids: readonly number[]) {
   const persons: Record<string, unknown>[] = [];
   const shareholders: Record<string, unknown>[] = [];
   const members: Record<string, unknown>[] = [];
@@ -344,31 +370,41 @@ export async function applyEnterprises(
   await insertRows(sql, 'enterprise_persons', persons);
   await insertRows(sql, 'enterprise_shareholders', shareholders);
   await insertRows(sql, 'enterprise_clearing_members', members);
+}
 
+/** Writes one `enterprise_changes` row per field-level difference; returns their events. */
+async function insertChanges(
+  sql: Sql,
+  plan: BatchPlan,
+  written: WrittenVersions,
+  summary: EnterpriseApplySummary,
+): Promise<NewEvent[]> {
   const changeRows: Record<string, unknown>[] = [];
   const outbox: NewEvent[] = [];
-  for (const d of pendingDiffs) {
-    const w = writes[d.writeIndex];
+  for (const d of plan.diffs) {
+    const w = plan.writes[d.writeIndex];
     if (!w) continue;
+    const versionId = written.ids[d.writeIndex] as number;
+    const previousId = written.previousIds[d.writeIndex] ?? null;
     for (const c of diffEnterprises(d.before, d.after)) {
       summary.bySeverity[c.severity]++;
       outbox.push(
         changeEvent({
           ...c,
-          pid: w.o.normalized.pid,
+          pid: w.key,
           cycle: w.o.cycle,
           detectedAt: w.o.fetchedAt,
           rawResponseId: w.o.rawResponseId,
-          versionId: ids[d.writeIndex] as number,
-          fromVersion: w.previousId === null ? null : w.version - 1,
+          versionId,
+          fromVersion: previousId === null ? null : w.version - 1,
           toVersion: w.version,
         }),
       );
       changeRows.push({
-        pid: w.o.normalized.pid,
+        pid: w.key,
         cycle: w.o.cycle,
-        version_id: ids[d.writeIndex],
-        previous_version_id: w.previousId,
+        version_id: versionId,
+        previous_version_id: previousId,
         category: c.category,
         field: c.field,
         kind: c.kind,
@@ -382,13 +418,22 @@ export async function applyEnterprises(
   }
   summary.changes = changeRows.length;
   await insertRows(sql, 'enterprise_changes', changeRows);
-  await insertRows(sql, 'enterprise_observations', observationRows);
+  return outbox;
+}
 
-  // Every enterprise in the batch has a version now: a stored one or one written above.
-  // The rows are locked and `state` started from them: its last-seen values are the latest.
+/**
+ * Points every enterprise of the batch at its current version (a stored one or one written
+ * above) and records what was seen last. The rows are locked and `state` started from them: its
+ * last-seen values are the latest.
+ */
+async function updatePointers(
+  sql: Sql,
+  state: ReadonlyMap<string, Current>,
+  currentIds: ReadonlyMap<string, number | null>,
+): Promise<void> {
   const pointerRows = [...state.entries()].map(([pid, cur]) => [
     pid,
-    String(lastId.get(pid)),
+    String(currentIds.get(pid)),
     cur.lastSeenAt.toISOString(),
     cur.lastSeenRawId === null ? '' : String(cur.lastSeenRawId),
     cur.presence,
@@ -401,33 +446,36 @@ export async function applyEnterprises(
       presence = u.presence
     from (values ${sql(pointerRows)}) as u(pid, version_id, last_seen_at, last_seen_raw_id, presence)
     where e.pid = u.pid`;
-  // Last in the transaction: the outbox lock is held from here to the commit (outbox.ts).
-  for (const r of observationRows) {
+}
+
+function observationEvents(rows: readonly ObservationRow[]): NewEvent[] {
+  const events: NewEvent[] = [];
+  for (const r of rows) {
     const e = observationEvent({
-      pid: r.pid as string,
-      kind: r.kind as string,
-      cycle: r.cycle as string,
-      keyword: r.keyword as string | null,
-      detail: r.detail as string | null,
-      observedAt: r.observed_at as Date,
-      rawResponseId: r.raw_response_id as number | null,
-    });
-    if (e) outbox.push(e);
-  }
-  if (resolutions.size > 0) {
-    const rows = [...resolutions.entries()].map(([keyword, r]) => ({
-      keyword,
       pid: r.pid,
-      raw_response_id: r.rawResponseId,
-      resolved_at: r.at,
-    }));
-    await sql`insert into keyword_resolutions ${sql(rows)}
-              on conflict (keyword) do update set pid = excluded.pid,
-                raw_response_id = excluded.raw_response_id, resolved_at = excluded.resolved_at`;
+      kind: r.kind,
+      cycle: r.cycle,
+      keyword: r.keyword,
+      detail: r.detail,
+      observedAt: r.observed_at,
+      rawResponseId: r.raw_response_id,
+    });
+    if (e) events.push(e);
   }
-  await appendEvents(sql, outbox);
-  summary.versionIds = ids;
-  return summary;
+  return events;
+}
+
+async function upsertResolutions(sql: Sql, resolutions: BatchPlan['resolutions']): Promise<void> {
+  if (resolutions.size === 0) return;
+  const rows = [...resolutions.entries()].map(([keyword, r]) => ({
+    keyword,
+    pid: r.pid,
+    raw_response_id: r.rawResponseId,
+    resolved_at: r.at,
+  }));
+  await sql`insert into keyword_resolutions ${sql(rows)}
+            on conflict (keyword) do update set pid = excluded.pid,
+              raw_response_id = excluded.raw_response_id, resolved_at = excluded.resolved_at`;
 }
 
 /**
@@ -484,4 +532,14 @@ export async function disappearKeyword(
   const [r] = await sql<{ pid: string }[]>`select pid from keyword_resolutions where keyword = ${o.keyword}`;
   if (!r) return 0;
   return markDisappeared(sql, [{ pid: r.pid, ...o }]);
+}
+
+/** Deletes enterprise sightings up to `upToId` that a later sighting of the same PID superseded. */
+export async function dropSupersededEnterpriseSightings(tx: Sql, upToId: string): Promise<number> {
+  const gone = await tx`
+        delete from enterprise_sightings s using (
+          select id, row_number() over (partition by pid order by id desc) as newer
+          from enterprise_sightings) o
+        where s.id = o.id and o.newer > 1 and s.id <= ${upToId}::bigint`;
+  return gone.count;
 }

@@ -5,10 +5,11 @@
  * deduplicated across pulls by (product, created_at, body). Replaying the same pull adds
  * nothing: snapshots are unique per (raw response, position).
  */
-import { insertRows, reserveIds } from '../db/bulk.ts';
+import { insertRows } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
 import type { NormalizedProduct, NormalizedTrendingSnapshot } from '../normalize/types.ts';
 import { productContentHash } from './hash.ts';
+import { type VersionTable, type VersionWrite, writeVersions } from './scd2.ts';
 
 export interface ProductPull {
   products: NormalizedProduct[];
@@ -35,6 +36,26 @@ function unreadText(p: NormalizedProduct): Record<string, string> {
   return out;
 }
 
+const PRODUCT_VERSIONS: VersionTable = { table: 'product_versions', keyColumn: 'product_id' };
+
+/** A new version the batch writes, and the pull it comes from. */
+interface ProductWrite extends VersionWrite {
+  p: NormalizedProduct;
+  pull: ProductPull;
+}
+
+/** A product's stored current version, and how far the batch has moved it. */
+interface ProductState {
+  currentId: number | null;
+  version: number;
+  hash: string | null;
+  lastSeenAt: Date;
+  /** Set when this batch wrote a new current version. */
+  written: boolean;
+}
+
+type PulledProduct = { p: NormalizedProduct; pull: ProductPull };
+
 /** Applies pulls (sorted by fetch time) in a few statements. */
 export async function applyProductPulls(
   sql: Sql,
@@ -53,6 +74,21 @@ export async function applyProductPulls(
   const items = ordered.flatMap((pull) => pull.products.map((p) => ({ p, pull })));
   if (items.length === 0) return summary;
 
+  const state = await lockProducts(sql, items);
+  const stored = new Map([...state].map(([id, cur]) => [id, cur.currentId]));
+  const writes = planWrites(items, state, summary);
+  const written = await writeVersions(sql, PRODUCT_VERSIONS, stored, writes, (w) =>
+    versionColumns(sql, w.p, w.pull),
+  );
+  await insertChildren(sql, writes, written.ids);
+  summary.newComments += await insertComments(sql, items);
+  summary.snapshots += await insertSnapshots(sql, ordered);
+  await updatePointers(sql, state, written.currentIds);
+  return summary;
+}
+
+/** Makes sure every product of the batch has a row, locks them in id order, reads their current state. */
+async function lockProducts(sql: Sql, items: readonly PulledProduct[]): Promise<Map<string, ProductState>> {
   const firstSeen = new Map<string, Date>();
   for (const { p, pull } of items)
     if (!firstSeen.has(p.productId)) firstSeen.set(p.productId, pull.fetchedAt);
@@ -80,7 +116,7 @@ export async function applyProductPulls(
     where p.product_id = any(${ids}::text[])
     order by p.product_id
     for update of p`;
-  const state = new Map(
+  return new Map(
     rows.map((r) => [
       r.product_id,
       {
@@ -92,14 +128,15 @@ export async function applyProductPulls(
       },
     ]),
   );
+}
 
-  const writes: {
-    p: NormalizedProduct;
-    pull: ProductPull;
-    hash: string;
-    version: number;
-    previousId: number | null;
-  }[] = [];
+/** Decides, in pull order, which listed products are stale, unchanged, or make a new version. */
+function planWrites(
+  items: readonly PulledProduct[],
+  state: Map<string, ProductState>,
+  summary: ProductApplySummary,
+): ProductWrite[] {
+  const writes: ProductWrite[] = [];
   for (const { p, pull } of items) {
     summary.products++;
     const cur = state.get(p.productId);
@@ -116,61 +153,41 @@ export async function applyProductPulls(
     }
     if (cur.hash === null) summary.initial++;
     else summary.changed++;
-    writes.push({ p, pull, hash, version: cur.version + 1, previousId: null });
+    writes.push({ key: p.productId, version: cur.version + 1, hash, validFrom: pull.fetchedAt, p, pull });
     cur.version++;
     cur.hash = hash;
     cur.written = true;
   }
+  return writes;
+}
 
-  const versionIds = await reserveIds(sql, 'product_versions', writes.length);
-  const lastId = new Map<string, number | null>();
-  for (const [pid, cur] of state) lastId.set(pid, cur.currentId);
-  for (const [i, w] of writes.entries()) {
-    w.previousId = lastId.get(w.p.productId) ?? null;
-    lastId.set(w.p.productId, versionIds[i] as number);
-  }
-  const closeRows = writes
-    .filter((w) => w.previousId !== null)
-    .map((w) => [w.previousId, w.pull.fetchedAt.toISOString()] as [number, string]);
-  if (closeRows.length > 0) {
-    await sql`
-      update product_versions v set valid_to = u.valid_to::timestamptz, is_current = false
-      from (values ${sql(closeRows)}) as u(id, valid_to)
-      where v.id = u.id::bigint`;
-  }
-  const nextOf = new Map<number, Date>();
-  for (const w of writes) if (w.previousId !== null) nextOf.set(w.previousId, w.pull.fetchedAt);
+/** The history columns of a version, besides the SCD2 ones `writeVersions` fills in. */
+function versionColumns(sql: Sql, p: NormalizedProduct, pull: ProductPull): Record<string, unknown> {
+  return {
+    raw_response_id: pull.rawResponseId,
+    record_id: p.id,
+    name: p.name,
+    tagline: p.tagline,
+    description: p.description,
+    url: p.url,
+    created_at: p.createdAt,
+    featured_at: p.featuredAt,
+    thumbnail_url: p.thumbnail?.url ?? null,
+    thumbnail_type: p.thumbnail?.type ?? null,
+    unread_text: sql.json(unreadText(p)),
+    extra: sql.json(p.extra),
+    normalized: sql.json(p as unknown as Parameters<Sql['json']>[0]),
+  };
+}
 
-  const versionRows: Record<string, unknown>[] = [];
+/** The topics, media and links of each new version. */
+async function insertChildren(sql: Sql, writes: readonly ProductWrite[], ids: readonly number[]) {
   const topics: Record<string, unknown>[] = [];
   const media: Record<string, unknown>[] = [];
   const links: Record<string, unknown>[] = [];
   for (const [i, w] of writes.entries()) {
-    const id = versionIds[i] as number;
+    const id = ids[i] as number;
     const p = w.p;
-    const closedAt = nextOf.get(id) ?? null;
-    versionRows.push({
-      id,
-      product_id: p.productId,
-      version: w.version,
-      valid_from: w.pull.fetchedAt,
-      valid_to: closedAt,
-      is_current: closedAt === null,
-      content_hash: w.hash,
-      raw_response_id: w.pull.rawResponseId,
-      record_id: p.id,
-      name: p.name,
-      tagline: p.tagline,
-      description: p.description,
-      url: p.url,
-      created_at: p.createdAt,
-      featured_at: p.featuredAt,
-      thumbnail_url: p.thumbnail?.url ?? null,
-      thumbnail_type: p.thumbnail?.type ?? null,
-      unread_text: sql.json(unreadText(p)),
-      extra: sql.json(p.extra),
-      normalized: sql.json(p as unknown as Parameters<Sql['json']>[0]),
-    });
     for (const topic of p.topics) topics.push({ version_id: id, topic });
     for (const m of p.media) {
       media.push({
@@ -192,11 +209,13 @@ export async function applyProductPulls(
       });
     }
   }
-  await insertRows(sql, 'product_versions', versionRows);
   await insertRows(sql, 'product_topics', topics);
   await insertRows(sql, 'product_media', media);
   await insertRows(sql, 'product_links', links);
+}
 
+/** Keeps each comment once, across pulls; returns how many were new. */
+async function insertComments(sql: Sql, items: readonly PulledProduct[]): Promise<number> {
   const comments = new Map<string, Record<string, unknown>>();
   for (const { p, pull } of items) {
     for (const c of p.comments) {
@@ -213,15 +232,20 @@ export async function applyProductPulls(
     }
   }
   const commentRows = [...comments.values()];
+  let added = 0;
   for (let i = 0; i < commentRows.length; i += 5_000) {
     const part = commentRows.slice(i, i + 5_000);
     const inserted = await sql`
       insert into product_comments ${sql(part as unknown as Record<string, string>[])}
       on conflict (dedup_key) do nothing returning id`;
-    summary.newComments += inserted.length;
+    added += inserted.length;
   }
+  return added;
+}
 
-  const snapshotRows = ordered.flatMap((pull) =>
+/** One trending snapshot per listed product per pull; a replayed pull adds none. Returns how many were new. */
+async function insertSnapshots(sql: Sql, pulls: readonly ProductPull[]): Promise<number> {
+  const snapshotRows = pulls.flatMap((pull) =>
     pull.snapshots.map((s) => ({
       list_date: s.listDate,
       position: s.position,
@@ -232,17 +256,26 @@ export async function applyProductPulls(
       raw_response_id: pull.rawResponseId,
     })),
   );
+  let added = 0;
   for (let i = 0; i < snapshotRows.length; i += 5_000) {
     const part = snapshotRows.slice(i, i + 5_000);
     const inserted = await sql`
       insert into trending_snapshots ${sql(part as unknown as Record<string, string>[])}
       on conflict (raw_response_id, position) do nothing returning id`;
-    summary.snapshots += inserted.length;
+    added += inserted.length;
   }
+  return added;
+}
 
+/** Points every product of the batch at its current version and moves its last-seen time. */
+async function updatePointers(
+  sql: Sql,
+  state: ReadonlyMap<string, ProductState>,
+  currentIds: ReadonlyMap<string, number | null>,
+): Promise<void> {
   const pointerRows = [...state.entries()].map(([pid, cur]) => [
     pid,
-    String(lastId.get(pid)),
+    String(currentIds.get(pid)),
     cur.lastSeenAt.toISOString(),
   ]);
   await sql`
@@ -251,5 +284,14 @@ export async function applyProductPulls(
       last_seen_at = greatest(p.last_seen_at, u.last_seen_at::timestamptz)
     from (values ${sql(pointerRows)}) as u(product_id, version_id, last_seen_at)
     where p.product_id = u.product_id`;
-  return summary;
+}
+
+/** Deletes product sightings up to `upToId` that a later sighting of the same product superseded. */
+export async function dropSupersededProductSightings(tx: Sql, upToId: string): Promise<number> {
+  const gone = await tx`
+        delete from product_sightings s using (
+          select id, row_number() over (partition by product_id order by id desc) as newer
+          from product_sightings) o
+        where s.id = o.id and o.newer > 1 and s.id <= ${upToId}::bigint`;
+  return gone.count;
 }

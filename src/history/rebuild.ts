@@ -16,7 +16,6 @@
 
 import type postgres from 'postgres';
 import { isConnectionLoss } from '../db/outage.ts';
-import { insertMismatchEvent, refusedAnswerCodes } from './resolution-mismatches.ts';
 import { suppressEvents } from '../events/outbox.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
@@ -26,6 +25,7 @@ import { type LandedAnswer, recordDrift } from './drift-store.ts';
 import { applyEnterprises, disappearKeyword, type EnterpriseObservation } from './enterprise-store.ts';
 import { applyProductPulls, type ProductPull } from './product-store.ts';
 import { resolutionVerdict } from './resolution.ts';
+import { insertMismatchEvent, refusedAnswerCodes } from './resolution-mismatches.ts';
 
 /** The tables a rebuild empties: everything derived from raw_responses. */
 export const DERIVED_TABLES = [
@@ -93,6 +93,19 @@ interface KeptEvent {
   observed_at: Date;
 }
 
+/** A rebuild replaying the landing: what it counts, what it keeps, and the batches not applied yet. */
+interface Replay {
+  tx: postgres.TransactionSql;
+  summary: RebuildSummary;
+  /** The stale_ignored events of live ingestion, by the raw answer they rejected. */
+  kept: Map<string, KeptEvent[]>;
+  /** The codes expected of the answers live ingestion refused, by raw answer id. */
+  refused: Map<number, string>;
+  enterprises: EnterpriseObservation[];
+  products: ProductPull[];
+  drift: LandedAnswer[];
+}
+
 export async function rebuild(
   sql: postgres.Sql,
   options: { batchSize?: number; onProgress?: (done: number, total: number) => void } = {},
@@ -114,16 +127,7 @@ export async function rebuild(
     // History is replayed, not found again: the events it made were emitted (and maybe delivered)
     // when it was found, and are kept as they are.
     await suppressEvents(tx);
-    // The live decisions that cannot be derived again (see above), kept by the answer they rejected.
-    const kept = new Map<string, KeptEvent[]>();
-    for (const e of await tx<KeptEvent[]>`
-      select pid, kind, cycle::text as cycle, keyword, detail, raw_response_id, observed_at
-      from enterprise_observations where kind = 'stale_ignored' and raw_response_id is not null
-      order by id`) {
-      const list = kept.get(String(e.raw_response_id)) ?? [];
-      list.push(e);
-      kept.set(String(e.raw_response_id), list);
-    }
+    const kept = await keptStaleEvents(tx);
     // The codes expected of the answers live ingestion refused: not derived, so read, not emptied.
     const refused = await refusedAnswerCodes(tx);
     await tx.unsafe(`truncate ${DERIVED_TABLES.join(', ')} restart identity`);
@@ -132,145 +136,190 @@ export async function rebuild(
     const [count] = await tx<{ n: number }[]>`
       select count(*)::int as n from raw_responses where outcome in ${tx(REPLAYED)}`;
     const total = count?.n ?? 0;
-    let enterpriseBatch: EnterpriseObservation[] = [];
-    let productBatch: ProductPull[] = [];
-    let driftBatch: LandedAnswer[] = [];
-    // A batch is applied in a savepoint; when it fails, its answers one by one, and one that
-    // cannot be applied (live ingestion could not either: the entry failed for its cycle) is skipped.
-    const each = async <T>(
-      batch: T[],
-      apply: (q: postgres.TransactionSql, items: T[]) => Promise<unknown>,
-    ) => {
-      try {
-        await tx.savepoint((sp) => apply(sp, batch));
-      } catch (err) {
-        if (isConnectionLoss(err)) throw err;
-        for (const item of batch) {
-          try {
-            await tx.savepoint((sp) => apply(sp, [item]));
-          } catch (e) {
-            if (isConnectionLoss(e)) throw e;
-            summary.unusable++;
-          }
-        }
-      }
-    };
-    const flush = async () => {
-      if (enterpriseBatch.length > 0) await each(enterpriseBatch, applyEnterprises);
-      if (productBatch.length > 0) await each(productBatch, applyProductPulls);
-      if (driftBatch.length > 0)
-        await each(driftBatch, async (q, items) => {
-          summary.drifted += await recordDrift(q, items);
-        });
-      enterpriseBatch = [];
-      productBatch = [];
-      driftBatch = [];
-    };
-    // A cursor of this transaction, fetched a batch at a time between the batch writes below: the
-    // landing is sorted once (keyset pages on an order no index serves sorted it once per page).
-    // The order live ingestion uses (landedBefore): the landing time to the millisecond, then the
-    // landing sequence.
-    await tx.unsafe(`
-      declare daybook_rebuild no scroll cursor for
-      select id, operation, params, body_json, outcome, fetched_at, landed_at,
-             body_bytes is not null as bytes_kept, cycle::text as cycle
-      from raw_answers
-      where outcome in (${REPLAYED.map((o) => `'${o}'`).join(', ')})
-      order by date_trunc('milliseconds', landed_at), id`);
-    for (;;) {
-      const rows = (await tx.unsafe(
-        `fetch ${Math.trunc(batchSize)} from daybook_rebuild`,
-      )) as unknown as RawRow[];
-      if (rows.length === 0) break;
-      for (const r of rows) {
-        summary.rawRead++;
-        const rawId = Number(r.id);
-        const cycle = r.cycle ?? cycleOf(r.landed_at);
-        if (r.outcome !== 'not_found' && r.body_json !== null) {
-          const answer: LandedAnswer = {
-            rawResponseId: rawId,
-            operation: r.operation as LandedAnswer['operation'],
-            params: r.params,
-            body: r.body_json,
-            fetchedAt: r.fetched_at,
-            bytesKept: r.bytes_kept,
-          };
-          driftBatch.push(answer);
-        }
-        if (r.outcome === 'unexpected_response') continue;
-        const stale = kept.get(r.id);
-        if (stale) {
-          await flush();
-          await tx`insert into enterprise_observations ${tx(stale, 'pid', 'kind', 'cycle', 'keyword', 'detail', 'raw_response_id', 'observed_at')}`;
-          summary.staleKept += stale.length;
-          continue;
-        }
-        if (r.operation === 'enterprise-search') {
-          const keyword = r.params.ent_name ?? null;
-          if (r.outcome === 'not_found') {
-            if (keyword === null) continue;
-            await flush();
-            summary.disappeared += await disappearKeyword(tx, {
-              keyword,
-              fetchedAt: r.landed_at,
-              rawResponseId: rawId,
-              cycle,
-            });
-            continue;
-          }
-          const parsed = EnterpriseSuccess.safeParse(r.body_json);
-          if (!parsed.success) {
-            summary.unreadable++;
-            continue;
-          }
-          const normalized = normalizeEnterprise(parsed.data.metadata.content);
-          const verdict = resolutionVerdict(refused.get(rawId) ?? null, normalized);
-          if (verdict.kind === 'mismatch') {
-            await flush();
-            await insertMismatchEvent(tx, {
-              rawResponseId: rawId,
-              landedAt: r.landed_at,
-              cycle,
-              keyword: keyword ?? '',
-              verdict,
-            });
-            summary.mismatched++;
-            continue;
-          }
-          enterpriseBatch.push({ normalized, fetchedAt: r.landed_at, rawResponseId: rawId, cycle, keyword });
-          summary.enterprises++;
-        } else if (r.operation === 'product-listing' && r.outcome === 'success') {
-          if (r.params.date !== undefined) {
-            const parsed = ProductListSuccess.safeParse(r.body_json);
-            if (!parsed.success) {
-              summary.unreadable++;
-              continue;
-            }
-            const list = normalizeProductList(parsed.data.metadata, r.params.date, r.landed_at);
-            productBatch.push({ ...list, fetchedAt: r.landed_at, rawResponseId: rawId });
-            summary.productPulls++;
-          } else {
-            const parsed = ProductDetailSuccess.safeParse(r.body_json);
-            if (!parsed.success) {
-              summary.unreadable++;
-              continue;
-            }
-            const product = normalizeProduct(parsed.data.metadata);
-            productBatch.push({
-              products: [product],
-              snapshots: [],
-              fetchedAt: r.landed_at,
-              rawResponseId: rawId,
-            });
-            summary.productDetails++;
-          }
-        }
-      }
-      await flush();
-      options.onProgress?.(summary.rawRead, total);
-    }
-    await tx.unsafe('close daybook_rebuild');
-    await flush();
+    const replay: Replay = { tx, summary, kept, refused, enterprises: [], products: [], drift: [] };
+    await replayLanding(replay, batchSize, (done) => options.onProgress?.(done, total));
   });
   return summary;
+}
+
+/** The live decisions that cannot be derived again (see above), kept by the answer they rejected. */
+async function keptStaleEvents(tx: postgres.TransactionSql): Promise<Map<string, KeptEvent[]>> {
+  const kept = new Map<string, KeptEvent[]>();
+  for (const e of await tx<KeptEvent[]>`
+    select pid, kind, cycle::text as cycle, keyword, detail, raw_response_id, observed_at
+    from enterprise_observations where kind = 'stale_ignored' and raw_response_id is not null
+    order by id`) {
+    const list = kept.get(String(e.raw_response_id)) ?? [];
+    list.push(e);
+    kept.set(String(e.raw_response_id), list);
+  }
+  return kept;
+}
+
+/**
+ * Reads the landing through a cursor of the transaction, a batch at a time between the batch
+ * writes: the landing is sorted once (keyset pages on an order no index serves sorted it once per
+ * page). The order is the one live ingestion uses (landedBefore): the landing time to the
+ * millisecond, then the landing sequence.
+ */
+async function replayLanding(replay: Replay, batchSize: number, onProgress: (done: number) => void) {
+  const { tx } = replay;
+  await tx.unsafe(`
+    declare daybook_rebuild no scroll cursor for
+    select id, operation, params, body_json, outcome, fetched_at, landed_at,
+           body_bytes is not null as bytes_kept, cycle::text as cycle
+    from raw_answers
+    where outcome in (${REPLAYED.map((o) => `'${o}'`).join(', ')})
+    order by date_trunc('milliseconds', landed_at), id`);
+  for (;;) {
+    const rows = (await tx.unsafe(
+      `fetch ${Math.trunc(batchSize)} from daybook_rebuild`,
+    )) as unknown as RawRow[];
+    if (rows.length === 0) break;
+    for (const r of rows) await replayRow(replay, r);
+    await flush(replay);
+    onProgress(replay.summary.rawRead);
+  }
+  await tx.unsafe('close daybook_rebuild');
+  await flush(replay);
+}
+
+/** Applies the pending batches, in the order live ingestion would have. */
+async function flush(replay: Replay): Promise<void> {
+  if (replay.enterprises.length > 0) await applyBatch(replay, replay.enterprises, applyEnterprises);
+  if (replay.products.length > 0) await applyBatch(replay, replay.products, applyProductPulls);
+  if (replay.drift.length > 0)
+    await applyBatch(replay, replay.drift, async (q, items) => {
+      replay.summary.drifted += await recordDrift(q, items);
+    });
+  replay.enterprises = [];
+  replay.products = [];
+  replay.drift = [];
+}
+
+/**
+ * Applies a batch in a savepoint; when it fails, its answers one by one, and one that cannot be
+ * applied (live ingestion could not either: the entry failed for its cycle) is skipped.
+ */
+async function applyBatch<T>(
+  replay: Replay,
+  batch: T[],
+  apply: (q: postgres.TransactionSql, items: T[]) => Promise<unknown>,
+): Promise<void> {
+  const { tx } = replay;
+  try {
+    await tx.savepoint((sp) => apply(sp, batch));
+  } catch (err) {
+    if (isConnectionLoss(err)) throw err;
+    for (const item of batch) {
+      try {
+        await tx.savepoint((sp) => apply(sp, [item]));
+      } catch (e) {
+        if (isConnectionLoss(e)) throw e;
+        replay.summary.unusable++;
+      }
+    }
+  }
+}
+
+/** Replays one landed answer: queues what it applies, or applies at once what must keep its place. */
+async function replayRow(replay: Replay, r: RawRow): Promise<void> {
+  const { summary } = replay;
+  summary.rawRead++;
+  const rawId = Number(r.id);
+  const cycle = r.cycle ?? cycleOf(r.landed_at);
+  if (r.outcome !== 'not_found' && r.body_json !== null) {
+    const answer: LandedAnswer = {
+      rawResponseId: rawId,
+      operation: r.operation as LandedAnswer['operation'],
+      params: r.params,
+      body: r.body_json,
+      fetchedAt: r.fetched_at,
+      bytesKept: r.bytes_kept,
+    };
+    replay.drift.push(answer);
+  }
+  if (r.outcome === 'unexpected_response') return;
+  const stale = replay.kept.get(r.id);
+  if (stale) {
+    await flush(replay);
+    const { tx } = replay;
+    await tx`insert into enterprise_observations ${tx(stale, 'pid', 'kind', 'cycle', 'keyword', 'detail', 'raw_response_id', 'observed_at')}`;
+    summary.staleKept += stale.length;
+    return;
+  }
+  if (r.operation === 'enterprise-search') await replayEnterpriseSearch(replay, r, rawId, cycle);
+  else if (r.operation === 'product-listing' && r.outcome === 'success')
+    replayProductListing(replay, r, rawId);
+}
+
+async function replayEnterpriseSearch(
+  replay: Replay,
+  r: RawRow,
+  rawId: number,
+  cycle: string,
+): Promise<void> {
+  const { tx, summary } = replay;
+  const keyword = r.params.ent_name ?? null;
+  if (r.outcome === 'not_found') {
+    if (keyword === null) return;
+    await flush(replay);
+    summary.disappeared += await disappearKeyword(tx, {
+      keyword,
+      fetchedAt: r.landed_at,
+      rawResponseId: rawId,
+      cycle,
+    });
+    return;
+  }
+  const parsed = EnterpriseSuccess.safeParse(r.body_json);
+  if (!parsed.success) {
+    summary.unreadable++;
+    return;
+  }
+  const normalized = normalizeEnterprise(parsed.data.metadata.content);
+  const verdict = resolutionVerdict(replay.refused.get(rawId) ?? null, normalized);
+  if (verdict.kind === 'mismatch') {
+    await flush(replay);
+    await insertMismatchEvent(tx, {
+      rawResponseId: rawId,
+      landedAt: r.landed_at,
+      cycle,
+      keyword: keyword ?? '',
+      verdict,
+    });
+    summary.mismatched++;
+    return;
+  }
+  replay.enterprises.push({ normalized, fetchedAt: r.landed_at, rawResponseId: rawId, cycle, keyword });
+  summary.enterprises++;
+}
+
+/** A product list (with a date) or one product's detail (without). */
+function replayProductListing(replay: Replay, r: RawRow, rawId: number): void {
+  const { summary } = replay;
+  if (r.params.date !== undefined) {
+    const parsed = ProductListSuccess.safeParse(r.body_json);
+    if (!parsed.success) {
+      summary.unreadable++;
+      return;
+    }
+    const list = normalizeProductList(parsed.data.metadata, r.params.date, r.landed_at);
+    replay.products.push({ ...list, fetchedAt: r.landed_at, rawResponseId: rawId });
+    summary.productPulls++;
+  } else {
+    const parsed = ProductDetailSuccess.safeParse(r.body_json);
+    if (!parsed.success) {
+      summary.unreadable++;
+      return;
+    }
+    const product = normalizeProduct(parsed.data.metadata);
+    replay.products.push({
+      products: [product],
+      snapshots: [],
+      fetchedAt: r.landed_at,
+      rawResponseId: rawId,
+    });
+    summary.productDetails++;
+  }
 }

@@ -186,3 +186,60 @@ async function landBatch(sql: Sql, rows: readonly LandingRow[], asText: boolean)
   if (!('begin' in sql)) return (sql as postgres.TransactionSql).savepoint((sp) => run(sp));
   return run(sql);
 }
+
+/** The outcomes a rebuild replays (src/history/rebuild.ts): never dropped by retention. */
+const REPLAYED = ['success', 'not_found', 'unexpected_response'];
+
+/**
+ * Every column that points at a landed call: a call one of them names is never dropped. (Kept in
+ * step with the schema by test/history/storage.test.ts, which compares it with the foreign keys.)
+ */
+export const RAW_REFERENCES: readonly (readonly [string, string])[] = [
+  ['enterprise_versions', 'raw_response_id'],
+  ['enterprise_observations', 'raw_response_id'],
+  ['enterprises', 'last_seen_raw_id'],
+  ['product_versions', 'raw_response_id'],
+  ['product_comments', 'raw_response_id'],
+  ['trending_snapshots', 'raw_response_id'],
+  ['credit_ledger', 'raw_response_id'],
+  ['cycle_fetches', 'raw_response_id'],
+  ['resolution_mismatches', 'raw_response_id'],
+  ['keyword_resolutions', 'raw_response_id'],
+  ['raw_response_drift', 'raw_response_id'],
+  ['format_drift', 'first_raw_response_id'],
+  ['format_drift', 'last_raw_response_id'],
+  ['events', 'raw_response_id'],
+];
+
+/**
+ * Retention of redundant error answers: calls of cycles before `before` whose outcome is an error a
+ * rebuild does not replay (a rate limit, a server error, a timeout …), that were not billed and
+ * that nothing points to, are dropped, with the error bodies no other call holds. An answer a
+ * version, change, observation, event or ledger row points to is never dropped, and neither is
+ * anything a rebuild reads, so a rebuild after retention equals one before.
+ */
+export async function dropErrorAnswers(tx: Sql, before: string): Promise<{ calls: number; bodies: number }> {
+  const notPointedTo = RAW_REFERENCES.map(
+    ([table, column]) => `not exists (select 1 from ${table} x where x.${column} = r.id)`,
+  ).join(' and ');
+  const gone = await tx.unsafe<{ body_id: string | null }[]>(
+    `delete from raw_responses r
+     where r.id in (
+       select id from raw_responses
+       where outcome <> 'success' and outcome not in (${REPLAYED.map((o) => `'${o}'`).join(', ')})
+         and cycle < $1::date
+       limit 100000)
+       and ${notPointedTo}
+     returning r.body_id`,
+    [before],
+  );
+  const bodies = [...new Set(gone.flatMap((g) => (g.body_id === null ? [] : [g.body_id])))];
+  if (bodies.length === 0) return { calls: gone.length, bodies: 0 };
+  // A body goes when no call holds it any more: no unsuccessful call (by the partial index), and
+  // it is no success's (a success is success-shaped; such a body is never dropped).
+  const dropped = await tx`
+    delete from raw_bodies b where b.id = any(${bodies}::bigint[])
+      and not exists (select 1 from raw_responses r where r.outcome <> 'success' and r.body_id = b.id)
+      and coalesce(b.body_json->>'status', '') <> 'success' and coalesce(b.body_json->>'result', '') <> 'success'`;
+  return { calls: gone.length, bodies: dropped.count };
+}

@@ -58,3 +58,30 @@ export async function databaseNow(sql: Sql): Promise<Date> {
   const [row] = await sql<{ now: Date }[]>`select now() as now`;
   return row?.now ?? new Date();
 }
+
+/**
+ * Enterprise runs of cycles before `before` that ended without a failure are added up into
+ * `run_summaries` (one row per cycle, kind and outcome) and deleted; failed runs stay, and so do
+ * all other kinds. Returns the runs deleted and the summaries written.
+ */
+export async function summarizeRuns(tx: Sql, before: string): Promise<{ runs: number; summaries: number }> {
+  // The runs counted are those deleted (an upsert returns a summary's total, not what it added).
+  const [summed] = await tx<{ runs: number; summaries: number }[]>`
+      with gone as (
+        delete from runs
+        where cycle < ${before} and kind = 'enterprise' and outcome in ('succeeded', 'skipped', 'deferred', 'abandoned', 'paused')
+        returning cycle, kind, outcome, credits, started_at, finished_at
+      ), summed as (
+      insert into run_summaries as s (cycle, kind, outcome, runs, credits, first_started_at, last_finished_at, seconds)
+      select cycle, kind, outcome, count(*), sum(credits), min(started_at), max(finished_at),
+             coalesce(sum(extract(epoch from finished_at - started_at)), 0)
+      from gone group by cycle, kind, outcome
+      on conflict (cycle, kind, outcome) do update set runs = s.runs + excluded.runs,
+        credits = s.credits + excluded.credits,
+        first_started_at = least(s.first_started_at, excluded.first_started_at),
+        last_finished_at = greatest(s.last_finished_at, excluded.last_finished_at),
+        seconds = s.seconds + excluded.seconds, compacted_at = now()
+      returning 1)
+      select (select count(*) from gone)::int as runs, (select count(*) from summed)::int as summaries`;
+  return { runs: summed?.runs ?? 0, summaries: summed?.summaries ?? 0 };
+}

@@ -10,14 +10,14 @@
  *             └─> deferred <─defer─┘
  *   (plan) ─> skipped
  *
- * The row is the claim, as graphile-worker and pg-boss claim jobs: `claimFetch` sets a holder, a
+ * The row is the claim (src/db/lease.ts, whose rule this follows): `claimFetch` sets a holder, a
  * lease and a new fence in one transaction, whatever mode the buyer runs in (a worker, `daybook
- * run`, `resume --inline`). A lease that lapsed (its holder died or starved) is taken over. Right
- * before the upstream call, `startCall` checks the fence: a holder that lost its claim does not
- * buy. A call sent and never settled (the process died after sending) is presumed billed by the
- * next holder: its reserved credits are booked as `presumed` in the ledger until an answer proves
- * otherwise. Nothing here holds a session-level lock, so it works through PgBouncer in
- * transaction mode.
+ * run`, `resume --inline`). A lease that lapsed (its holder died or starved) is taken over; a job's
+ * retry takes its own claim again. Right before the upstream call, `startCall` checks the fence:
+ * a holder that lost its claim does not buy. A call sent and never settled (the process died
+ * after sending) is presumed billed by the next holder: its reserved credits are booked as
+ * `presumed` in the ledger until an answer proves otherwise. Nothing here holds a session-level
+ * lock, so it works through PgBouncer in transaction mode.
  */
 
 import { type ReserveOutcome, reserveCredits, settleCredits } from './credits.ts';
@@ -26,6 +26,7 @@ import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcome
 import { noteFailure, noteRefreshed } from '../watch/store.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
+import { leaseLive, letGo, mayTake, renew, stillHeld, take } from '../db/lease.ts';
 
 export const FETCH_STATUSES = [
   'planned',
@@ -71,7 +72,7 @@ interface FetchRow {
   status: FetchStatus;
   holder: string | null;
   lease_until: Date | null;
-  lapsed: boolean;
+  live: boolean;
   fence: string;
   call_fence: string | null;
   call_started_at: Date | null;
@@ -80,8 +81,6 @@ interface FetchRow {
   pid: string | null;
   active: boolean;
 }
-
-const ms = (n: number) => Math.max(1, Math.round(n));
 
 /**
  * Claims the fetch of `watchId` in `cycle` for `holder` for `leaseMs`: the row is updated in one
@@ -96,7 +95,7 @@ export async function claimFetch(
 ): Promise<ClaimResult> {
   return inTransaction(sql, async (tx) => {
     const [row] = await tx<FetchRow[]>`
-      select f.status, f.holder, f.lease_until, coalesce(f.lease_until < now(), true) as lapsed,
+      select f.status, f.holder, f.lease_until, ${leaseLive(tx, 'f.lease_until')} as live,
              f.fence, f.call_fence, f.call_started_at, f.credits_reserved, w.keyword, w.pid, w.active
       from cycle_fetches f join watchlist w on w.id = f.watch_id
       where f.cycle = ${cycle} and f.watch_id = ${watchId}
@@ -107,12 +106,11 @@ export async function claimFetch(
     }
     if (SETTLED.includes(row.status)) return { kind: 'settled', status: row.status };
     if (!CLAIMABLE.includes(row.status)) return { kind: 'not_planned', status: row.status };
-    if (row.holder !== null && !row.lapsed && row.holder !== holder) {
+    if (row.holder !== null && !mayTake(row, holder, { reentrant: true })) {
       return { kind: 'held', holder: row.holder, leaseUntil: row.lease_until ?? new Date() };
     }
     const [claimed] = await tx<{ fence: string }[]>`
-      update cycle_fetches set status = 'fetching', holder = ${holder},
-        lease_until = now() + ${ms(leaseMs)} * interval '1 millisecond', fence = fence + 1,
+      update cycle_fetches set status = 'fetching', ${take(tx, holder, leaseMs, { fence: true })},
         attempts = attempts + 1, updated_at = now()
       where cycle = ${cycle} and watch_id = ${watchId}
       returning fence`;
@@ -143,9 +141,8 @@ export async function claimFetch(
 /** Extends the lease while the holder works; false when the claim was lost. */
 export async function renewLease(sql: Sql, claim: Claim, leaseMs: number): Promise<boolean> {
   const rows = await sql`
-    update cycle_fetches set lease_until = now() + ${ms(leaseMs)} * interval '1 millisecond'
-    where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
-      and holder = ${claim.holder}
+    update cycle_fetches set ${renew(sql, leaseMs)}
+    where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and ${stillHeld(sql, claim)}
     returning 1`;
   return rows.length > 0;
 }
@@ -187,8 +184,7 @@ export async function reserveForCall(sql: Sql, claim: Claim, cost: number): Prom
   return inTransaction(sql, async (tx) => {
     const [row] = await tx<{ credits_reserved: number }[]>`
       select credits_reserved from cycle_fetches
-      where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
-        and holder = ${claim.holder}
+      where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and ${stillHeld(tx, claim)}
       for update`;
     if (!row) return { ok: false, reason: 'lost', detail: lostMessage(claim) };
     if (row.credits_reserved > 0) {
@@ -210,10 +206,9 @@ export async function reserveForCall(sql: Sql, claim: Claim, cost: number): Prom
  */
 export async function startCall(sql: Sql, claim: Claim, leaseMs: number): Promise<boolean> {
   const rows = await sql`
-    update cycle_fetches set call_fence = fence, call_started_at = now(),
-      lease_until = now() + ${ms(leaseMs)} * interval '1 millisecond', updated_at = now()
-    where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
-      and holder = ${claim.holder}
+    update cycle_fetches set call_fence = fence, call_started_at = now(), ${renew(sql, leaseMs)},
+      updated_at = now()
+    where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and ${stillHeld(sql, claim)}
     returning 1`;
   return rows.length > 0;
 }
@@ -300,7 +295,7 @@ export async function completeFetch(
                          and status = 'succeeded' and watch_id <> ${claim.watchId}`;
   const status = dup ? 'duplicate' : 'succeeded';
   await tx`update cycle_fetches set status = ${status}, pid = ${done.pid}, raw_response_id = ${done.rawResponseId},
-             holder = null, lease_until = null, error_code = null, error_message = null, updated_at = now()
+             ${letGo(tx)}, error_code = null, error_message = null, updated_at = now()
            where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
   await noteRefreshed(tx, claim.watchId, {
     pid: done.pid,
@@ -321,8 +316,8 @@ export async function failFetch(
 ): Promise<void> {
   await inTransaction(sql, async (tx) => {
     const moved =
-      await tx`update cycle_fetches set status = ${failure.final ? 'failed' : 'retrying'}, holder = null,
-               lease_until = null, error_code = ${failure.code}, error_message = ${failure.message}, updated_at = now()
+      await tx`update cycle_fetches set status = ${failure.final ? 'failed' : 'retrying'}, ${letGo(tx)},
+               error_code = ${failure.code}, error_message = ${failure.message}, updated_at = now()
              where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
                and status = 'fetching' returning watch_id`;
     // A permanent error rests for PERMANENT_ERROR_QUIET_DAYS: the entry is due again after them,
@@ -365,7 +360,7 @@ export async function setAside(
   code: string,
   message: string,
 ): Promise<void> {
-  await sql`update cycle_fetches set status = ${status}, holder = null, lease_until = null,
+  await sql`update cycle_fetches set status = ${status}, ${letGo(sql)},
               error_code = ${code}, error_message = ${message}, updated_at = now()
             where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
               and status = 'fetching'`;
@@ -377,9 +372,8 @@ export async function setAside(
  * presume billed.
  */
 export async function releaseClaim(sql: Sql, claim: Claim): Promise<void> {
-  await sql`update cycle_fetches set holder = null, lease_until = null, updated_at = now()
-            where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
-              and holder = ${claim.holder}`;
+  await sql`update cycle_fetches set ${letGo(sql)}, updated_at = now()
+            where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and ${stillHeld(sql, claim)}`;
 }
 
 /** The text kept with a deferral by the plan. */
@@ -449,4 +443,29 @@ export async function fetchesInFlight(sql: Sql, cycle: string): Promise<number[]
 
 function lostMessage(claim: Claim): string {
   return `watch entry ${claim.watchId} of cycle ${claim.cycle}: the claim was taken over by another holder`;
+}
+
+/**
+ * Whether every row of the cycle is settled (none planned or in a buyer's hands) and the cycle
+ * is not paused. When it is, returns a mark of that state: the time of the latest change to the
+ * cycle's rows, in microseconds; else null. Two processes that settle the last entries at once
+ * read the same mark once both have committed.
+ */
+export async function settledMark(sql: Sql, cycle: string): Promise<string | null> {
+  const [row] = await sql<{ open: boolean; mark: string | null }[]>`
+    select exists (select 1 from cycle_fetches where cycle = ${cycle} and status in ('planned', 'fetching', 'retrying'))
+        or not exists (select 1 from cycle_fetches where cycle = ${cycle})
+        or exists (select 1 from cycle_budgets where cycle = ${cycle} and paused_at is not null) as open,
+      (select (extract(epoch from max(updated_at)) * 1000000)::bigint::text
+         from cycle_fetches where cycle = ${cycle}) as mark`;
+  return row && !row.open ? (row.mark ?? '0') : null;
+}
+
+/**
+ * Deletes the rows of cycles before `before`: the claims and progress of cycles long finished
+ * (what was bought is in the ledger, what was answered in the landing). Returns how many.
+ */
+export async function compactFetches(tx: Sql, before: string): Promise<number> {
+  const fetches = await tx`delete from cycle_fetches where cycle < ${before}`;
+  return fetches.count;
 }

@@ -1,8 +1,14 @@
 /**
  * When a failed delivery is tried again. Pure. The default schedule is Svix's: at once, then
  * 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after each failure, each wait up to 20% shorter
- * or longer at random. A `Retry-After` longer than the next wait is honoured.
+ * or longer at random. A `Retry-After` longer than the next wait is honoured (parsed by
+ * retry-after.ts).
  */
+import { backoffMs } from './backoff.ts';
+import { isFinalAttempt } from './decision.ts';
+
+/** How much of each scheduled wait is random: up to 20% shorter or longer. */
+export const SCHEDULE_JITTER = 0.2;
 
 export const DEFAULT_SCHEDULE = '0,5s,5m,30m,2h,5h,10h,10h';
 
@@ -38,18 +44,13 @@ export function nextAttemptAt(
   retryAfterMs: number | null,
   random: number,
 ): Date | null {
-  if (attempt >= schedule.length) return null;
-  const base = schedule[attempt] as number;
-  const jittered = base * (0.8 + 0.4 * random);
+  if (isFinalAttempt(attempt, schedule.length)) return null;
+  // The schedule gives each wait itself (so factor 1); the jitter is the one backoff rule's.
+  const jittered = backoffMs(
+    0,
+    { baseMs: schedule[attempt] as number, factor: 1, jitter: SCHEDULE_JITTER, jitterMode: 'both' },
+    () => random,
+  );
   const wait = Math.max(jittered, retryAfterMs ?? 0);
   return new Date(now.getTime() + Math.round(wait));
-}
-
-/** `Retry-After` as ms (seconds or an HTTP date), capped at a day; null when absent or unreadable. */
-export function retryAfterMs(header: string | undefined, now: Date): number | null {
-  if (!header) return null;
-  const text = header.trim();
-  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now.getTime();
-  if (!Number.isFinite(ms) || ms < 0) return null;
-  return Math.min(ms, 86_400_000);
 }

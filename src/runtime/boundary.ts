@@ -10,6 +10,7 @@ import type { ZodType } from 'zod';
 import { pauseCycle } from '../purchase/credits.ts';
 import type { LimitedOperation, RateLimiter } from '../purchase/limiter.ts';
 import type { Sql } from '../db/connect.ts';
+import { isFinalAttempt } from '../retry/decision.ts';
 import { BadJobDataError, ClaimHeldError, FinalForCycleError, LostClaimError } from '../terms/job-errors.ts';
 import { RateLimitedError, UpstreamError } from '../upstream/errors.ts';
 
@@ -110,7 +111,8 @@ export async function afterFailure(err: unknown, ctx: AttemptContext): Promise<N
       return { do: 'wait', ms: d.waitMs, refusals, message: d.message };
     }
     case 'retry':
-      if (ctx.attempt >= ctx.attempts) return { do: 'fail', permanent: false, message: d.message };
+      if (isFinalAttempt(ctx.attempt, ctx.attempts))
+        return { do: 'fail', permanent: false, message: d.message };
       return { do: 'retry', message: d.message };
   }
 }

@@ -5,28 +5,23 @@
  * one-shot run (a CronJob, a CI step) and the embedded demo; safe beside workers and other runs.
  */
 import pLimit from 'p-limit';
+import { CYCLE_COMPLETE_JOB, processCycleComplete } from '../../jobs/cycle-complete.ts';
 import { processEnterprise } from '../../jobs/enterprise.ts';
 import { processPlan } from '../../jobs/plan.ts';
 import { processProducts, scheduledPulls } from '../../jobs/products.ts';
 import type { LimitedOperation } from '../purchase/limiter.ts';
+import { isFinalAttempt } from '../retry/decision.ts';
 import type { Sql } from '../db/connect.ts';
 import { pacificDate } from '../time/cycles.ts';
 import { afterFailure } from './boundary.ts';
 import type { JobDeps, JobReport } from '../../jobs/deps.ts';
-import { type RetryPolicy, retryPolicy } from './queues.ts';
+import { retryDelayMs, retryPolicy } from './queues.ts';
 
 export interface InlineSummary {
   cycle: string;
   productPulls: { date: string; outcome: string; detail?: string }[];
   enterprises: Record<string, number>;
   failures: { entity: string; error: string }[];
-}
-
-/** Exponential backoff with jitter, as the queue does it. */
-export function backoffMs(attempt: number, policy: RetryPolicy): number {
-  const { delay, jitter } = policy.backoff;
-  const base = delay * 2 ** (attempt - 1);
-  return Math.round(base * (1 - jitter * Math.random()));
 }
 
 export type Sleep = (ms: number) => Promise<void>;
@@ -48,7 +43,7 @@ export async function withRetries(
   let attempt = 1;
   for (;;) {
     try {
-      const report = await body(attempt >= policy.attempts);
+      const report = await body(isFinalAttempt(attempt, policy.attempts));
       await deps.limiter.answered(op);
       return report;
     } catch (err) {
@@ -78,7 +73,8 @@ export async function withRetries(
           continue;
         case 'retry': {
           await deps.limiter.answered(op);
-          const wait = backoffMs(attempt, policy);
+          // The queue's wait to the millisecond: workers compute it with the same function.
+          const wait = retryDelayMs(attempt, policy.backoff);
           deps.log.warn({ label, attempt, waitMs: wait, error: next.message }, 'transient failure; retrying');
           attempt++;
           await sleep(wait);
@@ -107,12 +103,16 @@ export async function runInline(
   const sleep = options.sleep ?? realSleep;
   const summary: InlineSummary = { cycle: options.cycle, productPulls: [], enterprises: {}, failures: [] };
   const planned: number[] = [];
+  let completeAsked = false;
   const full: JobDeps = {
     ...deps,
     enqueue: {
       enterprises: async (_cycle, ids) => {
         planned.push(...ids);
         return ids.length;
+      },
+      cycleComplete: async () => {
+        completeAsked = true;
       },
     },
   };
@@ -181,6 +181,20 @@ export async function runInline(
         }),
       ),
     );
+    // The cycle-complete step, once, after this run's entries: as a worker would run it.
+    if (completeAsked) await completeCycle(full, options.cycle);
   }
   return summary;
+}
+
+async function completeCycle(deps: JobDeps, cycle: string): Promise<void> {
+  try {
+    const r = await processCycleComplete(deps, { cycle });
+    deps.log.info({ kind: CYCLE_COMPLETE_JOB, cycle, outcome: r.outcome }, `cycle-complete ${r.outcome}`);
+  } catch (err) {
+    deps.log.warn(
+      { cycle, err: err instanceof Error ? err.message : String(err) },
+      'could not complete the cycle; the next run of it will',
+    );
+  }
 }

@@ -6,6 +6,7 @@
  * log.
  */
 import type { Logger } from '../log/log.ts';
+import { type Backoff, backoffMs } from '../retry/backoff.ts';
 import { sleepUnless } from '../time/sleep.ts';
 import { type RedisClient, type RedisTarget, redisLabel, redisVariable } from './redis.ts';
 import { withoutPassword } from '../log/urls.ts';
@@ -157,6 +158,9 @@ export class StoppedWhileWaiting extends Error {
   override readonly name = 'StoppedWhileWaiting';
 }
 
+/** The waits between reconnect attempts: 500 ms, doubling to 30 s, no jitter. */
+export const RECONNECT_BACKOFF: Backoff = { baseMs: 500, capMs: 30_000 };
+
 /**
  * Runs `fn` until it succeeds, while it fails because `d` is unreachable (`isLoss`): the
  * failures go to `reach`, the waits grow from 500 ms to 30 s, and an abort of `signal` ends the
@@ -178,7 +182,7 @@ export async function untilReachable<T>(
     } catch (err) {
       if (!isLoss(err)) throw err;
       reach.failed(d, err);
-      await sleepUnless(Math.min(30_000, 500 * 2 ** attempt), signal);
+      await sleepUnless(backoffMs(attempt, RECONNECT_BACKOFF), signal);
     }
   }
 }

@@ -7,15 +7,17 @@
  */
 import { EventEmitter } from 'node:events';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
+import { CYCLE_COMPLETE_JOB, CycleCompleteJobData, processCycleComplete } from '../../jobs/cycle-complete.ts';
 import { ENTERPRISE_JOB, EnterpriseJobData, processEnterprise } from '../../jobs/enterprise.ts';
 import { PLAN_JOB, PlanJobData, processPlan } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, ProductsJobData, processProducts } from '../../jobs/products.ts';
 import type { LimitedOperation } from '../purchase/limiter.ts';
+import { isFinalAttempt } from '../retry/decision.ts';
 import { isConnectionLoss } from '../db/outage.ts';
 import { finishRun, startRun } from '../landing/runs.ts';
 import { afterFailure, BadJobDataError, parseJobData } from './boundary.ts';
 import type { JobDeps, JobReport } from '../../jobs/deps.ts';
-import { QUEUE_NAMES, type Queues } from './queues.ts';
+import { backoffStrategy, QUEUE_NAMES, type Queues } from './queues.ts';
 import { isRedisUnreachable, type Reachability } from './reachability.ts';
 import { queuePrefix, type RedisClient } from './redis.ts';
 
@@ -24,7 +26,7 @@ export const DEFAULT_LOCK_MS = 30_000;
 
 /** No retry follows this attempt if it fails (rate limits use no attempt). */
 function isLastAttempt(job: Job): boolean {
-  return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  return isFinalAttempt(job.attemptsMade + 1, job.opts.attempts ?? 1);
 }
 
 export interface JobEvent {
@@ -171,6 +173,8 @@ export function startWorkers(
     // Stalled jobs (their worker died) are looked for as often as a lock can lapse.
     stalledInterval: lockDuration,
     maxStalledCount: 3,
+    // Retry waits: the jobs' backoff type is daybook's own, computed as the inline runner does.
+    settings: { backoffStrategy },
   };
   const workers = [
     new Worker(
@@ -198,6 +202,14 @@ export function startWorkers(
         };
       }),
       { ...common, prefix: queuePrefix(queues.prefix, QUEUE_NAMES.products), concurrency: 1 },
+    ),
+    new Worker(
+      QUEUE_NAMES.cycle,
+      wrap(CYCLE_COMPLETE_JOB, null, async (job) => {
+        const data = parseJobData(CycleCompleteJobData, job.data, CYCLE_COMPLETE_JOB);
+        return { report: await processCycleComplete(deps, data), cycle: data.cycle };
+      }),
+      { ...common, prefix: queuePrefix(queues.prefix, QUEUE_NAMES.cycle), concurrency: 1 },
     ),
     new Worker(
       QUEUE_NAMES.plan,

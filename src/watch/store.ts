@@ -129,6 +129,24 @@ export async function addWatches(
   };
 }
 
+/**
+ * Watches each keyword not in the watchlist yet; one already there, removed or not, is left
+ * exactly as it is (unlike `addWatches`, which watches a removed one again). For a first
+ * watchlist, as the demo writes it.
+ */
+export async function addNewWatches(
+  sql: Sql,
+  entries: readonly { keyword: string; priority: number }[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = entries.map((e) => ({
+    keyword: e.keyword,
+    keyword_key: keywordKey(e.keyword),
+    priority: e.priority,
+  }));
+  await sql`insert into watchlist ${sql(rows)} on conflict (keyword_key) do nothing`;
+}
+
 /** What `addWatches` would do with `entries`, read without writing (nor taking ids). */
 export async function previewWatches(
   sql: Sql,

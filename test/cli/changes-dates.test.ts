@@ -1,6 +1,6 @@
 /**
- * Issue 13, items 3 and 4: `daybook changes --since/--until` select by the cycle they show (not by
- * when daybook found the change), and `daybook sql` prints a date as YYYY-MM-DD in every format.
+ * `daybook changes --since/--until` select by the cycle they show (not by when daybook found the
+ * change), and `daybook sql` prints a date as YYYY-MM-DD in every format.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDaybook } from '../support/cli.ts';

@@ -1,6 +1,6 @@
 /**
- * Issue 13, item 8 (3): a DATABASE_URL naming a database that does not exist (SQLSTATE 3D000)
- * gets a message saying so and how to create it, exit 1, no stack trace, never the password.
+ * A DATABASE_URL naming a database that does not exist (SQLSTATE 3D000) gets a message saying so
+ * and how to create it, exit 1, no stack trace, never the password.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 /**
- * Issue 13, item 8 (1, 2): `daybook products get` shows the products it pulled, and the product
- * day is the US-Pacific one: a date after today there is refused, and an empty list of a day not
- * over yet is not taken as landed by a backfill. daybook's clock is placed with DAYBOOK_CLOCK,
- * the upstream's with the simulator's clock.
+ * `daybook products get` shows the products it pulled, and the product day is the US-Pacific one: a
+ * date after today there is refused, and an empty list of a day not over yet is not taken as landed
+ * by a backfill. daybook's clock is placed with DAYBOOK_CLOCK, the upstream's with the simulator's
+ * clock.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

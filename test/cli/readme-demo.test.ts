@@ -1,9 +1,8 @@
 /**
- * Issue 13, item 8 (5): the README's example queries that name a date return rows on the demo
- * database. The demo runs on a fixed simulated clock (its first cycle is 2026-11-18, whatever the
- * date), so the dates it produces never drift; this runs the real `daybook demo` on its embedded
- * database, as the README says (about 30 s), then each example through `daybook sql`, as a reader
- * would paste it.
+ * The README's example queries that name a date return rows on the demo database. The demo runs on
+ * a fixed simulated clock (its first cycle is 2026-11-18, whatever the date), so the dates it
+ * produces never drift; this runs the real `daybook demo` on its embedded database, as the README
+ * says (about 30 s), then each example through `daybook sql`, as a reader would paste it.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,8 +1,8 @@
 /**
- * Issue 12: `daybook sql` runs a person's text as the database's sql reader, a login role of its
- * own, in a read-only transaction that is rolled back, one statement at a time. With a superuser
- * DATABASE_URL (as here), nothing in the text may write, run a program, read a server file or
- * signal another backend; each refusal is exit code 2 with the server's reason and no stack.
+ * `daybook sql` runs a person's text as the database's sql reader, a login role of its own, in a
+ * read-only transaction that is rolled back, one statement at a time. With a superuser DATABASE_URL
+ * (as here), nothing in the text may write, run a program, read a server file or signal another
+ * backend; each refusal is exit code 2 with the server's reason and no stack.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';

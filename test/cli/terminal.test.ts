@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatTable } from '../../src/cli/report.ts';
-import { forTerminal, isTerminalControl } from '../../src/cli/terminal.ts';
+import { formatTable, forTerminal, isTerminalControl } from '../../src/cli/terminal.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';

@@ -1,9 +1,9 @@
 /**
- * Issue 14, items 2 and 3: subscriptions and signed webhook delivery, against real HTTP
- * receivers on loopback. Every delivery is verified twice: by the standardwebhooks library and
- * by an HMAC written here from the spec. A receiver that is down gets every event afterwards;
- * a 410 disables its endpoint; a slow endpoint does not hold a fast one up; a rotated secret
- * signs beside the new one; private addresses need --allow-private.
+ * Subscriptions and signed webhook delivery, against real HTTP receivers on loopback. Every
+ * delivery is verified twice: by the standardwebhooks library and by an HMAC written here from the
+ * spec. A receiver that is down gets every event afterwards; a 410 disables its endpoint; a slow
+ * endpoint does not hold a fast one up; a rotated secret signs beside the new one; private
+ * addresses need --allow-private.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { getEventListeners } from 'node:events';
@@ -16,14 +16,15 @@ import postgres from 'postgres';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryEngine } from '../../src/delivery/engine.ts';
-import { parseSchedule } from '../../src/retry/schedule.ts';
 import { addSubscription, rotateSecret } from '../../src/delivery/store.ts';
 import { type Envelope, readEvents } from '../../src/events/feed.ts';
 import { createLogger } from '../../src/log/log.ts';
+import { parseSchedule } from '../../src/retry/schedule.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { waitFor } from '../faults/support/processes.ts';
 import { runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
 import { startTestSim, TEST_KEY } from '../support/sim.ts';
 
@@ -99,20 +100,17 @@ const engine = (t: TestDatabase, schedule = '0,50ms,100ms,150ms,200ms,250ms') =>
 describe('webhook delivery', { timeout: 180_000 }, () => {
   let t: TestDatabase;
   let sim: RunningSimulator;
+  let dbSim: CliSim;
   let events: Envelope[];
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 300,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
+    dbSim = await cliAgainstSim({ enterprises: 300, rateLimits: UNTHROTTLED });
+    ({ t, sim } = dbSim);
     await watchChanging(t, sim, CYCLES, 5);
     await runCyclesInline(t, sim, CYCLES);
     events = await readEvents(t.sql, { after: 0, limit: 1_000_000 });
   });
   afterAll(async () => {
-    await sim.close();
-    await t.drop();
+    await dbSim?.close();
   });
   // Each test subscribes its own receivers; their deliveries and attempts go with them.
   afterEach(async () => {

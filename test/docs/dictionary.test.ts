@@ -1,5 +1,5 @@
 /**
- * Issue 13, item 1: the user reference in docs/ stays true to the code and the database.
+ * The user reference in docs/ stays true to the code and the database.
  *
  * - docs/data-dictionary.md has a section for every view of the `analytics` schema and a row for
  *   every column, in the view's order, with the type Postgres reports. Types are written as

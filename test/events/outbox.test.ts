@@ -1,17 +1,17 @@
 /**
- * Issue 14, item 1: the event outbox. Every change row and every company event becomes an event,
- * written in the same transaction; the sequence follows commit order; per-company sequences
- * count 1, 2, 3…; the rows are append-only; a rebuild adds nothing; the JSON Schemas in the
- * repository are the catalogue's; the pull feed pages through it all.
+ * The event outbox. Every change row and every company event becomes an event, written in the same
+ * transaction; the sequence follows commit order; per-company sequences count 1, 2, 3…; the rows
+ * are append-only; a rebuild adds nothing; the JSON Schemas in the repository are the catalogue's;
+ * the pull feed pages through it all.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pauseCycle, resumeCycle } from '../../src/purchase/credits.ts';
 import { EVENT_TYPES, type EventType, envelopeSchema, eventJsonSchemas } from '../../src/events/catalogue.ts';
 import { type Envelope, readEvents } from '../../src/events/feed.ts';
 import { appendEvents } from '../../src/events/outbox.ts';
 import { rebuild } from '../../src/history/rebuild.ts';
+import { pauseCycle, resumeCycle } from '../../src/purchase/credits.ts';
 import { runDaybook } from '../support/cli.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { type History, historyOf } from '../support/inline.ts';

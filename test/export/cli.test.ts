@@ -1,7 +1,7 @@
 /**
- * Issue 15: `daybook export` as a person runs it. Bad input exits 2 with one line naming the
- * problem (no stack) and writes nothing; after `daybook rebuild` the next package is a full
- * one, and the packages written before it can no longer be replayed (exit 2).
+ * `daybook export` as a person runs it. Bad input exits 2 with one line naming the problem (no
+ * stack) and writes nothing; after `daybook rebuild` the next package is a full one, and the
+ * packages written before it can no longer be replayed (exit 2).
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

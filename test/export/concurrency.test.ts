@@ -1,8 +1,8 @@
 /**
- * Issue 15: exports to one folder at the same time, in one process (two connections) and as two
- * `daybook export` processes, while rows commit. The load numbers run 1, 2, 3… with no two
- * packages of one number, each package is whole, and every row is exported once: the packages
- * add up to what one full export writes, table by table and row by row.
+ * Exports to one folder at the same time, in one process (two connections) and as two `daybook
+ * export` processes, while rows commit. The load numbers run 1, 2, 3… with no two packages of one
+ * number, each package is whole, and every row is exported once: the packages add up to what one
+ * full export writes, table by table and row by row.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

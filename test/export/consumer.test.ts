@@ -1,5 +1,5 @@
 /**
- * Issue 15: a warehouse rebuilt from the export equals daybook, row for row.
+ * A warehouse rebuilt from the export equals daybook, row for row.
  *
  * Three cycles run against the simulator, with changes, a disappearance, format drift and
  * product pulls; after each, `exportPackages` writes one Parquet package to a folder. A fresh
@@ -21,9 +21,9 @@ import { parseFaultSpec } from '../../src/sim/faults.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { pacificDate } from '../../src/time/cycles.ts';
 import { NotFoundError } from '../../src/upstream/errors.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
 
 const CYCLES = ['2026-11-18', '2026-11-19', '2026-11-20'];
 const RECIPE = new URL('../../docs/recipes/duckdb-load.sql', import.meta.url);
@@ -128,15 +128,13 @@ async function expectWarehouseEqual(t: TestDatabase, dir: string): Promise<void>
 describe('a warehouse rebuilt from the export packages', { timeout: 300_000 }, () => {
   let t: TestDatabase;
   let sim: RunningSimulator;
+  let dbSim: CliSim;
   let dir: string;
   const packages: PackageWritten[] = [];
 
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 400,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
+    dbSim = await cliAgainstSim({ enterprises: 400, rateLimits: UNTHROTTLED });
+    ({ t, sim } = dbSim);
     dir = mkdtempSync(join(tmpdir(), 'daybook-export-'));
     await watchChanging(t, sim, CYCLES, 20);
     for (const [i, cycle] of CYCLES.entries()) {
@@ -170,8 +168,7 @@ describe('a warehouse rebuilt from the export packages', { timeout: 300_000 }, (
   });
 
   afterAll(async () => {
-    await sim?.close();
-    await t?.drop();
+    await dbSim?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,10 +1,10 @@
 /**
- * Issue 15: an export that stops part way. A `daybook export` killed (SIGKILL) while it writes
- * leaves no package folder without its manifest and a ledger claim in state `writing`; the next
- * export takes the claim over, clears the temporary folder and writes the package whole. A
- * package renamed into place by an export that died before the ledger said so is adopted (and
- * the export goes on to what is new); one whose files no longer match its manifest is moved
- * aside to `.broken-…` and written again.
+ * An export that stops part way. A `daybook export` killed (SIGKILL) while it writes leaves no
+ * package folder without its manifest and a ledger claim in state `writing`; the next export takes
+ * the claim over, clears the temporary folder and writes the package whole. A package renamed into
+ * place by an export that died before the ledger said so is adopted (and the export goes on to what
+ * is new); one whose files no longer match its manifest is moved aside to `.broken-…` and written
+ * again.
  */
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Issue 15: what an export promises besides equality (test/export/consumer.test.ts).
+ * What an export promises besides equality (test/export/consumer.test.ts).
  * - replay writes the same packages again, byte for byte, in every format;
  * - a transaction that commits late is in the next package, exactly once; one left open does not
  *   hold back what others committed;

@@ -14,9 +14,9 @@ import type { Sql } from '../../src/db/connect.ts';
 import type { Manifest } from '../../src/export/package.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { pacificDate } from '../../src/time/cycles.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
 
 export type { Manifest };
 
@@ -138,21 +138,14 @@ export interface Fixture {
 }
 
 export async function fixture(others = 5, enterprises = 300): Promise<Fixture> {
-  const t = await freshDatabase();
-  const sim = await startTestSim({
-    enterprises,
-    rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-  });
+  const { t, sim, close } = await cliAgainstSim({ enterprises, rateLimits: UNTHROTTLED });
   await watchChanging(t, sim, CYCLES, others);
   return {
     t,
     sim,
     run: (cycles, products = false) =>
       runCyclesInline(t, sim, cycles, products ? (now) => scheduledPulls(pacificDate(now), 2) : () => []),
-    close: async () => {
-      await sim.close();
-      await t.drop();
-    },
+    close,
   };
 }
 

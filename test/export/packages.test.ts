@@ -1,11 +1,11 @@
 /**
- * Issue 15: the warehouse export's packages. A first export is full; after more cycles the next
- * is incremental, holding only what is new (new versions, and the versions they closed, as
- * closed); nothing new writes nothing. Each manifest chains to the previous package and names
- * every file with its rows and sha256 (checked here against the files). `replayPackages` leaves
- * identical packages in place and writes a deleted one again byte for byte, in every format. A
- * transaction that commits after a package's cut is in the next package, exactly once, and one
- * left open does not hold back what others commit after it began.
+ * The warehouse export's packages. A first export is full; after more cycles the next is
+ * incremental, holding only what is new (new versions, and the versions they closed, as closed);
+ * nothing new writes nothing. Each manifest chains to the previous package and names every file
+ * with its rows and sha256 (checked here against the files). `replayPackages` leaves identical
+ * packages in place and writes a deleted one again byte for byte, in every format. A transaction
+ * that commits after a package's cut is in the next package, exactly once, and one left open does
+ * not hold back what others commit after it began.
  */
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,10 +1,10 @@
 /**
- * Issue 15: the Parquet files are readable by a reader that is not the one that wrote them.
- * hyparquet (pure JavaScript, nothing shared with DuckDB) reads every Parquet file of a full and
- * an incremental package; each holds the rows of the NDJSON package of the same range, in the
- * same order, value for value: timestamps to the microsecond in UTC, dates, decimals exactly
- * (read from their bytes, not through a float), booleans, integers and JSON. The files' schema
- * is the contract's: its columns in order, each of the Parquet type docs/export.md gives it.
+ * The Parquet files are readable by a reader that is not the one that wrote them. hyparquet (pure
+ * JavaScript, nothing shared with DuckDB) reads every Parquet file of a full and an incremental
+ * package; each holds the rows of the NDJSON package of the same range, in the same order, value
+ * for value: timestamps to the microsecond in UTC, dates, decimals exactly (read from their bytes,
+ * not through a float), booleans, integers and JSON. The files' schema is the contract's: its
+ * columns in order, each of the Parquet type docs/export.md gives it.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

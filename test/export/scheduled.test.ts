@@ -1,6 +1,6 @@
 /**
- * Issue 15, item 5: with DAYBOOK_EXPORT_DIR set, the job that completes a cycle writes the
- * package, so a nightly load needs no other orchestrator; `daybook status` shows it.
+ * With DAYBOOK_EXPORT_DIR set, the job that completes a cycle writes the package, so a nightly load
+ * needs no other orchestrator; `daybook status` shows it.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,15 +8,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
 
 const CYCLES = ['2026-11-18', '2026-11-19'];
 
 describe('the export after each cycle', { timeout: 180_000 }, () => {
   let t: TestDatabase;
   let sim: RunningSimulator;
+  let dbSim: CliSim;
   let dir: string;
   const packagesIn = () =>
     readdirSync(dir)
@@ -24,18 +25,14 @@ describe('the export after each cycle', { timeout: 180_000 }, () => {
       .sort();
 
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 300,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
+    dbSim = await cliAgainstSim({ enterprises: 300, rateLimits: UNTHROTTLED });
+    ({ t, sim } = dbSim);
     dir = join(mkdtempSync(join(tmpdir(), 'daybook-scheduled-')), 'export');
     await watchChanging(t, sim, CYCLES, 5);
   });
 
   afterAll(async () => {
-    await sim?.close();
-    await t?.drop();
+    await dbSim?.close();
     if (dir) rmSync(join(dir, '..'), { recursive: true, force: true });
   });
 

@@ -1,8 +1,8 @@
 /**
- * Issue 7, item 6: the bad-input corpus (test/faults/corpus/bad-inputs.ts) through the real
- * `daybook` command. Each case: exit code 2, its message on stderr, no stack trace, the row
- * count of every table unchanged, no Redis key written, nothing sent to the upstream, and nothing
- * left in the working directory but the case's own files.
+ * The bad-input corpus (test/faults/corpus/bad-inputs.ts) through the real `daybook` command. Each
+ * case: exit code 2, its message on stderr, no stack trace, the row count of every table unchanged,
+ * no Redis key written, nothing sent to the upstream, and nothing left in the working directory but
+ * the case's own files.
  */
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPattern, redisConnection } from '../../src/runtime/queues.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { runDaybook } from '../support/cli.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { TEST_KEY } from '../support/sim.ts';
 import { BAD_INPUTS, type BadInput } from './corpus/bad-inputs.ts';
 
 /** Row counts of every base table of the database, by schema-qualified name. */
@@ -39,6 +40,7 @@ const STACK_LINE = /\n\s+at .+[:(].*\d+:\d+\)?/;
 describe('the bad-input corpus', { timeout: 240_000 }, () => {
   let t: TestDatabase;
   let sim: RunningSimulator;
+  let dbSim: CliSim;
   let redis: Redis;
   const prefix = `bad-${process.pid}`;
   let baseEnv: Record<string, string>;
@@ -48,8 +50,9 @@ describe('the bad-input corpus', { timeout: 240_000 }, () => {
   const tried: Record<string, number> = {};
 
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim();
+    // The test simulator's default world and rate limits.
+    dbSim = await cliAgainstSim({});
+    ({ t, sim } = dbSim);
     redis = redisConnection('redis://127.0.0.1:6379');
     // Something to lose: watch entries, a run, a landed answer.
     await t.sql`insert into watchlist (keyword, keyword_key, priority) values
@@ -75,8 +78,7 @@ describe('the bad-input corpus', { timeout: 240_000 }, () => {
     const keys = await redis.keys(keyPattern(prefix));
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
-    await sim.close();
-    await t.drop();
+    await dbSim?.close();
   });
 
   it('has at least 100 cases over every area, each named once', () => {

@@ -1,8 +1,8 @@
 /**
- * Issue 14: webhook delivery survives what workers survive. Events go to a real receiver on
- * loopback from `daybook worker` processes while one worker is SIGKILLed mid-delivery, their
- * Redis is stopped and started again, and the test database's connections are terminated. Every
- * event reaches the receiver (counted by webhook-id); a repeat is recognisable by its id.
+ * Webhook delivery survives what workers survive. Events go to a real receiver on loopback from
+ * `daybook worker` processes while one worker is SIGKILLed mid-delivery, their Redis is stopped and
+ * started again, and the test database's connections are terminated. Every event reaches the
+ * receiver (counted by webhook-id); a repeat is recognisable by its id.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

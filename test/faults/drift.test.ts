@@ -1,11 +1,10 @@
 /**
- * Issue 7, item 5: format drift. A clean cycle first (a documented upstream shows no drift),
- * then a cycle in which the simulator drifts nine answers in ten: extra fields,
- * missing optional fields, type variants (REGCAP and votes_count as strings, dates without Z
- * or milliseconds, OPTO as text). Every answer is landed raw, the known fields are normalized
- * from whatever shape they came in, the unknown ones are kept in `extra`, and daybook reports
- * the drift it saw per operation and field, with counts and first and last seen; a rebuild
- * re-derives the same report.
+ * Format drift. A clean cycle first (a documented upstream shows no drift), then a cycle in which
+ * the simulator drifts nine answers in ten: extra fields, missing optional fields, type variants
+ * (REGCAP and votes_count as strings, dates without Z or milliseconds, OPTO as text). Every answer
+ * is landed raw, the known fields are normalized from whatever shape they came in, the unknown ones
+ * are kept in `extra`, and daybook reports the drift it saw per operation and field, with counts
+ * and first and last seen; a rebuild re-derives the same report.
  */
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

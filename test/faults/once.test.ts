@@ -1,8 +1,8 @@
 /**
- * Issue 11: an entry is bought at most once per cycle in every mode at once. Two `daybook run`,
- * two `daybook worker` processes and a `daybook resume --inline` all take the same cycle, against
- * a simulator whose rate limit is the configured one: each entry is bought exactly once, the
- * ledger equals what the simulator billed, and the simulator refuses nothing for the rate.
+ * An entry is bought at most once per cycle in every mode at once. Two `daybook run`, two `daybook
+ * worker` processes and a `daybook resume --inline` all take the same cycle, against a simulator
+ * whose rate limit is the configured one: each entry is bought exactly once, the ledger equals what
+ * the simulator billed, and the simulator refuses nothing for the rate.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { runDaybook } from '../support/cli.ts';

@@ -1,7 +1,7 @@
 /**
- * Issue 11: workers run through PgBouncer in transaction-pooling mode (Debian's 1.18, no
- * prepared statements), and complete a cycle, one of them killed with SIGKILL mid-cycle: the
- * claims it held lapse and are taken over, nothing is lost, and the ledger is the billing.
+ * Workers run through PgBouncer in transaction-pooling mode (Debian's 1.18, no prepared
+ * statements), and complete a cycle, one of them killed with SIGKILL mid-cycle: the claims it held
+ * lapse and are taken over, nothing is lost, and the ledger is the billing.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { type PgBouncer, startPgBouncer } from '../support/pgbouncer.ts';

@@ -1,7 +1,6 @@
 /**
- * Issue 7, item 3: Postgres failing under running `daybook worker` processes. Only the test's own
- * database is hurt (its backends terminated, or connections to it refused for a while); the
- * shared server runs on.
+ * Postgres failing under running `daybook worker` processes. Only the test's own database is hurt
+ * (its backends terminated, or connections to it refused for a while); the shared server runs on.
  *
  * What daybook promises: a job that loses its database is retried; an upstream answer already
  * bought waits (up to 2 minutes) for the database instead of being bought again; the credit

@@ -1,7 +1,7 @@
 /**
- * Issue 17, item 4: daybook on a Redis Cluster. The test starts a real cluster of three masters
- * from Debian's redis-server on free loopback ports, and runs a cycle on it with two
- * `daybook worker` processes, as a large deployment would (REDIS_CLUSTER_NODES).
+ * daybook on a Redis Cluster. The test starts a real cluster of three masters from Debian's
+ * redis-server on free loopback ports, and runs a cycle on it with two `daybook worker` processes,
+ * as a large deployment would (REDIS_CLUSTER_NODES).
  *
  * What it shows: every key of a queue hashes to one slot (BullMQ's scripts touch many keys of a
  * queue at once, which a cluster allows only within a slot) and the three queues to three slots;

@@ -1,7 +1,7 @@
 /**
- * Issue 7, item 2: the queue's Redis stopped and started again mid-cycle. The test runs its own
- * redis-server on a free port (the shared one is left alone), two `daybook worker` processes
- * against it, and stops Redis while they work.
+ * The queue's Redis stopped and started again mid-cycle. The test runs its own redis-server on a
+ * free port (the shared one is left alone), two `daybook worker` processes against it, and stops
+ * Redis while they work.
  *
  * What daybook promises: with a Redis that persists its data (appendonly yes, as the compose
  * file runs it), the workers reconnect by themselves and the cycle completes, nothing lost or

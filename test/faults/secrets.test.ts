@@ -1,12 +1,11 @@
 /**
- * Issue 7, item 7: secret hygiene. A distinctive API key is accepted by a simulator process
- * (`daybook sim --key`), and daybook runs whole cycles with it through the real CLI: `daybook
- * run` inline, and `daybook enqueue` + `daybook worker` over Redis, with 5xx and HTML faults,
- * not_found keywords, a wrong variant of the key (401s, failed jobs), a base URL that answers
- * 404, a malformed base URL, and an upstream that echoes the key back in its error body. Then the
- * output of every process, a pg_dump of the database, the raw landing, every recorded error
- * (runs, watchlist, cycle_fetches), `daybook status --json` and every value under the Redis
- * prefix must hold the key zero times.
+ * Secret hygiene. A distinctive API key is accepted by a simulator process (`daybook sim --key`),
+ * and daybook runs whole cycles with it through the real CLI: `daybook run` inline, and `daybook
+ * enqueue` + `daybook worker` over Redis, with 5xx and HTML faults, not_found keywords, a wrong
+ * variant of the key (401s, failed jobs), a base URL that answers 404, a malformed base URL, and an
+ * upstream that echoes the key back in its error body. Then the output of every process, a pg_dump
+ * of the database, the raw landing, every recorded error (runs, watchlist, cycle_fetches), `daybook
+ * status --json` and every value under the Redis prefix must hold the key zero times.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,12 +18,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { secretMatcher } from '../../src/log/redact.ts';
 import { keyPattern, Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { defaultSimOptions, startSimulator } from '../../src/sim/server.ts';
 import { addDays, cycleOf } from '../../src/time/cycles.ts';
-import { secretMatcher } from '../../src/log/redact.ts';
 import { BIN, type CliResult, runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { removeQueues } from '../support/queues.ts';
 
 const KEY = `sk-LEAKCHECK-${randomBytes(8).toString('hex')}`;
 
@@ -170,11 +170,7 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
   afterAll(async () => {
     for (const p of procs) await stop(p);
     echo?.close();
-    const q = new Queues(redis, prefix);
-    for (const queue of q.all()) await queue.obliterate({ force: true }).catch(() => {});
-    await q.close();
-    const keys = await redis.keys(keyPattern(prefix));
-    if (keys.length > 0) await redis.del(...keys);
+    await removeQueues(new Queues(redis, prefix), prefix, redis);
     await redis.quit();
     await t.drop();
   });

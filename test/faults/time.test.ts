@@ -1,26 +1,19 @@
 /**
- * Issue 7, item 8: time. Schedulers started (with an injected clock) just before and just after
- * 03:00 Asia/Shanghai, across the hours when the UTC and Beijing dates differ (16:00-24:00 UTC),
- * around a leap day and a US daylight-saving change, two at once, and restarted after a missed
- * tick: each start plans exactly one cycle, the right one, and the product pulls of the right
- * Pacific day, once.
+ * Time zones, leap days and daylight saving. Schedulers started (with an injected clock) just
+ * before and just after 03:00 Asia/Shanghai, across the hours when the UTC and Beijing dates differ
+ * (16:00-24:00 UTC), around a leap day and a US daylight-saving change, two at once, and restarted
+ * after a missed tick: each start plans exactly one cycle, the right one, and the product pulls of
+ * the right Pacific day, once.
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type Config, loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/log/log.ts';
-import { keyPattern, Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { RedisRunCoordinator, type RunningScheduler, startScheduler } from '../../src/runtime/scheduler.ts';
+import { type OwnQueues, ownQueues } from '../support/queues.ts';
 
 const log = createLogger({ level: 'silent' });
 const planned: string[] = [];
 
-interface Setup {
-  config: Config;
-  queues: Queues;
-  redis: ReturnType<typeof redisConnection>;
-  prefix: string;
-}
+type Setup = OwnQueues;
 
 describe('schedulers on an injected clock', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -35,18 +28,9 @@ describe('schedulers on an injected clock', () => {
   let starts = 0;
 
   async function setup(env: Record<string, string> = {}): Promise<Setup> {
-    const prefix = `time-${randomBytes(4).toString('hex')}`;
-    const config = loadConfig({ DAYBOOK_REDIS_PREFIX: prefix, ...env }, '/nonexistent/.env');
-    const redis = redisConnection(config.REDIS_URL);
-    const queues = new Queues(redis, prefix);
-    cleanups.push(async () => {
-      for (const q of queues.all()) await q.obliterate({ force: true });
-      await queues.close();
-      const keys = await redis.keys(keyPattern(prefix));
-      if (keys.length) await redis.del(...keys);
-      await redis.quit();
-    });
-    return { config, queues, redis, prefix };
+    const s = ownQueues('time', env);
+    cleanups.push(s.remove);
+    return s;
   }
 
   /** Starts a scheduler whose clock says `at`; it is stopped after the test. */

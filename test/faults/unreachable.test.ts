@@ -1,9 +1,9 @@
 /**
- * Issue 13, item 5: Redis or Postgres unreachable under the long-running commands. A real
- * redis-server of the test's own is stopped and started again; Postgres is "down" as a port
- * where nothing listens. What a user sees: one clear log line naming the variable (not a stack
- * dump per reconnect), retries with backoff, a line when it is back, and a stop on SIGTERM
- * within DAYBOOK_STOP_TIMEOUT_MS whatever is down; `daybook status` says what is down.
+ * Redis or Postgres unreachable under the long-running commands. A real redis-server of the test's
+ * own is stopped and started again; Postgres is "down" as a port where nothing listens. What a user
+ * sees: one clear log line naming the variable (not a stack dump per reconnect), retries with
+ * backoff, a line when it is back, and a stop on SIGTERM within DAYBOOK_STOP_TIMEOUT_MS whatever is
+ * down; `daybook status` says what is down.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runDaybook } from '../support/cli.ts';

@@ -1,9 +1,9 @@
 /**
- * Issue 7, item 4: a whole cycle (products and 150 watch entries, two workers) against a
- * simulator that answers about a third of all calls with a fault: 5xx, resets, no answer,
- * HTML pages, truncated JSON, 200 with an error body, and latency. The cycle completes, every
- * retriable call lands, the ledger equals what the simulator billed, every answer is in the raw
- * landing, and the permanent failures are listed by `daybook status` with their reasons.
+ * A whole cycle (products and 150 watch entries, two workers) against a simulator that answers
+ * about a third of all calls with a fault: 5xx, resets, no answer, HTML pages, truncated JSON, 200
+ * with an error body, and latency. The cycle completes, every retriable call lands, the ledger
+ * equals what the simulator billed, every answer is in the raw landing, and the permanent failures
+ * are listed by `daybook status` with their reasons.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFaultSpec } from '../../src/sim/faults.ts';

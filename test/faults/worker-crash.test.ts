@@ -1,6 +1,6 @@
 /**
- * Issue 7, item 1: a worker process killed with SIGKILL at random points of a 300-entry cycle,
- * and restarted each time, ends with the same analytics as a clean run of the same cycle.
+ * A worker process killed with SIGKILL at random points of a 300-entry cycle, and restarted each
+ * time, ends with the same analytics as a clean run of the same cycle.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import {

@@ -1,15 +1,14 @@
 /**
- * Issue 11: history is ordered by the database's clock, not by the clock of the machine that
- * made the call. A worker whose clock runs 10 minutes ahead refreshes some entries of a cycle,
- * one with a true clock refreshes others that resolve to the same enterprises (a keyword and the
- * company's former name): the history is the one two true clocks write, and nothing is rejected
- * as stale.
+ * History is ordered by the database's clock, not by the clock of the machine that made the call. A
+ * worker whose clock runs 10 minutes ahead refreshes some entries of a cycle, one with a true clock
+ * refreshes others that resolve to the same enterprises (a keyword and the company's former name):
+ * the history is the one two true clocks write, and nothing is rejected as stale.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobDeps } from '../../jobs/deps.ts';
 import { processEnterprise } from '../../jobs/enterprise.ts';
 import { processPlan } from '../../jobs/plan.ts';
 import { loadConfig } from '../../src/config/config.ts';
-import type { JobDeps } from '../../jobs/deps.ts';
 import { createLogger } from '../../src/log/log.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { cycleOf } from '../../src/time/cycles.ts';
@@ -39,7 +38,7 @@ async function refresh(t: TestDatabase, sim: RunningSimulator, skews: { first: n
       config,
       log: createLogger({ level: 'silent' }),
       now,
-      enqueue: { enterprises: async (_c, ids) => ids.length },
+      enqueue: { enterprises: async (_c, ids) => ids.length, cycleComplete: async () => {} },
     };
   };
   const cycle = cycleOf(sim.sim.now());

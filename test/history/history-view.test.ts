@@ -1,6 +1,6 @@
 /**
- * Issue 13, item 2: analytics.enterprise_history carries a whole history. Its current row of
- * every enterprise equals analytics.enterprise_current, column by column, children included.
+ * The view analytics.enterprise_history carries a whole history. Its current row of every
+ * enterprise equals analytics.enterprise_current, column by column, children included.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../support/db.ts';

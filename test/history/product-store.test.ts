@@ -1,14 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { landRaw } from '../../src/landing/landing.ts';
 import { applyProductPulls } from '../../src/history/product-store.ts';
+import { landRaw } from '../../src/landing/landing.ts';
 import { normalizeProductList } from '../../src/normalize/product.ts';
+import type { NormalizedProduct } from '../../src/normalize/types.ts';
 import { ProductWorld } from '../../src/sim/products.ts';
 import { ProductListSuccess } from '../../src/upstream/schemas.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
 const world = new ProductWorld({ seed: 7 });
 
-async function pull(t: TestDatabase, date: string, at: string, limit = 20) {
+async function pull(
+  t: TestDatabase,
+  date: string,
+  at: string,
+  limit = 20,
+  edit: (products: NormalizedProduct[]) => void = () => {},
+) {
   const now = new Date(at);
   const body = { result: 'success', markdown: [], metadata: world.list(date, now).slice(0, limit) };
   const [landed] = await landRaw(t.sql, [
@@ -25,6 +32,7 @@ async function pull(t: TestDatabase, date: string, at: string, limit = 20) {
     },
   ]);
   const list = normalizeProductList(ProductListSuccess.parse(body).metadata, date, now);
+  edit(list.products);
   return applyProductPulls(t.sql, [{ ...list, fetchedAt: now, rawResponseId: landed?.id as number }]);
 }
 
@@ -74,5 +82,40 @@ describe('product history in Postgres', () => {
     const [cur] = await t.sql`select * from analytics.product_current limit 1`;
     expect(cur?.latest_votes).toBeTypeOf('number');
     expect(Array.isArray(cur?.topics)).toBe(true);
+  });
+
+  it('a product whose content changed gets a new current version and its previous one closed', async () => {
+    const first = await pull(t, '2026-11-25', '2026-11-26T10:00:00Z', 5);
+    expect(first.initial).toBe(5);
+    let changedId = '';
+    const s = await pull(t, '2026-11-25', '2026-11-27T10:00:00Z', 5, (products) => {
+      const p = products[0] as NormalizedProduct;
+      changedId = p.productId;
+      p.tagline = `${p.tagline ?? ''} (now with more)`;
+    });
+    expect(s).toMatchObject({ changed: 1, unchanged: 4, initial: 0 });
+    const versions = await t.sql<
+      { id: string; version: number; is_current: boolean; valid_from: Date; valid_to: Date | null }[]
+    >`
+      select id, version, is_current, valid_from, valid_to from product_versions
+      where product_id = ${changedId} order by version`;
+    expect(versions.map((v) => [v.version, v.is_current])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    const [before, after] = versions;
+    expect(before?.valid_from.toISOString()).toBe('2026-11-26T10:00:00.000Z');
+    expect(before?.valid_to?.toISOString()).toBe('2026-11-27T10:00:00.000Z');
+    expect(after?.valid_from.toISOString()).toBe('2026-11-27T10:00:00.000Z');
+    expect(after?.valid_to).toBeNull();
+    const [product] = await t.sql<{ current_version_id: string }[]>`
+      select current_version_id from products where product_id = ${changedId}`;
+    expect(product?.current_version_id).toBe(after?.id);
+    // The products that did not change keep their one version, still current.
+    const [others] = await t.sql<{ n: number }[]>`
+      select count(*)::int as n from product_versions v join products p using (product_id)
+      where p.first_seen_at = '2026-11-26T10:00:00Z' and p.product_id <> ${changedId}
+        and v.is_current and v.valid_to is null and v.version = 1`;
+    expect(others?.n).toBe(4);
   });
 });

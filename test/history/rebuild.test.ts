@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduledPulls } from '../../jobs/products.ts';
-import { landingOfExchange, landRaw } from '../../src/landing/landing.ts';
 import { migrateDatabase } from '../../src/db/migrate.ts';
 import { applyEnterprises } from '../../src/history/enterprise-store.ts';
 import { ingestEnterpriseSuccess, ingestFailure } from '../../src/history/ingest.ts';
 import { rebuild } from '../../src/history/rebuild.ts';
+import { landingOfExchange, landRaw } from '../../src/landing/landing.ts';
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
@@ -12,9 +12,9 @@ import { addDays, pacificDate } from '../../src/time/cycles.ts';
 import type { Exchange } from '../../src/upstream/client.ts';
 import { NotFoundError } from '../../src/upstream/errors.ts';
 import { EnterpriseSuccess } from '../../src/upstream/schemas.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
 
 /** Every analytics view, ordered, without the surrogate ids a replay numbers anew. */
 const VIEWS: { view: string; order: string; omit?: string }[] = [
@@ -60,6 +60,7 @@ function answer(keyword: string, record: unknown): { data: EnterpriseSuccess; ex
 describe('rebuild from the raw landing', { timeout: 180_000 }, () => {
   let t: TestDatabase;
   let sim: RunningSimulator;
+  let dbSim: CliSim;
   const events = async (kind: string) =>
     (
       await t.sql<
@@ -68,11 +69,8 @@ describe('rebuild from the raw landing', { timeout: 180_000 }, () => {
     )[0]?.n;
 
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 400,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
+    dbSim = await cliAgainstSim({ enterprises: 400, rateLimits: UNTHROTTLED });
+    ({ t, sim } = dbSim);
     await watchChanging(t, sim, CYCLES, 30);
     // Drift and faults on the way: answers that change shape, fail, break off and are retried.
     sim.sim.setFaults(parseFaultSpec('drift=0.3,500=0.05,truncated=0.03,html=0.03'));
@@ -139,8 +137,7 @@ describe('rebuild from the raw landing', { timeout: 180_000 }, () => {
     });
   });
   afterAll(async () => {
-    await sim.close();
-    await t.drop();
+    await dbSim?.close();
   });
 
   const snapshot = async () => {

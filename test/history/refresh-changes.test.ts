@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import type { SimEnterprise } from '../../src/sim/types.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
 
 const BEFORE = '2026-11-11';
 const AFTER = '2026-11-12';
@@ -31,15 +31,13 @@ function differingFields(a: SimEnterprise, b: SimEnterprise): string[] {
 describe("the change log after the simulator's daily refresh", { timeout: 120_000 }, () => {
   let t: TestDatabase;
   let sim: RunningSimulator;
+  let dbSim: CliSim;
   let changed: { pid: string; fields: string[] }[] = [];
   let unchanged: string[] = [];
 
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 600,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
+    dbSim = await cliAgainstSim({ enterprises: 600, rateLimits: UNTHROTTLED });
+    ({ t, sim } = dbSim);
     const world = sim.sim.world();
     world.at(BEFORE);
     const before = new Map(world.all().map((e) => [e.PID, e]));
@@ -62,8 +60,7 @@ describe("the change log after the simulator's daily refresh", { timeout: 120_00
     await runCyclesInline(t, sim, [BEFORE, AFTER]);
   });
   afterAll(async () => {
-    await sim?.close();
-    await t?.drop();
+    await dbSim?.close();
   });
 
   it('the refresh changed some enterprises to compare against', () => {

@@ -1,20 +1,20 @@
 /**
- * Issue 17, items 1 and 2: a landing that does not grow with unchanged answers, bookkeeping that
- * is compacted, counts that /metrics reads without scanning.
+ * A landing that does not grow with unchanged answers, bookkeeping that is compacted, counts that
+ * /metrics reads without scanning.
  *
  * Cycles run inline against the simulator over HTTP; the watchlist is mostly firms that do not
  * change, so most answers repeat the day before's body.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactBookkeeping, RAW_REFERENCES } from '../../src/landing/compact.ts';
-import { landRaw } from '../../src/landing/landing.ts';
+import { compactBookkeeping } from '../../jobs/compact.ts';
 import { rebuild } from '../../src/history/rebuild.ts';
+import { landRaw, RAW_REFERENCES } from '../../src/landing/landing.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { addDays } from '../../src/time/cycles.ts';
 import { runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
 
 const FIRST = '2026-11-02';
 const CYCLES = Array.from({ length: 8 }, (_, i) => addDays(FIRST, i));
@@ -23,23 +23,20 @@ const KEEP = 3;
 describe('the landing and the bookkeeping over eight cycles', { timeout: 300_000 }, () => {
   let t: TestDatabase;
   let sim: RunningSimulator;
+  let dbSim: CliSim;
   let watched = 0;
   const env = { DAYBOOK_BOOKKEEPING_DAYS: String(KEEP) };
 
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 300,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
+    dbSim = await cliAgainstSim({ enterprises: 300, rateLimits: UNTHROTTLED });
+    ({ t, sim } = dbSim);
     await watchChanging(t, sim, CYCLES, 40);
     watched = (await t.sql<{ n: number }[]>`select count(*)::int as n from watchlist`)[0]?.n ?? 0;
     await runCyclesInline(t, sim, CYCLES, () => [], env);
   });
 
   afterAll(async () => {
-    await sim?.close();
-    await t?.drop();
+    await dbSim?.close();
   });
 
   it('stores each distinct body once: a call row per answer, a body per distinct answer', async () => {

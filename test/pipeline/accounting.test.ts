@@ -1,16 +1,16 @@
 /**
- * Issue 11: one accounting path. Every answer the upstream may have billed gets a ledger row
- * keyed by its raw response, whatever its shape; an undocumented amount books the configured
- * cost, said in the remark; a job whose entry the plan deferred or skipped buys nothing.
- * The upstream here is a real HTTP server that answers each keyword in one shape.
+ * One accounting path. Every answer the upstream may have billed gets a ledger row keyed by its raw
+ * response, whatever its shape; an undocumented amount books the configured cost, said in the
+ * remark; a job whose entry the plan deferred or skipped buys nothing. The upstream here is a real
+ * HTTP server that answers each keyword in one shape.
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobDeps } from '../../jobs/deps.ts';
 import { processEnterprise } from '../../jobs/enterprise.ts';
 import { loadConfig } from '../../src/config/config.ts';
-import type { JobDeps } from '../../jobs/deps.ts';
-import { runInline } from '../../src/runtime/inline.ts';
 import { createLogger } from '../../src/log/log.ts';
+import { runInline } from '../../src/runtime/inline.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
@@ -78,7 +78,7 @@ describe('one accounting path', () => {
       config,
       log: createLogger({ level: 'silent' }),
       now: () => new Date(),
-      enqueue: { enterprises: async (_c, ids) => ids.length },
+      enqueue: { enterprises: async (_c, ids) => ids.length, cycleComplete: async () => {} },
     };
   };
 

@@ -12,9 +12,10 @@ import type { RunningSimulator } from '../../src/sim/server.ts';
 import { addDays, cycleStart, daysBetween } from '../../src/time/cycles.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline } from '../support/inline.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { TEST_KEY } from '../support/sim.ts';
 
 const FIRST = '2026-03-02';
 const CYCLES = Array.from({ length: 21 }, (_, i) => addDays(FIRST, i));
@@ -25,6 +26,7 @@ const MAX_STALENESS = 6;
 describe('the change-rate planner over three weeks of cycles', { timeout: 300_000 }, () => {
   let t: TestDatabase;
   let sim: RunningSimulator;
+  let dbSim: CliSim;
   const env = {
     DAYBOOK_CREDIT_BUDGET: String(PER_CYCLE * 3),
     DAYBOOK_MAX_STALENESS_DAYS: String(MAX_STALENESS),
@@ -38,11 +40,8 @@ describe('the change-rate planner over three weeks of cycles', { timeout: 300_00
   const resting = new Set<number>();
 
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 600,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
+    dbSim = await cliAgainstSim({ enterprises: 600, rateLimits: UNTHROTTLED });
+    ({ t, sim } = dbSim);
     // Watch the firms that change most in these weeks, and quiet ones besides, by their names at
     // the start (exact names resolve to those very firms).
     const world = sim.sim.world();
@@ -68,8 +67,7 @@ describe('the change-rate planner over three weeks of cycles', { timeout: 300_00
   });
 
   afterAll(async () => {
-    await sim?.close();
-    await t?.drop();
+    await dbSim?.close();
   });
 
   it('fetches new entries first, then stays within the budget every cycle', async () => {

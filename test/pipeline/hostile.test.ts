@@ -1,19 +1,19 @@
 /**
- * Issue 12: a hostile upstream of our own, one keyword per behaviour a real provider could show.
- * For every case: the run ends within a bound, the ledger equals what this upstream billed,
- * nothing is bought twice in the cycle, the key is in none of the stores, and a rebuild succeeds.
+ * A hostile upstream of our own, one keyword per behaviour a real provider could show. For every
+ * case: the run ends within a bound, the ledger equals what this upstream billed, nothing is bought
+ * twice in the cycle, the key is in none of the stores, and a rebuild succeeds.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobDeps } from '../../jobs/deps.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { rebuild } from '../../src/history/rebuild.ts';
-import type { JobDeps } from '../../jobs/deps.ts';
-import { type InlineSummary, runInline } from '../../src/runtime/inline.ts';
 import { createLogger } from '../../src/log/log.ts';
-import { UpstreamClient } from '../../src/upstream/client.ts';
 import { secretMatcher } from '../../src/log/redact.ts';
+import { type InlineSummary, runInline } from '../../src/runtime/inline.ts';
+import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { fastLimiter } from '../support/inline.ts';

@@ -12,9 +12,9 @@ import type { RunningSimulator } from '../../src/sim/server.ts';
 import type { SimEnterprise } from '../../src/sim/types.ts';
 import type { WatchRow } from '../../src/watch/store.ts';
 import { type CliResult, runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline } from '../support/inline.ts';
-import { startTestSim } from '../support/sim.ts';
 
 const [C1, C2, C3] = ['2026-11-20', '2026-11-21', '2026-11-22'] as const;
 
@@ -34,6 +34,7 @@ const VIEWS: { view: string; order: string; omit?: string }[] = [
 describe('an answer about another company than the expected credit code', { timeout: 240_000 }, () => {
   let t: TestDatabase;
   let sim: RunningSimulator;
+  let dbSim: CliSim;
   /** The short keyword, the company it partially matches, and the one the user meant. */
   let short: string;
   let found: SimEnterprise;
@@ -77,11 +78,8 @@ describe('an answer about another company than the expected credit code', { time
     )[0];
 
   beforeAll(async () => {
-    t = await freshDatabase();
-    sim = await startTestSim({
-      enterprises: 300,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-    });
+    dbSim = await cliAgainstSim({ enterprises: 300, rateLimits: UNTHROTTLED });
+    ({ t, sim } = dbSim);
     const world = sim.sim.world();
     world.at(C1);
     const all = world.all();
@@ -131,8 +129,7 @@ describe('an answer about another company than the expected credit code', { time
     await runCyclesInline(t, sim, [C1]);
   });
   afterAll(async () => {
-    await sim.close();
-    await t.drop();
+    await dbSim?.close();
   });
 
   it('the short keyword resolved to another company than its code: the answer is landed and its credits booked', async () => {

@@ -1,7 +1,7 @@
 /** The claim on a cycle fetch (src/db/cycle-fetches.ts): the row is the lease, the fence decides. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCycleBudget } from '../../src/purchase/credits.ts';
 import { openDatabase } from '../../src/db/connect.ts';
+import { ensureCycleBudget } from '../../src/purchase/credits.ts';
 import {
   type Claim,
   claimFetch,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseRateLimiter, minGapMs, perMinute, type RateRule } from '../../src/purchase/limiter.ts';
 import { type Database, openDatabase } from '../../src/db/connect.ts';
+import { DatabaseRateLimiter, minGapMs, perMinute, type RateRule } from '../../src/purchase/limiter.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
 /** Tries `limiters` in turn for `ms`, as fast as they answer; returns the admission times. */

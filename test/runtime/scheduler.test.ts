@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/log/log.ts';
-import { keyPattern, Queues, redisConnection } from '../../src/runtime/queues.ts';
 import { startScheduler } from '../../src/runtime/scheduler.ts';
+import { ownQueues } from '../support/queues.ts';
 
 describe('the scheduler', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -12,18 +10,9 @@ describe('the scheduler', () => {
   });
 
   async function setup() {
-    const prefix = `sch-${randomBytes(4).toString('hex')}`;
-    const config = loadConfig({ DAYBOOK_REDIS_PREFIX: prefix }, '/nonexistent');
-    const redis = redisConnection(config.REDIS_URL);
-    const queues = new Queues(redis, prefix);
-    cleanups.push(async () => {
-      for (const q of queues.all()) await q.obliterate({ force: true });
-      await queues.close();
-      const keys = await redis.keys(keyPattern(prefix));
-      if (keys.length) await redis.del(...keys);
-      await redis.quit();
-    });
-    return { config, redis, queues };
+    const s = ownQueues('sch');
+    cleanups.push(s.remove);
+    return s;
   }
 
   for (const [label, now, cycle] of [

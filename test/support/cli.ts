@@ -1,9 +1,10 @@
 /** Runs the real `daybook` command as a person would: a child process, no stdin, CI=true. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freshDatabase, type TestDatabase } from './db.ts';
 
 const run = promisify(execFile);
 export const BIN = join(import.meta.dirname, '../../bin/daybook.js');
@@ -32,4 +33,35 @@ export async function runDaybook(
     const e = err as { code?: unknown; stdout?: string; stderr?: string };
     return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
+}
+
+/** A database of a test file's own, and a scratch folder the CLI runs in against it. */
+export interface CliDatabase {
+  t: TestDatabase;
+  dir: string;
+  /** `daybook args…` in the scratch folder, with DATABASE_URL naming the database. */
+  daybook(...args: string[]): Promise<CliResult>;
+  /** Writes `text` to the file `name` of the scratch folder; its path. */
+  file(name: string, text: string): string;
+  /** Drops the database and removes the folder. */
+  close(): Promise<void>;
+}
+
+export async function cliAgainstDatabase(folder: string): Promise<CliDatabase> {
+  const t = await freshDatabase();
+  const dir = mkdtempSync(join(tmpdir(), `daybook-${folder}-`));
+  return {
+    t,
+    dir,
+    daybook: (...args) => runDaybook(args, { DATABASE_URL: t.url }, dir),
+    file(name, text) {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    },
+    async close() {
+      await t.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,15 +1,17 @@
 /** Runs whole cycles in-process (the inline runner) against a test database and simulator. */
-import { DatabaseRateLimiter, perMinute } from '../../src/purchase/limiter.ts';
+
 import { loadConfig } from '../../src/config/config.ts';
 import type { Sql } from '../../src/db/connect.ts';
-import { runInline } from '../../src/runtime/inline.ts';
 import { createLogger } from '../../src/log/log.ts';
+import { DatabaseRateLimiter, perMinute } from '../../src/purchase/limiter.ts';
+import { runInline } from '../../src/runtime/inline.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { cycleStart } from '../../src/time/cycles.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
-import { freshDatabase, type TestDatabase } from './db.ts';
-import { startTestSim, TEST_KEY } from './sim.ts';
+import { cliAgainstSim, UNTHROTTLED } from './cli-sim.ts';
+import type { TestDatabase } from './db.ts';
+import { TEST_KEY } from './sim.ts';
 
 /** The shared limiter with a rule loose enough that a test never waits on it. */
 export function fastLimiter(sql: Sql): DatabaseRateLimiter {
@@ -81,19 +83,8 @@ export async function historyOf(
   others: number,
   enterprises = 400,
 ): Promise<History> {
-  const t = await freshDatabase();
-  const sim = await startTestSim({
-    enterprises,
-    rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
-  });
-  await watchChanging(t, sim, cycles, others);
-  await runCyclesInline(t, sim, cycles);
-  return {
-    t,
-    sim,
-    close: async () => {
-      await sim.close();
-      await t.drop();
-    },
-  };
+  const c = await cliAgainstSim({ enterprises, rateLimits: UNTHROTTLED });
+  await watchChanging(c.t, c.sim, cycles, others);
+  await runCyclesInline(c.t, c.sim, cycles);
+  return c;
 }

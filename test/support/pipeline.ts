@@ -2,16 +2,17 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
-import { DatabaseRateLimiter, perMinute } from '../../src/purchase/limiter.ts';
-import { type Config, loadConfig } from '../../src/config/config.ts';
 import type { JobDeps } from '../../jobs/deps.ts';
+import { type Config, loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/log/log.ts';
-import { keyPattern, Queues, redisConnection, retryPolicy } from '../../src/runtime/queues.ts';
+import { DatabaseRateLimiter, perMinute } from '../../src/purchase/limiter.ts';
+import { Queues, redisConnection, retryPolicy } from '../../src/runtime/queues.ts';
 import { type RunningWorkers, startWorkers } from '../../src/runtime/worker.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from './db.ts';
+import { removeQueues } from './queues.ts';
 import { startTestSim, TEST_KEY } from './sim.ts';
 
 export interface TestPipeline {
@@ -124,10 +125,7 @@ export async function startPipeline(
         .all()[0]
         ?.obliterate({ force: true })
         .catch(() => {});
-      for (const q of queues.all()) await q.obliterate({ force: true }).catch(() => {});
-      await queues.close();
-      const keys = await redis.keys(keyPattern(prefix));
-      if (keys.length > 0) await redis.del(...keys);
+      await removeQueues(queues, prefix, redis);
       await redis.quit();
       if (!sim) await s.close();
       await db.drop();

@@ -1,6 +1,6 @@
 /**
- * Issue 13, item 8 (4): daybook appends /v1/<operation> to DAYBOOK_API_BASE_URL, so a base that
- * ends in /v1 could only ever call /v1/v1/…: it is refused, with the base to set instead.
+ * daybook appends /v1/<operation> to DAYBOOK_API_BASE_URL, so a base that ends in /v1 could only
+ * ever call /v1/v1/…: it is refused, with the base to set instead.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseClusterNodes } from '../../src/config/redis-nodes.ts';
 import {
   coordinationKey,
   keyPattern,
@@ -6,7 +7,6 @@ import {
   redisLabel,
   redisVariable,
 } from '../../src/runtime/redis.ts';
-import { parseClusterNodes } from '../../src/config/redis-nodes.ts';
 
 describe('REDIS_CLUSTER_NODES', () => {
   it('reads host:port entries, URLs, IPv6 and a default port', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { parseRetryAfter } from '../../src/retry/retry-after.ts';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import { SlidingWindowLimiter } from '../../src/sim/ratelimit.ts';
 import { brokenSuccessOf, jsonDepth } from '../../src/upstream/client.ts';
 import { charLength, checkEntName, checkListLimit } from '../../src/upstream/params.ts';
-import { parseRetryAfter } from '../../src/retry/retry-after.ts';
 
 describe('Retry-After', () => {
   const now = new Date('2026-11-22T00:00:00Z');

@@ -1,36 +1,25 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addWatches, countWatches, listWatches, removeWatch } from '../../src/watch/store.ts';
-import { type CliResult, runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliDatabase, type CliResult, cliAgainstDatabase } from '../support/cli.ts';
+import type { TestDatabase } from '../support/db.ts';
 
+let c: CliDatabase;
 let t: TestDatabase;
-let dir: string;
 
 beforeAll(async () => {
-  t = await freshDatabase();
-  dir = mkdtempSync(join(tmpdir(), 'daybook-watch-'));
+  c = await cliAgainstDatabase('watch');
+  t = c.t;
 });
-afterAll(async () => {
-  await t.drop();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => c?.close());
 beforeEach(async () => {
   await t.sql`truncate watchlist restart identity cascade`;
 });
 
 /** Runs the real `daybook` command against this file's database. */
-function daybook(...args: string[]): Promise<CliResult> {
-  return runDaybook(args, { DATABASE_URL: t.url }, dir);
-}
-
-function csvFile(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
+const daybook = (...args: string[]): Promise<CliResult> => c.daybook(...args);
+const csvFile = (name: string, text: string): string => c.file(name, text);
 
 const rowCount = async () => (await countWatches(t.sql)).total;
 
@@ -187,13 +176,13 @@ describe('daybook watch', { timeout: 120_000 }, () => {
   });
 
   it('a missing file exits 2 with a message', async () => {
-    const r = await daybook('watch', 'import', join(dir, 'nope.csv'));
+    const r = await daybook('watch', 'import', join(c.dir, 'nope.csv'));
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/cannot read .*nope\.csv: no such file/);
   });
 
   it('a file that is not UTF-8 exits 2 and imports nothing', async () => {
-    const path = join(dir, 'gbk.csv');
+    const path = join(c.dir, 'gbk.csv');
     writeFileSync(path, Buffer.from([0x6e, 0x61, 0x6d, 0x65, 0x0a, 0xc9, 0xcf, 0xba, 0xa3, 0x0a]));
     const r = await daybook('watch', 'import', path);
     expect(r.code).toBe(2);

@@ -1,36 +1,23 @@
 /** Watching by unified social credit code through the real CLI: `--uscc`, the uscc column, `--pin`, dry runs. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addWatches, countWatches, listWatches, previewWatches } from '../../src/watch/store.ts';
-import { type CliResult, runDaybook } from '../support/cli.ts';
-import { freshDatabase, type TestDatabase } from '../support/db.ts';
+import { type CliDatabase, type CliResult, cliAgainstDatabase } from '../support/cli.ts';
+import type { TestDatabase } from '../support/db.ts';
 
+let c: CliDatabase;
 let t: TestDatabase;
-let dir: string;
 
 beforeAll(async () => {
-  t = await freshDatabase();
-  dir = mkdtempSync(join(tmpdir(), 'daybook-uscc-'));
+  c = await cliAgainstDatabase('uscc');
+  t = c.t;
 });
-afterAll(async () => {
-  await t.drop();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => c?.close());
 beforeEach(async () => {
   await t.sql`truncate watchlist restart identity cascade`;
 });
 
-function daybook(...args: string[]): Promise<CliResult> {
-  return runDaybook(args, { DATABASE_URL: t.url }, dir);
-}
-
-function csvFile(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
+const daybook = (...args: string[]): Promise<CliResult> => c.daybook(...args);
+const csvFile = (name: string, text: string): string => c.file(name, text);
 
 const rowCount = async () => (await countWatches(t.sql)).total;
 const noStackTrace = (r: CliResult) => expect(r.stderr).not.toMatch(/\n\s+at /);

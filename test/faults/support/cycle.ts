@@ -7,17 +7,18 @@
 import { randomBytes } from 'node:crypto';
 import type postgres from 'postgres';
 import { expect } from 'vitest';
-import { keyPattern, Queues, redisConnection } from '../../../src/runtime/queues.ts';
+import { Queues, redisConnection } from '../../../src/runtime/queues.ts';
 import type { RunningSimulator } from '../../../src/sim/server.ts';
 import { cycleOf } from '../../../src/time/cycles.ts';
 import { keywordKey } from '../../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../../support/db.ts';
+import { removeQueues } from '../../support/queues.ts';
 import { startTestSim, TEST_KEY } from '../../support/sim.ts';
 
-/** Every simulator of these tests: the same seed, world and clock, so two runs see the same answers. */
 /** Jobs each worker of a fault cycle runs at once: the upstream calls a killed one may leave in flight. */
 export const WORKER_CONCURRENCY = 4;
 
+/** Every simulator of these tests: the same seed, world and clock, so two runs see the same answers. */
 export const SIM_START = new Date('2026-11-20T04:00:00Z');
 
 export interface FaultCycle {
@@ -95,13 +96,7 @@ export async function startFaultCycle(options: {
       await queues.addPlan({ cycle });
     },
     async close() {
-      for (const q of queues.all()) await q.obliterate({ force: true }).catch(() => {});
-      await queues.close();
-      // On a cluster the keys are spread over the masters; the test stops the cluster instead.
-      if (!options.clusterNodes) {
-        const keys = await redis.keys(keyPattern(prefix)).catch(() => [] as string[]);
-        if (keys.length > 0) await redis.del(...keys);
-      }
+      await removeQueues(queues, prefix, options.clusterNodes ? undefined : redis);
       redis.disconnect();
       await sim.close();
       await db.drop();

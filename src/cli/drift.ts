@@ -1,0 +1,39 @@
+/** `daybook drift`: the format drift seen in upstream answers. */
+import { Command } from 'commander';
+import { driftReport } from '../history/drift-store.ts';
+import { configOrExit, openStore } from './context.ts';
+import { DRIFT_COLUMNS, formatTable, jsonLines } from './terminal.ts';
+import { choiceArg, dateArg } from './usage.ts';
+
+export function driftCommand(): Command {
+  return new Command('drift')
+    .description(
+      'Format drift seen in upstream answers: unknown fields, documented fields that were missing, and type or format variants, per operation, with counts and first and last seen.',
+    )
+    .option(
+      '--operation <op>',
+      'enterprise-search or product-listing',
+      choiceArg('--operation', ['enterprise-search', 'product-listing'] as const),
+    )
+    .option('--since <date>', 'drift last seen on or after this date (YYYY-MM-DD)', dateArg('--since'))
+    .option('--json', 'print as JSON lines')
+    .action(async (opts: { operation?: string; since?: string; json?: boolean }) => {
+      const config = configOrExit();
+      const db = await openStore(config);
+      try {
+        const rows = await driftReport(db.sql, {
+          ...(opts.operation ? { operation: opts.operation } : {}),
+          ...(opts.since ? { since: new Date(`${opts.since}T00:00:00Z`) } : {}),
+        });
+        if (opts.json) process.stdout.write(jsonLines(rows));
+        else if (rows.length === 0) process.stdout.write('no format drift seen\n');
+        else {
+          const columns = [...DRIFT_COLUMNS];
+          columns.splice(columns.indexOf('responses') + 1, 0, 'records');
+          process.stdout.write(formatTable(rows, [...columns, 'example']));
+        }
+      } finally {
+        await db.close();
+      }
+    });
+}

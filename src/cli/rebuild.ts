@@ -1,0 +1,34 @@
+/** `daybook rebuild`: the normalized tables replayed from the raw landing. */
+import { Command } from 'commander';
+import { rebuild } from '../history/rebuild.ts';
+import { configOrExit, withStore } from './context.ts';
+import { intArg } from './usage.ts';
+
+export function rebuildCommand(): Command {
+  return new Command('rebuild')
+    .description(
+      'Empty the normalized tables and replay the raw landing (raw_responses and their bodies) in landing order, in one transaction, with the rules of live ingestion: every event is derived again, and answers live ingestion rejected as stale stay rejected. The result equals the state before.',
+    )
+    .option('--batch-size <n>', 'raw answers per batch (1-100000)', intArg('--batch-size', 1, 100_000), 1000)
+    .option('--json', 'print the summary as JSON')
+    .action(async (opts: { batchSize: number; json?: boolean }) => {
+      const config = configOrExit();
+      await withStore(config, async ({ sql }) => {
+        const tty = process.stderr.isTTY;
+        const summary = await rebuild(sql, {
+          batchSize: opts.batchSize,
+          onProgress: (done, total) => {
+            if (tty) process.stderr.write(`\rrebuild: ${done}/${total} raw answers replayed`);
+            else process.stderr.write(`rebuild: ${done}/${total} raw answers replayed\n`);
+          },
+        });
+        if (tty) process.stderr.write('\n');
+        if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+        else {
+          process.stdout.write(
+            `rebuilt from ${summary.rawRead} raw answers: ${summary.enterprises} enterprise answers, ${summary.productPulls} product lists, ${summary.productDetails} product details, ${summary.disappeared} disappearances; ${summary.unreadable} unreadable; ${summary.staleKept} answers kept unapplied as live ingestion rejected them (stale)\n`,
+          );
+        }
+      });
+    });
+}

@@ -1,0 +1,548 @@
+/**
+ * One owner per table: every table daybook writes is written by exactly one module, the one
+ * docs/architecture.md names in its "One owner per table" section (no database needed).
+ *
+ * Every `.ts` file of src/ and jobs/ is read (not src/sim/, the simulator, which keeps its own
+ * state in memory), and every SQL write is found in its string literals and template literals
+ * (postgres.js tagged SQL, `sql.unsafe` strings, fragments): INSERT INTO, UPDATE … SET,
+ * DELETE FROM, TRUNCATE, COPY … FROM and MERGE INTO, at the start of a statement, with quoted and
+ * schema-qualified names. SQL comments and quoted SQL strings are skipped; `ON CONFLICT … DO UPDATE`,
+ * `FOR UPDATE`, a hash's `.update(…)` and English text are not writes. A table named through a
+ * placeholder is resolved when it is a string constant of the file (a table list joined into a
+ * TRUNCATE, `sql('name')`); rows written with the bulk helper `insertRows(sql, 'table', …)` count as
+ * the caller's. Drizzle's own bookkeeping (the `drizzle` schema of src/db/migrate.ts) is left out.
+ */
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { sections, tableWith, unticked } from '../support/markdown.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const DOC = 'docs/architecture.md';
+
+type WriteKind = 'insert' | 'update' | 'delete' | 'truncate' | 'copy' | 'merge';
+interface SqlWrite {
+  table: string | null;
+  kind: WriteKind;
+  line: number;
+}
+
+/** Marks a template placeholder in the text handed to the SQL reader: HOLE, its index, HOLE. */
+const HOLE = '\u0001';
+
+/**
+ * The SQL tokens of `text`: words lower-cased, `"quoted"` identifiers kept as written, every SQL
+ * string (`'…'`, `$tag$…$tag$`) as `''`, comments dropped, placeholders as `HOLE n HOLE`.
+ */
+function sqlTokens(text: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    const next = text[i + 1];
+    if (/\s/.test(c)) i++;
+    else if (c === '-' && next === '-') {
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? text.length : end;
+    } else if (c === '/' && next === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 2;
+    } else if (c === "'") {
+      let j = i + 1;
+      for (;;) {
+        const k = text.indexOf("'", j);
+        if (k < 0) {
+          j = text.length;
+          break;
+        }
+        if (text[k + 1] === "'") j = k + 2;
+        else {
+          j = k + 1;
+          break;
+        }
+      }
+      out.push("''");
+      i = j;
+    } else if (c === '"') {
+      let j = i + 1;
+      let name = '';
+      for (;;) {
+        const k = text.indexOf('"', j);
+        if (k < 0) {
+          name += text.slice(j);
+          j = text.length;
+          break;
+        }
+        name += text.slice(j, k);
+        if (text[k + 1] === '"') {
+          name += '"';
+          j = k + 2;
+        } else {
+          j = k + 1;
+          break;
+        }
+      }
+      out.push(`"${name}"`);
+      i = j;
+    } else if (c === '$') {
+      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(text.slice(i))?.[0];
+      if (tag) {
+        const end = text.indexOf(tag, i + tag.length);
+        i = end < 0 ? text.length : end + tag.length;
+        out.push("''");
+      } else {
+        const param = /^\$\d*/.exec(text.slice(i))?.[0] ?? '$';
+        out.push(param);
+        i += param.length;
+      }
+    } else if (c === HOLE) {
+      const end = text.indexOf(HOLE, i + 1);
+      const stop = end < 0 ? text.length : end + 1;
+      out.push(text.slice(i, stop));
+      i = stop;
+    } else if (/[A-Za-z_]/.test(c)) {
+      const word = /^[A-Za-z_][A-Za-z0-9_$]*/.exec(text.slice(i))?.[0] as string;
+      out.push(word.toLowerCase());
+      i += word.length;
+    } else if (/[0-9]/.test(c)) {
+      const number = /^[0-9][0-9.]*/.exec(text.slice(i))?.[0] as string;
+      out.push(number);
+      i += number.length;
+    } else {
+      out.push(c);
+      i++;
+    }
+  }
+  return out;
+}
+
+const isHole = (token: string | undefined) => token?.startsWith(HOLE) === true;
+const isWord = (token: string | undefined) => token !== undefined && /^[a-z_][a-z0-9_$]*$/.test(token);
+const isName = (token: string | undefined) => isWord(token) || (token?.startsWith('"') ?? false);
+const nameOf = (token: string) => (token.startsWith('"') ? token.slice(1, -1) : token);
+
+/** What may stand before the first word of a statement: nothing, `(` (a CTE, a subquery), `;`, `)`, a placeholder. */
+function startsStatement(tokens: string[], at: number): boolean {
+  const before = tokens[at - 1];
+  return before === undefined || before === '(' || before === ';' || before === ')' || isHole(before);
+}
+
+/** A table reference at `at`: `name`, `"name"`, `schema.name`, or a placeholder. */
+type TableRef = { kind: 'name'; schema: string | null; name: string } | { kind: 'hole'; index: number };
+function tableAt(tokens: string[], at: number): { ref: TableRef; next: number } | null {
+  const first = tokens[at];
+  if (first === undefined) return null;
+  if (isHole(first)) return { ref: { kind: 'hole', index: Number(first.slice(1, -1)) }, next: at + 1 };
+  if (!isName(first)) return null;
+  if (tokens[at + 1] === '.' && isName(tokens[at + 2]))
+    return {
+      ref: { kind: 'name', schema: nameOf(first), name: nameOf(tokens[at + 2] as string) },
+      next: at + 3,
+    };
+  return { ref: { kind: 'name', schema: null, name: nameOf(first) }, next: at + 1 };
+}
+
+/** Words that cannot be a table's alias (they follow the table in a statement). */
+const CLAUSES = new Set(['set', 'where', 'using', 'returning', 'from', 'values', 'select', 'default', 'on']);
+
+/**
+ * The writes of one SQL text (its placeholders as `HOLE n HOLE`), each with the table reference it
+ * names. The grammar is checked, so English ("update the watchlist") and row locks are not writes.
+ */
+function sqlWriteRefs(text: string): { kind: WriteKind; ref: TableRef }[] {
+  const tokens = sqlTokens(text);
+  const found: { kind: WriteKind; ref: TableRef }[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const word = tokens[i];
+    if (!startsStatement(tokens, i)) continue;
+    if (word === 'insert' && tokens[i + 1] === 'into') {
+      const t = tableAt(tokens, i + 2);
+      const after = t && tokens[t.next];
+      if (
+        t &&
+        (after === '(' ||
+          isHole(after) ||
+          ['values', 'select', 'default', 'as', 'overriding', 'with'].includes(after ?? ''))
+      )
+        found.push({ kind: 'insert', ref: t.ref });
+    } else if (word === 'update') {
+      const start = tokens[i + 1] === 'only' ? i + 2 : i + 1;
+      const t = tableAt(tokens, start);
+      if (!t || (t.ref.kind === 'name' && CLAUSES.has(t.ref.name))) continue;
+      let j = t.next;
+      if (tokens[j] === 'as') j++;
+      if (isWord(tokens[j]) && !CLAUSES.has(tokens[j] as string)) j++;
+      // SET then `column =`, `(columns) =` or a placeholder (`set ${sql(row)}`).
+      const assigned = tokens[j + 1];
+      if (
+        tokens[j] === 'set' &&
+        (assigned === '(' || isHole(assigned) || (isName(assigned) && tokens[j + 2] === '='))
+      )
+        found.push({ kind: 'update', ref: t.ref });
+    } else if (word === 'delete' && tokens[i + 1] === 'from') {
+      const start = tokens[i + 2] === 'only' ? i + 3 : i + 2;
+      const t = tableAt(tokens, start);
+      if (!t) continue;
+      let j = t.next;
+      if (tokens[j] === 'as') j++;
+      if (isWord(tokens[j]) && !CLAUSES.has(tokens[j] as string)) j++;
+      const after = tokens[j];
+      // The end of the text only right after the table: `delete from runs`, not "delete from the list".
+      if (
+        (after === undefined && j === t.next) ||
+        after === ';' ||
+        after === ')' ||
+        isHole(after) ||
+        ['where', 'using', 'returning'].includes(after)
+      )
+        found.push({ kind: 'delete', ref: t.ref });
+    } else if (word === 'truncate') {
+      let j = i + 1;
+      if (tokens[j] === 'table') j++;
+      for (;;) {
+        if (tokens[j] === 'only') j++;
+        const t = tableAt(tokens, j);
+        if (!t) break;
+        found.push({ kind: 'truncate', ref: t.ref });
+        j = t.next;
+        if (tokens[j] === '*') j++;
+        if (tokens[j] !== ',') break;
+        j++;
+      }
+    } else if (word === 'copy') {
+      const t = tableAt(tokens, i + 1);
+      if (!t) continue;
+      let j = t.next;
+      if (tokens[j] === '(') while (j < tokens.length && tokens[j] !== ')') j++;
+      if (tokens[j] === ')') j++;
+      if (tokens[j] === 'from') found.push({ kind: 'copy', ref: t.ref });
+    } else if (word === 'merge' && tokens[i + 1] === 'into') {
+      const t = tableAt(tokens, i + 2);
+      if (t) found.push({ kind: 'merge', ref: t.ref });
+    }
+  }
+  return found;
+}
+
+/**
+ * Helpers that write a table their caller names, and the argument naming it (a table name, or an
+ * object whose `table` is one): their writes count as their callers', and a write through a
+ * placeholder the reader cannot name is allowed only in the file that defines one of them.
+ */
+const TABLE_HELPERS: Record<string, number> = { insertRows: 1, writeVersions: 1 };
+
+/**
+ * The string constants of a file: `const NAME = 'text'`, `const NAME = ['a', 'b'] (as const)`, and
+ * `const NAME = { table: 'text', … }`.
+ */
+function constantsOf(source: ts.SourceFile): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const visit = (node: ts.Node) => {
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) {
+      const names = literalNames(node.initializer);
+      if (names) out.set(node.name.text, names);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+/** The names a literal expression stands for: 'x', ['x', 'y'], { table: 'x' }. */
+function literalNames(e: ts.Expression): string[] | null {
+  if (ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isParenthesizedExpression(e))
+    return literalNames(e.expression);
+  if (ts.isStringLiteralLike(e)) return [e.text];
+  if (ts.isArrayLiteralExpression(e) && e.elements.every((x) => ts.isStringLiteralLike(x)))
+    return e.elements.map((x) => (x as ts.StringLiteralLike).text);
+  if (ts.isObjectLiteralExpression(e)) {
+    const table = e.properties.find(
+      (p): p is ts.PropertyAssignment =>
+        ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === 'table',
+    );
+    return table && ts.isStringLiteralLike(table.initializer) ? [table.initializer.text] : null;
+  }
+  return null;
+}
+
+/** The table names an expression stands for, when it is a string constant: 'x', X, X.join(…), sql(X). */
+function namesOf(e: ts.Expression, constants: Map<string, string[]>): string[] | null {
+  const literal = literalNames(e);
+  if (literal) return literal;
+  if (ts.isIdentifier(e)) return constants.get(e.text) ?? null;
+  if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e)) return namesOf(e.expression, constants);
+  if (ts.isCallExpression(e)) {
+    const callee = e.expression;
+    if (ts.isPropertyAccessExpression(callee) && callee.name.text === 'join')
+      return namesOf(callee.expression, constants);
+    if (e.arguments.length === 1) return namesOf(e.arguments[0] as ts.Expression, constants);
+  }
+  return null;
+}
+
+/** The name a call calls: `f(…)` and `x.f(…)` both call f. */
+function calleeName(call: ts.CallExpression): string {
+  const callee = call.expression;
+  if (ts.isIdentifier(callee)) return callee.text;
+  if (ts.isPropertyAccessExpression(callee)) return callee.name.text;
+  return '';
+}
+
+/**
+ * Every SQL write of one TypeScript source (its file name only for the parser). `table` is null
+ * for a write through a placeholder the reader cannot name (a table passed in as a parameter).
+ */
+function writesIn(fileName: string, text: string): SqlWrite[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
+  const constants = constantsOf(source);
+  const writes: SqlWrite[] = [];
+  const lineOf = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+  const add = (node: ts.Node, kind: WriteKind, schema: string | null, name: string | null) => {
+    if (schema === 'drizzle') return; // drizzle-kit's migration bookkeeping, not daybook's
+    writes.push({ table: name, kind, line: lineOf(node) });
+  };
+  const record = (node: ts.Node, sqlText: string, holes: readonly ts.Expression[]) => {
+    for (const { kind, ref } of sqlWriteRefs(sqlText)) {
+      if (ref.kind === 'name') add(node, kind, ref.schema, ref.name);
+      else {
+        const hole = holes[ref.index];
+        const names = hole ? namesOf(hole, constants) : null;
+        if (names === null) add(node, kind, null, null);
+        else for (const name of names) add(node, kind, null, name);
+      }
+    }
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) record(node, node.text, []);
+    else if (ts.isTemplateExpression(node)) {
+      let sqlText = node.head.text;
+      node.templateSpans.forEach((span, index) => {
+        sqlText += ` ${HOLE}${index}${HOLE} ${span.literal.text}`;
+      });
+      record(
+        node,
+        sqlText,
+        node.templateSpans.map((s) => s.expression),
+      );
+    } else if (ts.isCallExpression(node)) {
+      const at = TABLE_HELPERS[calleeName(node)];
+      const table = at === undefined ? undefined : node.arguments[at];
+      if (table) {
+        const names = namesOf(table, constants);
+        if (names === null) add(node, 'insert', null, null);
+        else for (const name of names) add(node, 'insert', null, name);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return writes;
+}
+
+/** Whether a source defines one of TABLE_HELPERS (its own writes name no table). */
+function definesTableHelper(text: string): boolean {
+  return Object.keys(TABLE_HELPERS).some((name) => new RegExp(`\\bfunction ${name}\\b`).test(text));
+}
+
+/** The `.ts` files of a folder of the repository, recursively, as repository paths. */
+function sourcesUnder(folder: string): string[] {
+  return (readdirSync(join(ROOT, folder), { recursive: true }) as string[])
+    .map((f) => `${folder}/${String(f).split('\\').join('/')}`)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    .sort();
+}
+
+interface CodeWrites {
+  /** table → file → its writes of the table. */
+  byTable: Map<string, Map<string, SqlWrite[]>>;
+  /** Writes whose table the reader cannot name, outside the table helpers: `file:line`. */
+  unnamed: string[];
+}
+
+/** Every write of src/ (not src/sim/) and jobs/, by table and file. */
+function writesOfTheCode(): CodeWrites {
+  const files = [...sourcesUnder('src'), ...sourcesUnder('jobs')].filter((f) => !f.startsWith('src/sim/'));
+  const byTable = new Map<string, Map<string, SqlWrite[]>>();
+  const unnamed: string[] = [];
+  for (const file of files) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const w of writesIn(file, text)) {
+      if (w.table === null) {
+        if (!definesTableHelper(text)) unnamed.push(`${file}:${w.line} (${w.kind})`);
+        continue;
+      }
+      const byFile = byTable.get(w.table) ?? new Map<string, SqlWrite[]>();
+      byTable.set(w.table, byFile);
+      byFile.set(file, [...(byFile.get(file) ?? []), w]);
+    }
+  }
+  return { byTable, unnamed };
+}
+
+/** The owner map of docs/architecture.md: table → the one file that writes it. */
+function ownerMap(): { owners: Map<string, string>; duplicates: string[] } {
+  const doc = readFileSync(join(ROOT, DOC), 'utf8');
+  const found = sections(doc, 2).filter((s) => s.heading === 'One owner per table');
+  expect(found, `${DOC}: one section "## One owner per table"`).toHaveLength(1);
+  const rows = tableWith(found[0]?.body ?? '', ['table', 'owner'], `${DOC}, One owner per table`);
+  const owners = new Map<string, string>();
+  const duplicates: string[] = [];
+  for (const row of rows) {
+    const table = unticked(row[0] ?? '');
+    const owner = unticked(row[1] ?? '').replace(/^\[([^\]]*)\]\([^)]*\)$/, '$1');
+    if (owners.has(table)) duplicates.push(table);
+    owners.set(table, unticked(owner));
+  }
+  return { owners, duplicates };
+}
+
+/** The tables the migrations create (and do not drop). */
+function tablesOfTheSchema(): Set<string> {
+  const tables = new Set<string>();
+  const dir = join(ROOT, 'migrations');
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    for (const m of text.matchAll(
+      /\b(create|drop) table (?:if (?:not )?exists )?(?:"?public"?\.)?"?([a-z_][a-z0-9_]*)"?/gi,
+    )) {
+      if ((m[1] as string).toLowerCase() === 'create') tables.add(m[2] as string);
+      else tables.delete(m[2] as string);
+    }
+  }
+  return tables;
+}
+
+const where = (writes: SqlWrite[]) => writes.map((w) => `${w.kind}@${w.line}`).join(',');
+
+describe('the SQL write reader', () => {
+  // The sources below write a template's placeholders #{…}, read as ${…}.
+  const tables = (text: string) =>
+    writesIn('x.ts', text.replaceAll('#{', '$\u{7b}')).map((w) => `${w.kind} ${w.table ?? '?'}`);
+
+  it('finds inserts, updates, deletes, truncates and copies, quoted or schema-qualified, and helper calls', () => {
+    expect(
+      tables(
+        [
+          'sql`insert into watchlist (keyword) values (#{k}) on conflict (keyword_key) do update set priority = excluded.priority`;',
+          'tx`update cycle_fetches set status = #{s} where id = #{id}`;',
+          'sql.unsafe(`delete from exports where id = $1`, [id]);',
+          'sql.unsafe(\'INSERT INTO "public"."runs" (kind) VALUES ($1)\', [\'x\']);',
+          'sql`UPDATE "enterprise_versions" AS v SET valid_to = u.t FROM u WHERE v.id = u.id`;',
+          'sql`with gone as (delete from runs r where r.id = any(#{ids}) returning r.id) insert into run_summaries as s (n) select count(*) from gone`;',
+          'sql`insert into products #{sql(rows)} on conflict (product_id) do nothing`;',
+          "const T = ['a_table', 'b_table'] as const; tx.unsafe(`truncate #{T.join(', ')} restart identity`);",
+          "sql`update #{sql('rate_limits')} set refusals = 0`;",
+          "insertRows(sql, 'product_topics', rows);",
+          "const V: VersionTable = { table: 'product_versions', keyColumn: 'product_id' }; await writeVersions(sql, V, stored, writes, columns);",
+          'sql`insert into #{sql(table)} #{sql(rows)}`;',
+          'await insertRows(sql, name, rows);',
+          'sql`copy enterprises (pid) from stdin`;',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      'insert watchlist',
+      'update cycle_fetches',
+      'delete exports',
+      'insert runs',
+      'update enterprise_versions',
+      'delete runs',
+      'insert run_summaries',
+      'insert products',
+      'truncate a_table',
+      'truncate b_table',
+      'update rate_limits',
+      'insert product_topics',
+      'insert product_versions',
+      'insert ?',
+      'insert ?',
+      'copy enterprises',
+    ]);
+  });
+
+  it('does not take locks, conflict updates, comments, hashes or English for writes', () => {
+    expect(
+      tables(
+        [
+          '// update watchlist set x = 1: a comment of the code',
+          'sql`select * from cycle_fetches f -- delete from runs\n for update of f skip locked`;',
+          'sql`select 1 /* insert into runs (a) values (1) */ for no key update`;',
+          'sql`insert into format_drift as d (a) values (1) on conflict (a) do update set seen = d.seen + 1`;',
+          "createHash('sha256').update(text, 'utf8').digest('hex');",
+          "throw new Error('could not update the watchlist: delete from it first');",
+          "log.info('Update the watchlist set by the user');",
+          "const s = 'insert into watchlist: the keyword is there already';",
+          "const t = 'Delete from the list the rows it names';",
+          "const u = 'delete from the list';",
+          "sql`select 'delete from runs' as text, $tag$update runs set a = 1$tag$ as body`;",
+          'sql.unsafe(\'insert into "drizzle"."__drizzle_migrations" (hash) values ($1)\');',
+          'sql`copy (select * from runs) to stdout`;',
+        ].join('\n'),
+      ),
+    ).toEqual(['insert format_drift']);
+  });
+});
+
+describe('one owner per table (docs/architecture.md)', () => {
+  const { byTable: writes, unnamed } = writesOfTheCode();
+  let map: ReturnType<typeof ownerMap> | undefined;
+  // Read when a test needs it, so a missing document fails those tests, not the file.
+  const mapped = () => {
+    map ??= ownerMap();
+    return map;
+  };
+
+  it('reads writes from the code', () => {
+    // The reader finds the writes the pipeline cannot do without.
+    for (const table of ['raw_responses', 'watchlist', 'events', 'enterprise_versions'])
+      expect(writes.has(table), `a write of ${table}`).toBe(true);
+  });
+
+  it("names the table of every write (outside the helpers that write their caller's table)", () => {
+    expect(unnamed, 'writes to a table the reader cannot name').toEqual([]);
+  });
+
+  it('names each table once, and only tables of the schema', () => {
+    const { owners, duplicates } = mapped();
+    const schema = tablesOfTheSchema();
+    expect(duplicates, 'tables named twice').toEqual([]);
+    expect(
+      [...owners.keys()].filter((t) => !schema.has(t)),
+      'tables of the map no migration creates',
+    ).toEqual([]);
+  });
+
+  it('has an owner for every table the code writes', () => {
+    const { owners } = mapped();
+    const missing = [...writes.entries()]
+      .filter(([table]) => !owners.has(table))
+      .map(([table, byFile]) => `${table} (written by ${[...byFile.keys()].join(', ')})`)
+      .sort();
+    expect(missing, `tables written in src/ or jobs/ with no row in ${DOC}`).toEqual([]);
+  });
+
+  it('has each table written by its owner only', () => {
+    const { owners } = mapped();
+    const outside: string[] = [];
+    for (const [table, byFile] of writes) {
+      const owner = owners.get(table);
+      if (owner === undefined) continue; // reported above
+      for (const [file, list] of byFile)
+        if (file !== owner) outside.push(`${table}: ${file} (${where(list)}), owner ${owner}`);
+    }
+    expect(outside.sort(), 'tables written outside their owner').toEqual([]);
+  });
+
+  it('has each owner write its table', () => {
+    const { owners } = mapped();
+    const idle = [...owners.entries()]
+      .filter(([table, owner]) => !writes.get(table)?.has(owner))
+      .map(([table, owner]) => `${table}: ${owner}`)
+      .sort();
+    expect(idle, `owners in ${DOC} that do not write their table`).toEqual([]);
+  });
+});
