@@ -82,21 +82,24 @@ module.exports = {
     ...rankRules,
     {
       name: 'delivery-export-apart',
-      comment: 'src/delivery and src/export are siblings at the top of the domain: neither imports the other.',
+      comment:
+        'src/delivery and src/export are siblings at the top of the domain: neither imports the other.',
       severity: 'error',
       from: { path: '^src/(delivery|export)/' },
       to: { path: '^src/(delivery|export)/', pathNot: '^src/$1/' },
     },
     {
       name: 'domain-not-jobs-or-runtime',
-      comment: 'The domain and everything below it never import jobs/ or src/runtime (src/cli: see cli-only-from-cli-and-bin).',
+      comment:
+        'The domain and everything below it never import jobs/ or src/runtime (src/cli: see cli-only-from-cli-and-bin).',
       severity: 'error',
       from: { path: under(DOMAIN_AND_BELOW) },
       to: { path: under(['jobs', 'src/runtime']) },
     },
     {
       name: 'jobs-not-runtime',
-      comment: 'jobs/ are wired by src/runtime, never the other way round (src/cli: see cli-only-from-cli-and-bin).',
+      comment:
+        'jobs/ are wired by src/runtime, never the other way round (src/cli: see cli-only-from-cli-and-bin).',
       severity: 'error',
       from: { path: under(['jobs']) },
       to: { path: under(['src/runtime']) },

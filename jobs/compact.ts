@@ -26,7 +26,6 @@ import { summarizeRuns } from '../src/landing/runs.ts';
 import { compactFetches } from '../src/purchase/fetches.ts';
 import { addDays } from '../src/time/cycles.ts';
 
-
 export interface CompactionSummary {
   /** Cycles before this one were compacted. */
   before: string;

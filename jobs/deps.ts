@@ -1,9 +1,9 @@
 /** What every job processor is handed: its dependencies, passed in rather than imported. */
 import type postgres from 'postgres';
-import type { LimitedOperation, RateLimiter } from '../src/purchase/limiter.ts';
 import type { Config } from '../src/config/config.ts';
-import type { UpstreamClient } from '../src/upstream/client.ts';
 import type { Logger } from '../src/log/log.ts';
+import type { LimitedOperation, RateLimiter } from '../src/purchase/limiter.ts';
+import type { UpstreamClient } from '../src/upstream/client.ts';
 
 /** Puts jobs on the queue (or the inline runner's list). */
 export interface Enqueuer {

@@ -10,9 +10,19 @@
  */
 
 import { z } from 'zod';
+import { holderOf } from '../src/db/lease.ts';
+import { isConnectionLoss, whileUnreachable } from '../src/db/outage.ts';
+import {
+  applyEnterpriseAnswer,
+  type EnterpriseIngestResult,
+  ingestFailure,
+  landExchange,
+} from '../src/history/ingest.ts';
+import type { Mismatch } from '../src/history/resolution-mismatches.ts';
+import { finishRun, startRun } from '../src/landing/runs.ts';
+import { noteRefresh, type RefreshObservation } from '../src/plan/store.ts';
 import { costOfAnswer, isBilledSuccess, usageOf } from '../src/purchase/billing.ts';
 import { pauseCycle } from '../src/purchase/credits.ts';
-import { acquire } from '../src/purchase/limiter.ts';
 import {
   type Billing,
   type Claim,
@@ -24,24 +34,13 @@ import {
   renewLease,
   reserveForCall,
   setAside,
-  settledMark,
   settleCall,
+  settledMark,
   startCall,
 } from '../src/purchase/fetches.ts';
-import { isConnectionLoss, whileUnreachable } from '../src/db/outage.ts';
-import type { Mismatch } from '../src/history/resolution-mismatches.ts';
-import { finishRun, startRun } from '../src/landing/runs.ts';
+import { acquire } from '../src/purchase/limiter.ts';
 import type { Severity } from '../src/terms/changes.ts';
-import {
-  applyEnterpriseAnswer,
-  type EnterpriseIngestResult,
-  ingestFailure,
-  landExchange,
-} from '../src/history/ingest.ts';
-import { noteRefresh, type RefreshObservation } from '../src/plan/store.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/terms/job-errors.ts';
-import type { JobDeps, JobReport } from './deps.ts';
-import { holderOf } from '../src/db/lease.ts';
 import { brokenSuccessOf, type UpstreamResult } from '../src/upstream/client.ts';
 import {
   BodyTooDeepError,
@@ -62,6 +61,7 @@ import {
   noteFailure,
 } from '../src/watch/store.ts';
 import { normalizeUscc } from '../src/watch/uscc.ts';
+import type { JobDeps, JobReport } from './deps.ts';
 
 export const ENTERPRISE_JOB = 'enterprise';
 

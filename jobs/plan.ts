@@ -16,13 +16,13 @@
  */
 import { z } from 'zod';
 import type { Sql } from '../src/db/connect.ts';
-import { compactBookkeeping } from './compact.ts';
 import { finishRun, startRun } from '../src/landing/runs.ts';
 import { PLAN_RUN_KIND, planLocked } from '../src/plan/decide.ts';
 import { capacityOf, summarizePlan } from '../src/plan/planner.ts';
 import { refreshPlannerState } from '../src/plan/store.ts';
 import { ensureCycleBudget } from '../src/purchase/credits.ts';
 import { isCalendarDate } from '../src/time/cycles.ts';
+import { compactBookkeeping } from './compact.ts';
 import type { Enqueuer, JobDeps, JobReport } from './deps.ts';
 
 export const PLAN_JOB = PLAN_RUN_KIND;
@@ -37,7 +37,9 @@ export function planJobId(cycle: string): string {
 }
 
 /** What planning needs: no upstream client, no rate limiter. */
-export type PlanDeps = Pick<JobDeps, 'sql' | 'config' | 'log' | 'now'> & { enqueue: Pick<Enqueuer, 'enterprises'> };
+export type PlanDeps = Pick<JobDeps, 'sql' | 'config' | 'log' | 'now'> & {
+  enqueue: Pick<Enqueuer, 'enterprises'>;
+};
 
 /**
  * Plans the cycle. `beforePlan` runs first in the plan's transaction, under its lock (a resume

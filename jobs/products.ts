@@ -1,13 +1,13 @@
 /** Pull one day's product trending list: fetch (configured limit, at most 20), land, normalize, snapshot. */
 import { z } from 'zod';
-import { acquire } from '../src/purchase/limiter.ts';
 import { isConnectionLoss } from '../src/db/outage.ts';
-import { databaseNow, finishRun, startRun } from '../src/landing/runs.ts';
 import { applyProductListAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
+import { databaseNow, finishRun, startRun } from '../src/landing/runs.ts';
+import { acquire } from '../src/purchase/limiter.ts';
 import { FinalForCycleError } from '../src/terms/job-errors.ts';
-import type { JobDeps, JobReport } from './deps.ts';
 import { addDays, cycleOf, isCalendarDate } from '../src/time/cycles.ts';
 import { RateLimitedError, UpstreamError } from '../src/upstream/errors.ts';
+import type { JobDeps, JobReport } from './deps.ts';
 
 export const PRODUCTS_JOB = 'products';
 

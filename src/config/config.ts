@@ -7,8 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { DEFAULT_SCHEDULE, parseDuration, parseSchedule } from '../retry/schedule.ts';
-import { parseClusterNodes } from './redis-nodes.ts';
 import { isCalendarDate } from '../time/cycles.ts';
+import { parseClusterNodes } from './redis-nodes.ts';
 
 const int = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z

@@ -12,14 +12,22 @@
 import type postgres from 'postgres';
 import { newHolder } from '../db/lease.ts';
 import { appendEvents } from '../events/outbox.ts';
-import { within } from '../time/deadline.ts';
 import type { Logger } from '../log/log.ts';
-import { sleepUnless } from '../time/sleep.ts';
-import { bodyOf, signedHeaders } from './payload.ts';
 import { parseRetryAfter } from '../retry/retry-after.ts';
 import { nextAttemptAt } from '../retry/schedule.ts';
+import { within } from '../time/deadline.ts';
+import { sleepUnless } from '../time/sleep.ts';
+import { bodyOf, signedHeaders } from './payload.ts';
 import { post, type SendResult } from './send.ts';
-import { type Claimed, claimDue, fanOut, recordAttempt } from './store.ts';
+import {
+  type Claimed,
+  claimDue,
+  disableSubscription,
+  fanOut,
+  markFailing,
+  markRecovered,
+  recordAttempt,
+} from './store.ts';
 
 export interface DeliveryOptions {
   schedule: readonly number[];
@@ -261,12 +269,8 @@ export class DeliveryEngine {
   private async succeeded(tx: postgres.TransactionSql, d: Claimed): Promise<void> {
     // Usually the endpoint was not failing, and nothing is written (or locked).
     if (d.failing_since === null) return;
-    const [s] = await tx<{ failing_since: Date | null }[]>`
-      update subscriptions u set failing_since = null
-      from (select id, failing_since from subscriptions where id = ${d.subscription_id}
-            and failing_since is not null for update) old
-      where u.id = old.id returning old.failing_since`;
-    if (s?.failing_since && this.now().getTime() - new Date(s.failing_since).getTime() >= RECOVERY_NOTICE_MS)
+    const since = await markRecovered(tx, d.subscription_id);
+    if (since && this.now().getTime() - new Date(since).getTime() >= RECOVERY_NOTICE_MS)
       await appendEvents(tx, [
         {
           type: 'endpoint.recovered',
@@ -287,16 +291,14 @@ export class DeliveryEngine {
     at: Date,
     summary: PassSummary,
   ): Promise<void> {
-    const [s] = await tx<{ failing_since: Date; state: string }[]>`
-      update subscriptions set failing_since = coalesce(failing_since, ${at})
-      where id = ${d.subscription_id} returning failing_since, state`;
+    const s = await markFailing(tx, d.subscription_id, at);
     if (!s || s.state === 'disabled') return;
     const longFailing = at.getTime() - new Date(s.failing_since).getTime() >= this.o.disableAfterMs;
     if (!gone && !longFailing) return;
     const reason = gone
       ? 'the endpoint answered 410 Gone'
       : `failing for ${Math.round(this.o.disableAfterMs / 3_600_000)} h without a success`;
-    await tx`update subscriptions set state = 'disabled', disabled_reason = ${reason} where id = ${d.subscription_id}`;
+    await disableSubscription(tx, d.subscription_id, reason);
     await appendEvents(tx, [
       {
         type: 'endpoint.disabled',

@@ -262,3 +262,37 @@ export async function recordAttempt(sql: Sql, a: AttemptRecord): Promise<boolean
             ${a.httpStatus}, ${a.outcome}, ${a.error}, ${a.response})`;
   return true;
 }
+
+/**
+ * A success of a failing endpoint: it is failing no more. Returns since when it had been failing
+ * (null when it was not, or another attempt recorded the recovery first).
+ */
+export async function markRecovered(tx: Sql, subscriptionId: number | string): Promise<Date | null> {
+  const [s] = await tx<{ failing_since: Date | null }[]>`
+      update subscriptions u set failing_since = null
+      from (select id, failing_since from subscriptions where id = ${subscriptionId}
+            and failing_since is not null for update) old
+      where u.id = old.id returning old.failing_since`;
+  return s?.failing_since ?? null;
+}
+
+/** A failed attempt: the endpoint is failing since now, unless it already was. Returns its state. */
+export async function markFailing(
+  tx: Sql,
+  subscriptionId: number | string,
+  at: Date,
+): Promise<{ failing_since: Date; state: string } | undefined> {
+  const [s] = await tx<{ failing_since: Date; state: string }[]>`
+      update subscriptions set failing_since = coalesce(failing_since, ${at})
+      where id = ${subscriptionId} returning failing_since, state`;
+  return s;
+}
+
+/** Disables the endpoint, saying why (410 Gone, or failing too long). */
+export async function disableSubscription(
+  tx: Sql,
+  subscriptionId: number | string,
+  reason: string,
+): Promise<void> {
+  await tx`update subscriptions set state = 'disabled', disabled_reason = ${reason} where id = ${subscriptionId}`;
+}

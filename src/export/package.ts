@@ -12,8 +12,9 @@
  *
  * The `exports` ledger keeps every package. One export at a time writes to a folder: it claims
  * the next load number (a ledger row in state `writing`, its lease per src/db/lease.ts), and a
- * claim whose process is gone (or whose lease lapsed) is taken over. A package renamed into place whose process died before the
- * ledger said so is adopted by the next export, after its files are checked against its manifest.
+ * claim whose process is gone (or whose lease lapsed) is taken over. A package renamed into place
+ * whose process died before the ledger said so is adopted by the next export, after its files
+ * are checked against its manifest.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, createReadStream, existsSync } from 'node:fs';

@@ -21,6 +21,14 @@
 import { canonicalJson } from '../normalize/text.ts';
 import type { JsonObject, JsonValue, NormalizedEnterprise, NormalizedProduct } from '../normalize/types.ts';
 import {
+  type ChangeKind,
+  ENTERPRISE_CHANGE_CATEGORIES,
+  type EnterpriseChangeCategory,
+  PRODUCT_CHANGE_CATEGORIES,
+  type ProductChangeCategory,
+  type Severity,
+} from '../terms/changes.ts';
+import {
   clearingMemberJson,
   ENTERPRISE_FIELDS,
   type EnterpriseField,
@@ -30,14 +38,6 @@ import {
   personJson,
   shareholderJson,
 } from './hash.ts';
-import {
-  type ChangeKind,
-  ENTERPRISE_CHANGE_CATEGORIES,
-  type EnterpriseChangeCategory,
-  PRODUCT_CHANGE_CATEGORIES,
-  type ProductChangeCategory,
-  type Severity,
-} from '../terms/changes.ts';
 
 export type { ChangeKind, EnterpriseChangeCategory, ProductChangeCategory, Severity };
 export { ENTERPRISE_CHANGE_CATEGORIES, PRODUCT_CHANGE_CATEGORIES };

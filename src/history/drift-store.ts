@@ -118,3 +118,11 @@ export async function driftReport(
     order by last_seen_at desc, operation, kind, field, seen
     ${options.limit ? sql`limit ${options.limit}` : sql``}`;
 }
+
+/** The drift tables, derived from the raw landing: what a rebuild empties before it replays. */
+export const DRIFT_DERIVED_TABLES = ['raw_response_drift', 'format_drift'] as const;
+
+/** Empties the drift tables for a rebuild (in its transaction; it writes them all again). */
+export async function emptyDrift(tx: Sql): Promise<void> {
+  await tx.unsafe(`truncate ${DRIFT_DERIVED_TABLES.join(', ')} restart identity`);
+}

@@ -135,7 +135,8 @@ interface EnterpriseWrite extends VersionWrite {
   o: EnterpriseObservation;
 }
 
-type ObservationRow = {
+/** One observation of an enterprise as stored (a disappearance, a reappearance, a refused answer …). */
+export type ObservationRow = {
   pid: string;
   kind: string;
   cycle: string;
@@ -542,4 +543,31 @@ export async function dropSupersededEnterpriseSightings(tx: Sql, upToId: string)
           from enterprise_sightings) o
         where s.id = o.id and o.newer > 1 and s.id <= ${upToId}::bigint`;
   return gone.count;
+}
+
+/** Writes observations as they are (a refused answer's, or those a rebuild keeps). */
+export async function insertObservations(
+  sql: Sql,
+  rows: readonly (Omit<ObservationRow, 'raw_response_id'> & { raw_response_id: number | string | null })[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`insert into enterprise_observations ${sql(rows as ObservationRow[], 'pid', 'kind', 'cycle', 'keyword', 'detail', 'raw_response_id', 'observed_at')}`;
+}
+
+/** The enterprise tables, derived from the raw landing: what a rebuild empties before it replays. */
+export const ENTERPRISE_DERIVED_TABLES = [
+  'enterprise_changes',
+  'enterprise_observations',
+  'enterprise_persons',
+  'enterprise_shareholders',
+  'enterprise_clearing_members',
+  'enterprise_versions',
+  'enterprises',
+  'keyword_resolutions',
+  'enterprise_sightings',
+] as const;
+
+/** Empties the enterprise tables for a rebuild (in its transaction; it writes them all again). */
+export async function emptyEnterpriseHistory(tx: Sql): Promise<void> {
+  await tx.unsafe(`truncate ${ENTERPRISE_DERIVED_TABLES.join(', ')} restart identity`);
 }

@@ -9,7 +9,6 @@
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
 import { type Landed, landingOfError, landingOfExchange, landRaw } from '../landing/landing.ts';
-import { type Mismatch, recordResolutionMismatch } from './resolution-mismatches.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import { cohortKey } from '../plan/estimate.ts';
@@ -20,6 +19,7 @@ import { recordDrift } from './drift-store.ts';
 import { applyEnterprises, disappearKeyword, type EnterpriseApplySummary } from './enterprise-store.ts';
 import { applyProductPulls, type ProductApplySummary } from './product-store.ts';
 import { resolutionVerdict } from './resolution.ts';
+import { type Mismatch, recordResolutionMismatch } from './resolution-mismatches.ts';
 
 export interface IngestContext {
   runId: number | null;

@@ -295,3 +295,20 @@ export async function dropSupersededProductSightings(tx: Sql, upToId: string): P
         where s.id = o.id and o.newer > 1 and s.id <= ${upToId}::bigint`;
   return gone.count;
 }
+
+/** The product tables, derived from the raw landing: what a rebuild empties before it replays. */
+export const PRODUCT_DERIVED_TABLES = [
+  'trending_snapshots',
+  'product_comments',
+  'product_topics',
+  'product_media',
+  'product_links',
+  'product_versions',
+  'products',
+  'product_sightings',
+] as const;
+
+/** Empties the product tables for a rebuild (in its transaction; it writes them all again). */
+export async function emptyProductHistory(tx: Sql): Promise<void> {
+  await tx.unsafe(`truncate ${PRODUCT_DERIVED_TABLES.join(', ')} restart identity`);
+}

@@ -21,34 +21,17 @@ import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from '../upstream/schemas.ts';
-import { type LandedAnswer, recordDrift } from './drift-store.ts';
-import { applyEnterprises, disappearKeyword, type EnterpriseObservation } from './enterprise-store.ts';
-import { applyProductPulls, type ProductPull } from './product-store.ts';
+import { emptyDrift, type LandedAnswer, recordDrift } from './drift-store.ts';
+import {
+  applyEnterprises,
+  disappearKeyword,
+  type EnterpriseObservation,
+  emptyEnterpriseHistory,
+  insertObservations,
+} from './enterprise-store.ts';
+import { applyProductPulls, emptyProductHistory, type ProductPull } from './product-store.ts';
 import { resolutionVerdict } from './resolution.ts';
 import { insertMismatchEvent, refusedAnswerCodes } from './resolution-mismatches.ts';
-
-/** The tables a rebuild empties: everything derived from raw_responses. */
-export const DERIVED_TABLES = [
-  'enterprise_changes',
-  'enterprise_observations',
-  'enterprise_persons',
-  'enterprise_shareholders',
-  'enterprise_clearing_members',
-  'enterprise_versions',
-  'enterprises',
-  'trending_snapshots',
-  'product_comments',
-  'product_topics',
-  'product_media',
-  'product_links',
-  'product_versions',
-  'products',
-  'keyword_resolutions',
-  'raw_response_drift',
-  'format_drift',
-  'enterprise_sightings',
-  'product_sightings',
-] as const;
 
 export interface RebuildSummary {
   rawRead: number;
@@ -130,7 +113,10 @@ export async function rebuild(
     const kept = await keptStaleEvents(tx);
     // The codes expected of the answers live ingestion refused: not derived, so read, not emptied.
     const refused = await refusedAnswerCodes(tx);
-    await tx.unsafe(`truncate ${DERIVED_TABLES.join(', ')} restart identity`);
+    // Everything derived from raw_responses is emptied, each by its owner (no key crosses them).
+    await emptyEnterpriseHistory(tx);
+    await emptyProductHistory(tx);
+    await emptyDrift(tx);
     // Every derived row is written again: the next warehouse export is a full one (src/export/).
     await tx`update rebuild_generation set generation = generation + 1`;
     const [count] = await tx<{ n: number }[]>`
@@ -244,7 +230,7 @@ async function replayRow(replay: Replay, r: RawRow): Promise<void> {
   if (stale) {
     await flush(replay);
     const { tx } = replay;
-    await tx`insert into enterprise_observations ${tx(stale, 'pid', 'kind', 'cycle', 'keyword', 'detail', 'raw_response_id', 'observed_at')}`;
+    await insertObservations(tx, stale);
     summary.staleKept += stale.length;
     return;
   }

@@ -4,9 +4,11 @@
  * its `resolution_mismatch` event in `enterprise_observations` (derived: rebuild writes it again
  * with `insertMismatchEvent`).
  */
-import { appendEvents, observationEvent } from '../events/outbox.ts';
-import type { ResolutionVerdict } from './resolution.ts';
+
 import type { Sql } from '../db/connect.ts';
+import { appendEvents, observationEvent } from '../events/outbox.ts';
+import { insertObservations } from './enterprise-store.ts';
+import type { ResolutionVerdict } from './resolution.ts';
 
 export type Mismatch = Extract<ResolutionVerdict, { kind: 'mismatch' }>;
 
@@ -47,10 +49,17 @@ export async function recordResolutionMismatch(
 
 /** Writes the `resolution_mismatch` event of a refused answer. */
 export async function insertMismatchEvent(sql: Sql, a: RefusedAnswer): Promise<void> {
-  await sql`
-    insert into enterprise_observations (pid, kind, cycle, keyword, detail, raw_response_id, observed_at)
-    values (${a.verdict.foundPid}, 'resolution_mismatch', ${a.cycle}, ${a.keyword}, ${mismatchDetail(a.verdict)},
-            ${a.rawResponseId}, ${a.landedAt})`;
+  await insertObservations(sql, [
+    {
+      pid: a.verdict.foundPid,
+      kind: 'resolution_mismatch',
+      cycle: a.cycle,
+      keyword: a.keyword,
+      detail: mismatchDetail(a.verdict),
+      raw_response_id: a.rawResponseId,
+      observed_at: a.landedAt,
+    },
+  ]);
   const e = observationEvent({
     pid: a.verdict.foundPid,
     kind: 'resolution_mismatch',

@@ -7,9 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
+import type { Sql } from '../db/connect.ts';
 import type { Exchange } from '../upstream/client.ts';
 import type { Operation, UpstreamError } from '../upstream/errors.ts';
-import type { Sql } from '../db/connect.ts';
 
 export interface LandingRow {
   runId: number | null;

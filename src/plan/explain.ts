@@ -4,10 +4,11 @@
  * would (the same read of the head of the plan order, the same pure planner) without recording
  * anything.
  */
-import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
+
 import type { Config } from '../config/config.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
 import { daysBetween } from '../time/cycles.ts';
+import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
 import {
   DEFAULT_PRIOR,
   estimateRate,

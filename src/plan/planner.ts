@@ -14,8 +14,9 @@
  * out before the capacity was filled; then the plan is not `complete`, and the job reads a longer
  * head. Pure and fast (one sort over precomputed keys).
  */
-import { addDays, daysBetween } from '../time/cycles.ts';
+
 import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
+import { addDays, daysBetween } from '../time/cycles.ts';
 import { DEFAULT_MAX_STALENESS_DAYS } from './estimate.ts';
 
 export interface WatchCandidate {

@@ -12,6 +12,7 @@
 import { inTransaction, type Sql } from '../db/connect.ts';
 import type { Severity } from '../terms/changes.ts';
 import { cycleStart } from '../time/cycles.ts';
+import { setEstimates } from '../watch/store.ts';
 import {
   afterRefresh,
   type CohortObservations,
@@ -148,12 +149,7 @@ export async function noteRefreshes(
     updates.push({ id: watchId, history, rate, weight, cohort, boost, due: due.toISOString() });
   }
   if (updates.length === 0) return;
-  await tx`
-    update watchlist w set change_history = u.history, change_rate = u.rate, change_weight = u.weight,
-      change_cohort = u.cohort, boost_left = u.boost, due_at = u.due
-    from jsonb_to_recordset(${tx.json(updates as never)}) as u(id bigint, history jsonb, rate float8, weight float8,
-      cohort text, boost smallint, due timestamptz)
-    where w.id = u.id`;
+  await setEstimates(tx, updates);
 }
 
 /** Entries a cycle can take at full budget, for the scale (the plan's own capacity may be what is left). */

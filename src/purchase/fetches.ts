@@ -20,13 +20,13 @@
  * lock, so it works through PgBouncer in transaction mode.
  */
 
-import { type ReserveOutcome, reserveCredits, settleCredits } from './credits.ts';
-import { appendEvents } from '../events/outbox.ts';
-import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
-import { noteFailure, noteRefreshed } from '../watch/store.ts';
-import { addDays, cycleStart } from '../time/cycles.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
 import { leaseLive, letGo, mayTake, renew, stillHeld, take } from '../db/lease.ts';
+import { appendEvents } from '../events/outbox.ts';
+import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
+import { addDays, cycleStart } from '../time/cycles.ts';
+import { noteFailure, noteRefreshed } from '../watch/store.ts';
+import { type ReserveOutcome, reserveCredits, settleCredits } from './credits.ts';
 
 export const FETCH_STATUSES = [
   'planned',

@@ -43,7 +43,9 @@ export function backoffMs(attempt: number, backoff: Backoff, random: () => numbe
   if (jitter === 0) return w;
   const r = random();
   const wait =
-    jitterMode === 'down' ? Math.floor(r * w * jitter + w * (1 - jitter)) : Math.round(w * (1 - jitter + 2 * jitter * r));
+    jitterMode === 'down'
+      ? Math.floor(r * w * jitter + w * (1 - jitter))
+      : Math.round(w * (1 - jitter + 2 * jitter * r));
   return Math.min(capMs, wait);
 }
 

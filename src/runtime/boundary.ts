@@ -7,9 +7,9 @@
  * looked at again later (no attempt used); everything else → retried with backoff, then failed.
  */
 import type { ZodType } from 'zod';
+import type { Sql } from '../db/connect.ts';
 import { pauseCycle } from '../purchase/credits.ts';
 import type { LimitedOperation, RateLimiter } from '../purchase/limiter.ts';
-import type { Sql } from '../db/connect.ts';
 import { isFinalAttempt } from '../retry/decision.ts';
 import { BadJobDataError, ClaimHeldError, FinalForCycleError, LostClaimError } from '../terms/job-errors.ts';
 import { RateLimitedError, UpstreamError } from '../upstream/errors.ts';

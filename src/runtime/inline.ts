@@ -6,15 +6,15 @@
  */
 import pLimit from 'p-limit';
 import { CYCLE_COMPLETE_JOB, processCycleComplete } from '../../jobs/cycle-complete.ts';
+import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { processEnterprise } from '../../jobs/enterprise.ts';
 import { processPlan } from '../../jobs/plan.ts';
 import { processProducts, scheduledPulls } from '../../jobs/products.ts';
+import type { Sql } from '../db/connect.ts';
 import type { LimitedOperation } from '../purchase/limiter.ts';
 import { isFinalAttempt } from '../retry/decision.ts';
-import type { Sql } from '../db/connect.ts';
 import { pacificDate } from '../time/cycles.ts';
 import { afterFailure } from './boundary.ts';
-import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { retryDelayMs, retryPolicy } from './queues.ts';
 
 export interface InlineSummary {

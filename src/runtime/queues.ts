@@ -5,12 +5,16 @@
  * cycle. (Postgres's cycle_fetches key is the third line.)
  */
 import { type BackoffStrategy, type JobsOptions, Queue } from 'bullmq';
-import { CYCLE_COMPLETE_JOB, type CycleCompleteJobData, cycleCompleteJobId } from '../../jobs/cycle-complete.ts';
+import {
+  CYCLE_COMPLETE_JOB,
+  type CycleCompleteJobData,
+  cycleCompleteJobId,
+} from '../../jobs/cycle-complete.ts';
+import type { Enqueuer } from '../../jobs/deps.ts';
 import { ENTERPRISE_JOB, type EnterpriseJobData, enterpriseJobId } from '../../jobs/enterprise.ts';
 import { PLAN_JOB, type PlanJobData, planJobId } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, type ProductsJobData, productsJobId } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
-import type { Enqueuer } from '../../jobs/deps.ts';
 import { backoffMs } from '../retry/backoff.ts';
 import { queuePrefix, type RedisClient } from './redis.ts';
 
@@ -55,7 +59,11 @@ export function retryDelayMs(
   backoff: { delay: number; jitter: number },
   random: () => number = Math.random,
 ): number {
-  return backoffMs(attempt - 1, { baseMs: backoff.delay, jitter: backoff.jitter, jitterMode: 'down' }, random);
+  return backoffMs(
+    attempt - 1,
+    { baseMs: backoff.delay, jitter: backoff.jitter, jitterMode: 'down' },
+    random,
+  );
 }
 
 /**

@@ -6,10 +6,10 @@
  * log.
  */
 import type { Logger } from '../log/log.ts';
+import { withoutPassword } from '../log/urls.ts';
 import { type Backoff, backoffMs } from '../retry/backoff.ts';
 import { sleepUnless } from '../time/sleep.ts';
 import { type RedisClient, type RedisTarget, redisLabel, redisVariable } from './redis.ts';
-import { withoutPassword } from '../log/urls.ts';
 
 export { sleepUnless, withoutPassword };
 

@@ -9,8 +9,8 @@ import { EventEmitter } from 'node:events';
 import { createTask, type RunCoordinator, type ScheduledTask } from 'node-cron';
 import { scheduledPulls } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
-import { cycleOf, pacificDate } from '../time/cycles.ts';
 import type { Logger } from '../log/log.ts';
+import { cycleOf, pacificDate } from '../time/cycles.ts';
 import type { Queues } from './queues.ts';
 import { coordinationKey, type RedisClient } from './redis.ts';
 

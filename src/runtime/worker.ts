@@ -8,15 +8,15 @@
 import { EventEmitter } from 'node:events';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { CYCLE_COMPLETE_JOB, CycleCompleteJobData, processCycleComplete } from '../../jobs/cycle-complete.ts';
+import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { ENTERPRISE_JOB, EnterpriseJobData, processEnterprise } from '../../jobs/enterprise.ts';
 import { PLAN_JOB, PlanJobData, processPlan } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, ProductsJobData, processProducts } from '../../jobs/products.ts';
-import type { LimitedOperation } from '../purchase/limiter.ts';
-import { isFinalAttempt } from '../retry/decision.ts';
 import { isConnectionLoss } from '../db/outage.ts';
 import { finishRun, startRun } from '../landing/runs.ts';
+import type { LimitedOperation } from '../purchase/limiter.ts';
+import { isFinalAttempt } from '../retry/decision.ts';
 import { afterFailure, BadJobDataError, parseJobData } from './boundary.ts';
-import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { backoffStrategy, QUEUE_NAMES, type Queues } from './queues.ts';
 import { isRedisUnreachable, type Reachability } from './reachability.ts';
 import { queuePrefix, type RedisClient } from './redis.ts';

@@ -6,6 +6,8 @@
  * Authorization header.
  */
 import type { z } from 'zod';
+import { redactSecrets } from '../log/redact.ts';
+import { parseRetryAfter } from '../retry/retry-after.ts';
 import {
   AuthenticationError,
   BodyTooDeepError,
@@ -24,8 +26,6 @@ import {
   type UpstreamError,
 } from './errors.ts';
 import { checkEntName, checkListDate, checkListLimit, checkProductName } from './params.ts';
-import { redactSecrets } from '../log/redact.ts';
-import { parseRetryAfter } from '../retry/retry-after.ts';
 import { EnterpriseSuccess, ErrorBody, ProductDetailSuccess, ProductListSuccess } from './schemas.ts';
 
 export interface ClientOptions {

@@ -272,3 +272,26 @@ export async function noteFailure(
       where id = ${watchId} returning keyword`;
   return entry?.keyword;
 }
+
+/** What the planner estimates of one entry after a refresh (src/plan/store.ts computes it). */
+export interface EntryEstimate {
+  id: number;
+  history: unknown;
+  rate: number;
+  weight: number;
+  cohort: string | null;
+  boost: number;
+  /** The next due time, ISO. */
+  due: string;
+}
+
+/** Stores the planner's estimates of many entries at once: one statement. */
+export async function setEstimates(tx: Sql, updates: readonly EntryEstimate[]): Promise<void> {
+  if (updates.length === 0) return;
+  await tx`
+    update watchlist w set change_history = u.history, change_rate = u.rate, change_weight = u.weight,
+      change_cohort = u.cohort, boost_left = u.boost, due_at = u.due
+    from jsonb_to_recordset(${tx.json(updates as never)}) as u(id bigint, history jsonb, rate float8, weight float8,
+      cohort text, boost smallint, due timestamptz)
+    where w.id = u.id`;
+}

@@ -160,7 +160,7 @@ function sqlWriteRefs(text: string): { kind: WriteKind; ref: TableRef }[] {
     if (!startsStatement(tokens, i)) continue;
     if (word === 'insert' && tokens[i + 1] === 'into') {
       const t = tableAt(tokens, i + 2);
-      const after = t && tokens[t.next];
+      const after = t ? tokens[t.next] : undefined;
       if (
         t &&
         (after === '(' ||
@@ -196,7 +196,7 @@ function sqlWriteRefs(text: string): { kind: WriteKind; ref: TableRef }[] {
         after === ';' ||
         after === ')' ||
         isHole(after) ||
-        ['where', 'using', 'returning'].includes(after)
+        ['where', 'using', 'returning'].includes(after ?? '')
       )
         found.push({ kind: 'delete', ref: t.ref });
     } else if (word === 'truncate') {

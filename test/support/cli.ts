@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
 import { freshDatabase, type TestDatabase } from './db.ts';
 
 const run = promisify(execFile);
@@ -63,5 +64,32 @@ export async function cliAgainstDatabase(folder: string): Promise<CliDatabase> {
       await t.drop();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * A CliDatabase for the calling test file: made before its first test and closed after its last
+ * (it registers the hooks), so its fields are read inside tests and hooks only.
+ */
+export function cliDatabaseOfFile(folder: string): CliDatabase {
+  let c: CliDatabase | undefined;
+  beforeAll(async () => {
+    c = await cliAgainstDatabase(folder);
+  });
+  afterAll(() => c?.close());
+  const made = (): CliDatabase => {
+    if (!c) throw new Error('the CLI database is made before the first test');
+    return c;
+  };
+  return {
+    get t() {
+      return made().t;
+    },
+    get dir() {
+      return made().dir;
+    },
+    daybook: (...args) => made().daybook(...args),
+    file: (name, text) => made().file(name, text),
+    close: () => made().close(),
   };
 }

@@ -1,23 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter } from '../../src/retry/retry-after.ts';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import { SlidingWindowLimiter } from '../../src/sim/ratelimit.ts';
 import { brokenSuccessOf, jsonDepth } from '../../src/upstream/client.ts';
 import { charLength, checkEntName, checkListLimit } from '../../src/upstream/params.ts';
-
-describe('Retry-After', () => {
-  const now = new Date('2026-11-22T00:00:00Z');
-  it('reads seconds and HTTP dates', () => {
-    expect(parseRetryAfter('7', now)).toBe(7000);
-    expect(parseRetryAfter('Sun, 22 Nov 2026 00:00:30 GMT', now)).toBe(30_000);
-  });
-  it('never waits a negative time and ignores what it cannot read', () => {
-    expect(parseRetryAfter('Sat, 21 Nov 2026 00:00:00 GMT', now)).toBe(0);
-    expect(parseRetryAfter('soon', now)).toBeNull();
-    expect(parseRetryAfter(null, now)).toBeNull();
-    expect(parseRetryAfter('', now)).toBeNull();
-  });
-});
 
 describe('parameter rules', () => {
   it('counts characters, not UTF-16 units or bytes', () => {

@@ -1,25 +1,18 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { addWatches, countWatches, listWatches, removeWatch } from '../../src/watch/store.ts';
-import { type CliDatabase, type CliResult, cliAgainstDatabase } from '../support/cli.ts';
+import { cliDatabaseOfFile } from '../support/cli.ts';
 import type { TestDatabase } from '../support/db.ts';
 
-let c: CliDatabase;
+const c = cliDatabaseOfFile('watch');
+/** Runs the real `daybook` command against this file's database. */
+const { daybook, file: csvFile } = c;
 let t: TestDatabase;
-
-beforeAll(async () => {
-  c = await cliAgainstDatabase('watch');
-  t = c.t;
-});
-afterAll(() => c?.close());
 beforeEach(async () => {
+  t = c.t;
   await t.sql`truncate watchlist restart identity cascade`;
 });
-
-/** Runs the real `daybook` command against this file's database. */
-const daybook = (...args: string[]): Promise<CliResult> => c.daybook(...args);
-const csvFile = (name: string, text: string): string => c.file(name, text);
 
 const rowCount = async () => (await countWatches(t.sql)).total;
 

@@ -1,23 +1,16 @@
 /** Watching by unified social credit code through the real CLI: `--uscc`, the uscc column, `--pin`, dry runs. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { addWatches, countWatches, listWatches, previewWatches } from '../../src/watch/store.ts';
-import { type CliDatabase, type CliResult, cliAgainstDatabase } from '../support/cli.ts';
+import { type CliResult, cliDatabaseOfFile } from '../support/cli.ts';
 import type { TestDatabase } from '../support/db.ts';
 
-let c: CliDatabase;
+const c = cliDatabaseOfFile('uscc');
+const { daybook, file: csvFile } = c;
 let t: TestDatabase;
-
-beforeAll(async () => {
-  c = await cliAgainstDatabase('uscc');
-  t = c.t;
-});
-afterAll(() => c?.close());
 beforeEach(async () => {
+  t = c.t;
   await t.sql`truncate watchlist restart identity cascade`;
 });
-
-const daybook = (...args: string[]): Promise<CliResult> => c.daybook(...args);
-const csvFile = (name: string, text: string): string => c.file(name, text);
 
 const rowCount = async () => (await countWatches(t.sql)).total;
 const noStackTrace = (r: CliResult) => expect(r.stderr).not.toMatch(/\n\s+at /);

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isPrivateAddress } from '../../src/delivery/address.ts';
 import { safeUrl } from '../../src/delivery/engine.ts';
-import {
-  DEFAULT_SCHEDULE,
-  nextAttemptAt,
-  parseDuration,
-  parseSchedule,
-  retryAfterMs,
-} from '../../src/retry/schedule.ts';
+import { parseRetryAfter } from '../../src/retry/retry-after.ts';
+import { DEFAULT_SCHEDULE, nextAttemptAt, parseDuration, parseSchedule } from '../../src/retry/schedule.ts';
 
 describe('the webhook retry schedule', () => {
   const now = new Date('2026-11-20T00:00:00Z');
@@ -25,11 +20,13 @@ describe('the webhook retry schedule', () => {
   });
   it('honours a longer Retry-After, in seconds or as a date, capped at a day', () => {
     const s = parseSchedule(DEFAULT_SCHEDULE);
-    expect(nextAttemptAt(s, 1, now, retryAfterMs('120', now), 0.5)?.getTime()).toBe(now.getTime() + 120_000);
-    expect(retryAfterMs('Fri, 20 Nov 2026 00:01:00 GMT', now)).toBe(60_000);
-    expect(retryAfterMs('999999', now)).toBe(86_400_000);
-    expect(retryAfterMs('soon', now)).toBeNull();
-    expect(retryAfterMs(undefined, now)).toBeNull();
+    expect(nextAttemptAt(s, 1, now, parseRetryAfter('120', now), 0.5)?.getTime()).toBe(
+      now.getTime() + 120_000,
+    );
+    expect(parseRetryAfter('Fri, 20 Nov 2026 00:01:00 GMT', now)).toBe(60_000);
+    expect(parseRetryAfter('999999', now)).toBe(86_400_000);
+    expect(parseRetryAfter('soon', now)).toBeNull();
+    expect(parseRetryAfter(undefined, now)).toBeNull();
   });
   it('reads durations and refuses what is not one', () => {
     expect(parseDuration('200ms')).toBe(200);
