@@ -1,7 +1,7 @@
 /**
  * Refresh one watched enterprise in one cycle: at most one upstream call per attempt, and the
  * entry bought at most once in the cycle, whatever runs at once (workers, `daybook run`,
- * `resume --inline`). The attempt claims the cycle fetch (src/db/cycle-fetches.ts), keeps its
+ * `resume --inline`). The attempt claims the cycle fetch (src/purchase/fetches.ts), keeps its
  * lease while it works, reserves credits, checks its fence right before the call, lands the
  * answer, applies it to history, and books what it cost and completes the fetch in one
  * transaction. A claim taken over from a holder that died first looks for an answer that holder
@@ -455,7 +455,7 @@ async function failed(
 /**
  * What a failed call cost. Error answers are not billed (the upstream bills once content is
  * processed); a success is, whether it broke off in transit or failed validation, at the amount
- * it stated or the configured cost (src/budget/billing.ts).
+ * it stated or the configured cost (src/purchase/billing.ts).
  */
 export function billingOfFailure(
   err: UpstreamError,

@@ -610,7 +610,7 @@ export const plannerState = pgTable('planner_state', {
 
 /**
  * One row per (cycle, watch entry) that was planned: the claim on buying it. Every transition is
- * a named function in src/db/cycle-fetches.ts; nothing else writes this table.
+ * a named function in src/purchase/fetches.ts; nothing else writes this table.
  */
 export const cycleFetches = pgTable(
   'cycle_fetches',
@@ -690,7 +690,7 @@ export const keywordResolutions = pgTable('keyword_resolutions', {
 });
 
 /**
- * The rate limiter every daybook process shares (src/budget/limiter.ts): per operation, the
+ * The rate limiter every daybook process shares (src/purchase/limiter.ts): per operation, the
  * start times of the calls admitted in the current window and a block set by a refusal, both
  * by the database's clock.
  */

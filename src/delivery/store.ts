@@ -6,28 +6,32 @@
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
 import { leaseUntil, letGo, stillHeld, take } from '../db/lease.ts';
+import type { DriverRow, Recast } from '../db/rows.ts';
+import type { subscriptions } from '../db/schema.ts';
 import { type Envelope, readEventsBySeq } from '../events/feed.ts';
 import type { Format } from './payload.ts';
 import { newSecret } from './payload.ts';
 
 export type SubscriptionState = 'active' | 'paused' | 'disabled';
 
-/** A subscription as listed: everything but its secrets. */
-export interface Subscription {
-  id: number;
-  url: string;
-  types: string[];
-  min_severity: 'high' | 'medium' | 'low';
-  pids: string[];
-  digest_only: boolean;
-  format: Format;
-  allow_private: boolean;
-  state: SubscriptionState;
-  disabled_reason: string | null;
-  failing_since: Date | null;
-  cursor_seq: number;
-  created_at: Date;
-}
+/** A subscription as listed: everything but its secrets (its int8 columns read `::int`). */
+export type Subscription = Recast<
+  Recast<
+    Recast<
+      Recast<
+        Omit<DriverRow<typeof subscriptions>, 'secret' | 'previous_secret' | 'previous_secret_until'>,
+        'id' | 'cursor_seq',
+        number
+      >,
+      'min_severity',
+      'high' | 'medium' | 'low'
+    >,
+    'format',
+    Format
+  >,
+  'state',
+  SubscriptionState
+>;
 
 const LISTED = (sql: Sql) =>
   sql`id::int as id, url, types, min_severity, pids, digest_only, format, allow_private, state,

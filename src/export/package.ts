@@ -33,6 +33,8 @@ import {
   stillHeld,
   take,
 } from '../db/lease.ts';
+import type { DriverRow, Recast } from '../db/rows.ts';
+import type { exports as exportsTable } from '../db/schema.ts';
 import {
   EXPORT_TABLES,
   type ExportTable,
@@ -115,23 +117,40 @@ export class ExportUsage extends Error {
 export const loadIdOf = (n: number) => String(n).padStart(10, '0');
 export const packageDirName = (loadId: string) => `load_id=${loadId}`;
 
-interface LedgerRow {
-  id: string;
-  load_no: number;
-  load_id: string;
-  previous_load_id: string | null;
-  kind: 'incremental' | 'full';
-  format: Format;
-  tables: string[];
-  from_snapshot: string;
-  to_snapshot: string;
-  generation: number;
-  schema_version: number;
-  state: 'writing' | 'complete';
-  holder: string | null;
-  lease_live: boolean;
-  manifest: Manifest | null;
-}
+/** A ledger row as `ledgerColumns` reads it: the columns a CHECK bounds read as their values. */
+type LedgerRow = Recast<
+  Recast<
+    Recast<
+      Recast<
+        Pick<
+          DriverRow<typeof exportsTable>,
+          | 'id'
+          | 'load_no'
+          | 'load_id'
+          | 'previous_load_id'
+          | 'kind'
+          | 'format'
+          | 'tables'
+          | 'from_snapshot'
+          | 'to_snapshot'
+          | 'generation'
+          | 'schema_version'
+          | 'state'
+          | 'holder'
+          | 'manifest'
+        >,
+        'kind',
+        'incremental' | 'full'
+      >,
+      'format',
+      Format
+    >,
+    'state',
+    'writing' | 'complete'
+  >,
+  'manifest',
+  Manifest
+> & { lease_live: boolean };
 
 const ledgerColumns = (sql: Sql) => sql`id::text, load_no, load_id, previous_load_id, kind, format, tables,
   from_snapshot, to_snapshot, generation, schema_version, state, holder, ${leaseLive(sql)} as lease_live, manifest`;
@@ -403,6 +422,61 @@ async function complete(
 }
 
 /**
+ * A package renamed into place by an export that died before the ledger recorded it: adopted when
+ * whole and following the ledger (returned), else moved aside (null).
+ */
+async function adoptLeftover(
+  sql: postgres.Sql,
+  destination: string,
+  row: LedgerRow,
+  previous: LedgerRow | null,
+  progress: (line: string) => void,
+): Promise<PackageWritten | null> {
+  const onDisk = join(destination, packageDirName(row.load_id));
+  if (!existsSync(onDisk)) return null;
+  const { manifest, problem } = await verifyPackage(onDisk);
+  if (
+    manifest &&
+    !problem &&
+    manifest.load_no === row.load_no &&
+    manifest.previous_load_id === (previous?.load_id ?? null)
+  ) {
+    const plan: Plan = {
+      loadNo: manifest.load_no,
+      loadId: manifest.load_id,
+      previousLoadId: manifest.previous_load_id,
+      kind: manifest.kind,
+      format: manifest.format,
+      gzip: manifest.compression === 'gzip',
+      tables: tablesOf(Object.keys(manifest.tables)),
+      lo: manifest.cursor.from_snapshot,
+      hi: manifest.cursor.to_snapshot,
+      createdAt: manifest.created_at,
+    };
+    const [gen] = await sql<{ generation: number }[]>`select generation from rebuild_generation`;
+    await complete(sql, row, plan, manifest, gen?.generation ?? 0);
+    progress(
+      `load ${row.load_id}: adopted (found whole in ${onDisk}, left unrecorded by an export that stopped)`,
+    );
+    return {
+      loadNo: row.load_no,
+      loadId: row.load_id,
+      kind: plan.kind,
+      dir: onDisk,
+      rows: manifest.rows,
+      bytes: 0,
+      adopted: true,
+    };
+  }
+  const aside = join(destination, `.broken-${packageDirName(row.load_id)}-${Date.now()}`);
+  await rename(onDisk, aside);
+  progress(
+    `load ${row.load_id}: ${problem ?? 'its manifest does not follow the ledger'}; moved aside to ${aside}`,
+  );
+  return null;
+}
+
+/**
  * Writes what is new since the destination's last complete package (or everything, `full`) as
  * one package. Returns the packages written or adopted, none when nothing is new.
  */
@@ -433,49 +507,10 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
       );
       try {
         await sweep(destination);
-        // A package renamed into place by an export that died before the ledger recorded it.
-        const onDisk = join(destination, packageDirName(row.load_id));
-        if (existsSync(onDisk)) {
-          const { manifest, problem } = await verifyPackage(onDisk);
-          if (
-            manifest &&
-            !problem &&
-            manifest.load_no === row.load_no &&
-            manifest.previous_load_id === (previous?.load_id ?? null)
-          ) {
-            const plan: Plan = {
-              loadNo: manifest.load_no,
-              loadId: manifest.load_id,
-              previousLoadId: manifest.previous_load_id,
-              kind: manifest.kind,
-              format: manifest.format,
-              gzip: manifest.compression === 'gzip',
-              tables: tablesOf(Object.keys(manifest.tables)),
-              lo: manifest.cursor.from_snapshot,
-              hi: manifest.cursor.to_snapshot,
-              createdAt: manifest.created_at,
-            };
-            const [gen] = await sql<{ generation: number }[]>`select generation from rebuild_generation`;
-            await complete(sql, row, plan, manifest, gen?.generation ?? 0);
-            progress(
-              `load ${row.load_id}: adopted (found whole in ${onDisk}, left unrecorded by an export that stopped)`,
-            );
-            written.push({
-              loadNo: row.load_no,
-              loadId: row.load_id,
-              kind: plan.kind,
-              dir: onDisk,
-              rows: manifest.rows,
-              bytes: 0,
-              adopted: true,
-            });
-            continue;
-          }
-          const aside = join(destination, `.broken-${packageDirName(row.load_id)}-${Date.now()}`);
-          await rename(onDisk, aside);
-          progress(
-            `load ${row.load_id}: ${problem ?? 'its manifest does not follow the ledger'}; moved aside to ${aside}`,
-          );
+        const adopted = await adoptLeftover(sql, destination, row, previous, progress);
+        if (adopted) {
+          written.push(adopted);
+          continue;
         }
         refuseMismatch(destination, previous, options, tables);
         const emptied =

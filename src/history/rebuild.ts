@@ -16,6 +16,8 @@
 
 import type postgres from 'postgres';
 import { isConnectionLoss } from '../db/outage.ts';
+import type { DriverRow, Recast } from '../db/rows.ts';
+import type { rawBodies, rawResponses } from '../db/schema.ts';
 import { suppressEvents } from '../events/outbox.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
@@ -54,17 +56,20 @@ export interface RebuildSummary {
 /** The landed outcomes a rebuild reads: answers with content, and not_found (disappearances). */
 const REPLAYED = ['success', 'not_found', 'unexpected_response'];
 
-interface RawRow {
-  id: string;
-  operation: string;
-  params: Record<string, string>;
-  body_json: unknown;
-  outcome: string;
-  fetched_at: Date;
-  landed_at: Date;
-  bytes_kept: boolean;
-  cycle: string | null;
-}
+/** A landed answer as the replay reads it from `raw_answers` (the landing row and its body). */
+type RawRow = Recast<
+  Recast<
+    Pick<
+      DriverRow<typeof rawResponses>,
+      'id' | 'operation' | 'params' | 'outcome' | 'fetched_at' | 'landed_at' | 'cycle'
+    >,
+    'params',
+    Record<string, string>
+  >,
+  'cycle',
+  string
+> &
+  Pick<DriverRow<typeof rawBodies>, 'body_json'> & { bytes_kept: boolean };
 
 interface KeptEvent {
   pid: string;

@@ -8,6 +8,8 @@
 import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
+import type { DriverRow, Recast } from '../db/rows.ts';
+import type { watchlist } from '../db/schema.ts';
 import { budgetOf, ensureCycleBudget } from '../purchase/credits.ts';
 import { deferralMessage, fetchesInFlight, recordPlan } from '../purchase/fetches.ts';
 import { cycleStart, nextRefresh } from '../time/cycles.ts';
@@ -31,19 +33,24 @@ export interface PlanReader {
   now: () => Date;
 }
 
-/** A watch entry as the plan job reads it from Postgres. */
-export interface CandidateRow {
-  id: string;
-  keyword: string;
-  priority: number;
-  pid: string | null;
-  last_refreshed_at: Date | null;
-  refreshed_cycle: string | null;
-  last_outcome: string | null;
-  last_cycle: string | null;
-  added_at: Date;
-  due_at: Date | null;
-}
+/** A watch entry as the plan job reads it from Postgres (its dates read `::text`). */
+export type CandidateRow = Recast<
+  Pick<
+    DriverRow<typeof watchlist>,
+    | 'id'
+    | 'keyword'
+    | 'priority'
+    | 'pid'
+    | 'last_refreshed_at'
+    | 'refreshed_cycle'
+    | 'last_outcome'
+    | 'last_cycle'
+    | 'added_at'
+    | 'due_at'
+  >,
+  'refreshed_cycle' | 'last_cycle',
+  string
+>;
 
 /** A watch entry as the pure planner takes it. */
 export function candidateOf(c: CandidateRow): WatchCandidate {

@@ -7,6 +7,8 @@
 
 import type { Config } from '../config/config.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { watchlist } from '../db/schema.ts';
 import { daysBetween } from '../time/cycles.ts';
 import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
 import {
@@ -65,14 +67,11 @@ export interface Explanation {
 }
 
 /** A watch entry as the plan reads it, and what the estimate keeps. */
-interface EntryRow extends CandidateRow {
-  active: boolean;
-  change_rate: number | null;
-  change_weight: number;
-  change_history: unknown;
-  change_cohort: string | null;
-  boost_left: number;
-}
+type EntryRow = CandidateRow &
+  Pick<
+    DriverRow<typeof watchlist>,
+    'active' | 'change_rate' | 'change_weight' | 'change_history' | 'change_cohort' | 'boost_left'
+  >;
 
 /** The entries `--pid` (a PID, a keyword or a watch id) names. */
 export async function entriesNamed(sql: Sql, what: string): Promise<number[]> {

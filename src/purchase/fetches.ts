@@ -22,6 +22,8 @@
 
 import { inTransaction, type Sql } from '../db/connect.ts';
 import { leaseLive, letGo, mayTake, renew, stillHeld, take } from '../db/lease.ts';
+import type { DriverRow, Recast } from '../db/rows.ts';
+import type { cycleFetches, watchlist } from '../db/schema.ts';
 import { appendEvents } from '../events/outbox.ts';
 import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
@@ -68,19 +70,16 @@ export type ClaimResult =
   | { kind: 'held'; holder: string; leaseUntil: Date }
   | { kind: 'missing' };
 
-interface FetchRow {
-  status: FetchStatus;
-  holder: string | null;
-  lease_until: Date | null;
-  live: boolean;
-  fence: string;
-  call_fence: string | null;
-  call_started_at: Date | null;
-  credits_reserved: number;
-  keyword: string;
-  pid: string | null;
-  active: boolean;
-}
+/** A claim's row under its lock, with the entry it buys and whether its lease is live. */
+type FetchRow = Recast<
+  Pick<
+    DriverRow<typeof cycleFetches>,
+    'status' | 'holder' | 'lease_until' | 'fence' | 'call_fence' | 'call_started_at' | 'credits_reserved'
+  >,
+  'status',
+  FetchStatus
+> &
+  Pick<DriverRow<typeof watchlist>, 'keyword' | 'pid' | 'active'> & { live: boolean };
 
 /**
  * Claims the fetch of `watchId` in `cycle` for `holder` for `leaseMs`: the row is updated in one

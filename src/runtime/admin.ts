@@ -123,10 +123,8 @@ async function countsOf(sql: postgres.Sql, metric: string): Promise<{ a: string;
     select a, b, sum(n)::float8 as n from metric_counts where metric = ${metric} group by 1, 2`;
 }
 
-/** The metrics registry; every gauge reads the shared state when scraped, without full scans. */
-export function metricsRegistry(sql: postgres.Sql, queues: Queues): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'daybook_admin_' });
+/** The gauges of traffic: upstream answers, webhooks, rate limits and credits billed. */
+function registerTrafficGauges(registry: Registry, sql: postgres.Sql): void {
   new Gauge({
     name: 'daybook_upstream_requests',
     help: 'Upstream answers landed, by operation and outcome (success or error code); from raw_responses.',
@@ -197,6 +195,10 @@ export function metricsRegistry(sql: postgres.Sql, queues: Queues): Registry {
       this.set({ scope: 'latest_cycle' }, byCycle.find((c) => c.a === latest)?.n ?? 0);
     },
   });
+}
+
+/** The gauges of work done: job durations, queue depths, versions written and changes detected. */
+function registerWorkGauges(registry: Registry, sql: postgres.Sql, queues: Queues): void {
   new Gauge({
     name: 'daybook_job_duration_seconds',
     help: 'Durations of job runs finished in the last 24 hours, by kind (avg, p95, max; of the latest 5,000 of each kind).',
@@ -266,6 +268,14 @@ export function metricsRegistry(sql: postgres.Sql, queues: Queues): Registry {
       for (const r of await countsOf(sql, 'changes')) this.set({ severity: r.a }, r.n);
     },
   });
+}
+
+/** The metrics registry; every gauge reads the shared state when scraped, without full scans. */
+export function metricsRegistry(sql: postgres.Sql, queues: Queues): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'daybook_admin_' });
+  registerTrafficGauges(registry, sql);
+  registerWorkGauges(registry, sql, queues);
   return registry;
 }
 

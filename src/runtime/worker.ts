@@ -62,6 +62,105 @@ export interface RunningWorkers {
   close(force?: boolean): Promise<void>;
 }
 
+/** What every job processor shares: the deps, the queues, the options and the event stream. */
+interface ProcessorContext {
+  deps: JobDeps;
+  queues: Queues;
+  options: WorkerOptions;
+  events: EventEmitter<{ job: [JobEvent] }>;
+}
+
+/** A BullMQ processor around `run`: logs and emits its outcome, and turns a failure into BullMQ's next step. */
+function jobProcessor(
+  { deps, queues, options, events }: ProcessorContext,
+  kind: string,
+  op: LimitedOperation | null,
+  run: (job: Job) => Promise<{ report: JobReport; cycle?: string; date?: string }>,
+): (job: Job, token?: string) => Promise<JobReport> {
+  return async (job: Job, token?: string): Promise<JobReport> => {
+    const started = performance.now();
+    const base = { kind, jobId: job.id ?? '?' };
+    const dataOf = job.data as { cycle?: string; date?: string };
+    try {
+      const { report, cycle, date } = await run(job);
+      options.reach?.answered('postgres');
+      if (op) await deps.limiter.answered(op);
+      const event: JobEvent = {
+        ...base,
+        outcome: report.outcome,
+        durationMs: Math.round(performance.now() - started),
+      };
+      if (cycle) event.cycle = cycle;
+      if (date) event.date = date;
+      if (report.entity) event.entity = report.entity;
+      if (report.credits !== undefined) event.credits = report.credits;
+      if (report.detail) event.detail = report.detail;
+      deps.log.info(event, `${kind} ${report.outcome}`);
+      events.emit('job', event);
+      return report;
+    } catch (err) {
+      const durationMs = Math.round(performance.now() - started);
+      const ctx = { ...base, cycle: dataOf.cycle, date: dataOf.date, durationMs };
+      if (isConnectionLoss(err)) options.reach?.failed('postgres', err);
+      const next = await afterFailure(err, {
+        sql: deps.sql,
+        limiter: deps.limiter,
+        now: deps.now(),
+        op,
+        cycle: kind === ENTERPRISE_JOB ? (dataOf.cycle ?? null) : null,
+        attempt: job.attemptsMade + 1,
+        attempts: job.opts.attempts ?? 1,
+      });
+      switch (next.do) {
+        case 'wait':
+        case 'pause': {
+          const queue = kind === ENTERPRISE_JOB ? queues.enterprise : queues.products;
+          const waitMs = next.do === 'wait' ? next.ms : 60_000;
+          await queue.rateLimit(waitMs);
+          deps.log.warn({ ...ctx, waitMs, refusals: next.refusals }, `${kind} rate limited by the upstream`);
+          if (next.do === 'pause')
+            deps.log.error(
+              { cycle: dataOf.cycle, refusals: next.refusals },
+              'upstream keeps refusing: enterprise work paused for the cycle',
+            );
+          events.emit('job', { ...ctx, outcome: 'rate_limited', detail: next.message });
+          throw Worker.RateLimitError();
+        }
+        case 'yield': {
+          deps.log.info({ ...ctx, waitMs: next.ms, detail: next.message }, `${kind} held elsewhere; later`);
+          await job.moveToDelayed(Date.now() + next.ms, token);
+          throw new DelayedError();
+        }
+        case 'fail': {
+          if (op) await deps.limiter.answered(op);
+          if (err instanceof BadJobDataError) {
+            // Nothing ran, so no run row says so yet: record one, for `daybook status`.
+            const runId = await startRun(deps.sql, { kind, entity: base.jobId, jobId: base.jobId });
+            await finishRun(deps.sql, runId, {
+              outcome: 'failed',
+              errorCode: 'bad_job_data',
+              errorMessage: next.message,
+            });
+          }
+          deps.log.warn(
+            { ...ctx, attempt: job.attemptsMade + 1, error: next.message },
+            `${kind} failed${next.permanent ? ' permanently' : ''}`,
+          );
+          events.emit('job', { ...ctx, outcome: 'failed', detail: next.message });
+          if (next.permanent) throw new UnrecoverableError(next.message);
+          throw err;
+        }
+        case 'retry': {
+          if (op) await deps.limiter.answered(op);
+          deps.log.warn({ ...ctx, attempt: job.attemptsMade + 1, error: next.message }, `${kind} will retry`);
+          events.emit('job', { ...ctx, outcome: 'retrying', detail: next.message });
+          throw err;
+        }
+      }
+    }
+  };
+}
+
 /** Starts the workers; `connection` must be a BullMQ-ready Redis (maxRetriesPerRequest null). */
 export function startWorkers(
   deps: JobDeps,
@@ -72,100 +171,12 @@ export function startWorkers(
   const events = new EventEmitter<{ job: [JobEvent] }>();
   const lockDuration = options.lockMs ?? DEFAULT_LOCK_MS;
 
-  const wrap =
-    (
-      kind: string,
-      op: LimitedOperation | null,
-      run: (job: Job) => Promise<{ report: JobReport; cycle?: string; date?: string }>,
-    ) =>
-    async (job: Job, token?: string): Promise<JobReport> => {
-      const started = performance.now();
-      const base = { kind, jobId: job.id ?? '?' };
-      const dataOf = job.data as { cycle?: string; date?: string };
-      try {
-        const { report, cycle, date } = await run(job);
-        options.reach?.answered('postgres');
-        if (op) await deps.limiter.answered(op);
-        const event: JobEvent = {
-          ...base,
-          outcome: report.outcome,
-          durationMs: Math.round(performance.now() - started),
-        };
-        if (cycle) event.cycle = cycle;
-        if (date) event.date = date;
-        if (report.entity) event.entity = report.entity;
-        if (report.credits !== undefined) event.credits = report.credits;
-        if (report.detail) event.detail = report.detail;
-        deps.log.info(event, `${kind} ${report.outcome}`);
-        events.emit('job', event);
-        return report;
-      } catch (err) {
-        const durationMs = Math.round(performance.now() - started);
-        const ctx = { ...base, cycle: dataOf.cycle, date: dataOf.date, durationMs };
-        if (isConnectionLoss(err)) options.reach?.failed('postgres', err);
-        const next = await afterFailure(err, {
-          sql: deps.sql,
-          limiter: deps.limiter,
-          now: deps.now(),
-          op,
-          cycle: kind === ENTERPRISE_JOB ? (dataOf.cycle ?? null) : null,
-          attempt: job.attemptsMade + 1,
-          attempts: job.opts.attempts ?? 1,
-        });
-        switch (next.do) {
-          case 'wait':
-          case 'pause': {
-            const queue = kind === ENTERPRISE_JOB ? queues.enterprise : queues.products;
-            const waitMs = next.do === 'wait' ? next.ms : 60_000;
-            await queue.rateLimit(waitMs);
-            deps.log.warn(
-              { ...ctx, waitMs, refusals: next.refusals },
-              `${kind} rate limited by the upstream`,
-            );
-            if (next.do === 'pause')
-              deps.log.error(
-                { cycle: dataOf.cycle, refusals: next.refusals },
-                'upstream keeps refusing: enterprise work paused for the cycle',
-              );
-            events.emit('job', { ...ctx, outcome: 'rate_limited', detail: next.message });
-            throw Worker.RateLimitError();
-          }
-          case 'yield': {
-            deps.log.info({ ...ctx, waitMs: next.ms, detail: next.message }, `${kind} held elsewhere; later`);
-            await job.moveToDelayed(Date.now() + next.ms, token);
-            throw new DelayedError();
-          }
-          case 'fail': {
-            if (op) await deps.limiter.answered(op);
-            if (err instanceof BadJobDataError) {
-              // Nothing ran, so no run row says so yet: record one, for `daybook status`.
-              const runId = await startRun(deps.sql, { kind, entity: base.jobId, jobId: base.jobId });
-              await finishRun(deps.sql, runId, {
-                outcome: 'failed',
-                errorCode: 'bad_job_data',
-                errorMessage: next.message,
-              });
-            }
-            deps.log.warn(
-              { ...ctx, attempt: job.attemptsMade + 1, error: next.message },
-              `${kind} failed${next.permanent ? ' permanently' : ''}`,
-            );
-            events.emit('job', { ...ctx, outcome: 'failed', detail: next.message });
-            if (next.permanent) throw new UnrecoverableError(next.message);
-            throw err;
-          }
-          case 'retry': {
-            if (op) await deps.limiter.answered(op);
-            deps.log.warn(
-              { ...ctx, attempt: job.attemptsMade + 1, error: next.message },
-              `${kind} will retry`,
-            );
-            events.emit('job', { ...ctx, outcome: 'retrying', detail: next.message });
-            throw err;
-          }
-        }
-      }
-    };
+  const context: ProcessorContext = { deps, queues, options, events };
+  const wrap = (
+    kind: string,
+    op: LimitedOperation | null,
+    run: (job: Job) => Promise<{ report: JobReport; cycle?: string; date?: string }>,
+  ) => jobProcessor(context, kind, op, run);
 
   const common = {
     connection,

@@ -711,13 +711,8 @@ function establishedOn(rng: Rng, typeCode: string, historyEnd: string): string {
   return shiftDate(latest, -Math.floor(rng.next() ** 1.6 * (dayOf(latest) - dayOf(earliest))));
 }
 
-/** A pure function of (seed, size, epoch): the world on its first day, with each record's profile. */
-function generate(
-  seed: number,
-  size: number,
-  epoch: string,
-): { records: SimEnterprise[]; profiles: Profile[]; investorPool: number[] } {
-  const historyEnd = shiftDate(epoch, -1);
+/** Draws each enterprise's PID, type, place, industry, establishment date and clearing style. */
+function drawProfiles(seed: number, size: number, historyEnd: string): Profile[] {
   const pids = new Set<string>();
   const profiles: Profile[] = [];
   for (let i = 0; i < size; i++) {
@@ -748,8 +743,14 @@ function generate(
       rawClearing,
     });
   }
+  return profiles;
+}
 
-  // Branches need a head office of a matching type; in a world without one they become one.
+/**
+ * Branches need a head office of a matching type; in a world without one they become one.
+ * Returns the possible head offices of a branch type (indices, ascending).
+ */
+function settleBranches(profiles: Profile[]): (typeCode: string) => number[] {
   const byType = new Map<string, number[]>();
   profiles.forEach((p, i) => {
     if (p.kind === 'branch') return;
@@ -772,11 +773,12 @@ function generate(
       p.kind = kindOf(p.typeCode);
     }
   }
+  return parentsOf;
+}
 
-  const names = new Set<string>();
-  const entNames: string[] = new Array(size).fill('');
-  const formerNames: string[] = new Array(size).fill('');
-  for (let i = 0; i < size; i++) {
+/** Names every enterprise that is not a branch, each unique; `names` collects them. */
+function nameHeadOffices(seed: number, profiles: Profile[], names: Set<string>, entNames: string[]): void {
+  for (let i = 0; i < profiles.length; i++) {
     const p = profiles[i] as Profile;
     if (p.kind === 'branch') continue;
     const rng = rngFor(seed, 'name', i);
@@ -785,7 +787,18 @@ function generate(
     names.add(name);
     entNames[i] = name;
   }
-  for (let i = 0; i < size; i++) {
+}
+
+/** Gives each branch its head office, industry, place and name (the head office's name and a suffix). */
+function nameBranches(
+  seed: number,
+  profiles: Profile[],
+  parentsOf: (typeCode: string) => number[],
+  historyEnd: string,
+  names: Set<string>,
+  entNames: string[],
+): void {
+  for (let i = 0; i < profiles.length; i++) {
     const p = profiles[i] as Profile;
     if (p.kind !== 'branch') continue;
     const rng = rngFor(seed, 'name', i);
@@ -815,8 +828,12 @@ function generate(
     entNames[i] = base + suffix;
     names.add(base + suffix);
   }
-  // Former names, unique against all names, so a former name finds its own enterprise.
-  for (let i = 0; i < size; i++) {
+}
+
+/** Former names, unique against all names, so a former name finds its own enterprise. */
+function formerNamesFor(seed: number, profiles: Profile[], names: Set<string>, entNames: string[]): string[] {
+  const formerNames: string[] = new Array(profiles.length).fill('');
+  for (let i = 0; i < profiles.length; i++) {
     const p = profiles[i] as Profile;
     const rng = rngFor(seed, 'former-name', i);
     if (p.kind === 'branch' || p.esDate > '2023-06-30' || !rng.chance(0.15)) continue;
@@ -830,6 +847,125 @@ function generate(
     names.add(former);
     formerNames[i] = former;
   }
+  return formerNames;
+}
+
+/** What drawing one record needs besides its own profile: the named world around it. */
+interface Draft {
+  seed: number;
+  historyEnd: string;
+  profiles: readonly Profile[];
+  entNames: readonly string[];
+  formerNames: readonly string[];
+  /** Investment or management companies, which may be a limited partnership's general partner. */
+  gpPool: readonly number[];
+  source: (indices: readonly number[]) => InvestorSource;
+  investors: InvestorSource;
+}
+
+/** Draws the first-day record of enterprise `i`: status, dates, people, holders and the rest. */
+function recordFor(d: Draft, p: Profile, i: number): SimEnterprise {
+  const { historyEnd, profiles, entNames, gpPool, source, investors } = d;
+  const rng = rngFor(d.seed, 'detail', i);
+  const active = rng.chance(0.85);
+  const status = active ? rng.weighted(ACTIVE_STATUSES) : rng.weighted(INACTIVE_STATUSES);
+  const revoked = REVOKED_STATUSES.has(status);
+  const span = Math.max(0, dayOf(historyEnd) - dayOf(p.esDate));
+  const revokeDate = revoked
+    ? shiftDate(p.esDate, Math.min(span, 180 + rng.int(0, Math.max(0, span - 180))))
+    : '';
+  let apprDate = shiftDate(p.esDate, Math.floor(span * (1 - rng.next() ** 2)));
+  if (revokeDate && apprDate < revokeDate) apprDate = revokeDate;
+
+  let legal = personName(rng);
+  const legalPosition = legalPositionFor(rng, p);
+  if (p.kind === 'foreign' && rng.chance(0.3)) legal = rng.pick(FOREIGN_PERSONS);
+  let persons = personsFor(rng, p, legal, legalPosition);
+  let shareholders: SimShareholder[];
+  if (p.kind === 'branch') {
+    const parent = p.parent as number;
+    shareholders = [
+      { PID: (profiles[parent] as Profile).pid, INV: entNames[parent] as string, INVTYPE: '企业法人' },
+    ];
+  } else if (p.typeCode === '4533' && gpPool.length > 1 && rng.chance(0.6)) {
+    // The general partner is an investment or management company; it runs the partnership.
+    const gp = enterpriseHolder(rng, source(gpPool), i, new Set()) ?? undefined;
+    shareholders = shareholdersFor(rng, p, i, legal, investors, gp);
+    if (gp) {
+      legal = gp.INV;
+      persons = [
+        { NAME: legal, POSITION: MANAGING_PARTNER },
+        { NAME: personName(rng), POSITION: `${MANAGING_PARTNER}委派代表` },
+      ];
+    }
+  } else {
+    shareholders = shareholdersFor(rng, p, i, legal, investors);
+  }
+  const clearing =
+    status === '清算' ||
+    (status === '注销' && rng.chance(0.6)) ||
+    (status === '吊销，已注销' && rng.chance(0.4));
+  const [regCap, regCapCur] = capitalFor(rng, p);
+  const legalDesc =
+    p.kind === 'partnership'
+      ? MANAGING_PARTNER
+      : p.kind === 'branch'
+        ? BRANCH_HEAD
+        : p.kind === 'sole'
+          ? SOLE_INVESTOR
+          : '法定代表人';
+  const era = p.esDate >= '2016-01-01' ? 'new' : p.esDate >= '2015-10-01' ? 'either' : 'old';
+  return {
+    PID: p.pid,
+    ENTNAME: entNames[i] as string,
+    HISTORYNAME: d.formerNames[i] as string,
+    IS_LISTED: p.typeCode === '1212' ? 1 : 0,
+    LEGALPERSON: legal,
+    LEGALPERSONDESC: legalDesc,
+    ESDATE: iso(p.esDate),
+    SCONFORM: p.kind !== 'branch' && rng.chance(0.7) ? '货币' : '',
+    REGNO: makeRegno(rng, p.place.division),
+    UNCID: makeUscc(rng, p.place.division, p.kind === 'cooperative' ? 3 : 1, era),
+    ENTTYPECODE: p.typeCode,
+    ENTTYPE: ENT_TYPE_TEXT[p.typeCode] as string,
+    REGCAP: regCap,
+    REGCAPCUR: regCapCur,
+    PROVINCE: p.place.province.code,
+    OPFROM: iso(p.esDate),
+    OPTO: operatingTo(rng, p, historyEnd, !BAD_STATUSES.has(status)),
+    REGORG: p.place.regOrg,
+    APPRDATE: iso(apprDate),
+    REVOKEDATE: revokeDate,
+    REVOKEREASON: revoked ? rng.pick(status === '撤销' ? CANCEL_REASONS : REVOKE_REASONS) : '',
+    ENTSTATUS: status,
+    OPLOC: addressOf(rng, p.place),
+    OPSCOPE: scopeOf(rng, p),
+    PERSONS: persons,
+    BE_INVEST: shareholders,
+    participants: participantsFor(rng, p, status),
+    INDUSTRYPHY: p.industry.section,
+    INDUSTRYBIG: p.industry.big,
+    industry_middle: p.industry.middle,
+    CLEARINGINFO: clearing
+      ? clearingFor(rng, p, rng.int(1, 5), p.kind !== 'partnership' && rng.chance(0.5) ? legal : undefined)
+      : [],
+  };
+}
+
+/** A pure function of (seed, size, epoch): the world on its first day, with each record's profile. */
+function generate(
+  seed: number,
+  size: number,
+  epoch: string,
+): { records: SimEnterprise[]; profiles: Profile[]; investorPool: number[] } {
+  const historyEnd = shiftDate(epoch, -1);
+  const profiles = drawProfiles(seed, size, historyEnd);
+  const parentsOf = settleBranches(profiles);
+  const names = new Set<string>();
+  const entNames: string[] = new Array(size).fill('');
+  nameHeadOffices(seed, profiles, names, entNames);
+  nameBranches(seed, profiles, parentsOf, historyEnd, names, entNames);
+  const formerNames = formerNamesFor(seed, profiles, names, entNames);
 
   const pool = profiles.flatMap((p, i) => (mayInvest(p.kind) ? [i] : []));
   const gpPool = pool.filter((j) => {
@@ -843,94 +979,17 @@ function generate(
     kindOf: (j) => (profiles[j] as Profile).kind,
     canInvest: () => true,
   });
-  const investors = source(pool);
-
-  const records = profiles.map((p, i): SimEnterprise => {
-    const rng = rngFor(seed, 'detail', i);
-    const active = rng.chance(0.85);
-    const status = active ? rng.weighted(ACTIVE_STATUSES) : rng.weighted(INACTIVE_STATUSES);
-    const revoked = REVOKED_STATUSES.has(status);
-    const span = Math.max(0, dayOf(historyEnd) - dayOf(p.esDate));
-    const revokeDate = revoked
-      ? shiftDate(p.esDate, Math.min(span, 180 + rng.int(0, Math.max(0, span - 180))))
-      : '';
-    let apprDate = shiftDate(p.esDate, Math.floor(span * (1 - rng.next() ** 2)));
-    if (revokeDate && apprDate < revokeDate) apprDate = revokeDate;
-
-    let legal = personName(rng);
-    const legalPosition = legalPositionFor(rng, p);
-    if (p.kind === 'foreign' && rng.chance(0.3)) legal = rng.pick(FOREIGN_PERSONS);
-    let persons = personsFor(rng, p, legal, legalPosition);
-    let shareholders: SimShareholder[];
-    if (p.kind === 'branch') {
-      const parent = p.parent as number;
-      shareholders = [
-        { PID: (profiles[parent] as Profile).pid, INV: entNames[parent] as string, INVTYPE: '企业法人' },
-      ];
-    } else if (p.typeCode === '4533' && gpPool.length > 1 && rng.chance(0.6)) {
-      // The general partner is an investment or management company; it runs the partnership.
-      const gp = enterpriseHolder(rng, source(gpPool), i, new Set()) ?? undefined;
-      shareholders = shareholdersFor(rng, p, i, legal, investors, gp);
-      if (gp) {
-        legal = gp.INV;
-        persons = [
-          { NAME: legal, POSITION: MANAGING_PARTNER },
-          { NAME: personName(rng), POSITION: `${MANAGING_PARTNER}委派代表` },
-        ];
-      }
-    } else {
-      shareholders = shareholdersFor(rng, p, i, legal, investors);
-    }
-    const clearing =
-      status === '清算' ||
-      (status === '注销' && rng.chance(0.6)) ||
-      (status === '吊销，已注销' && rng.chance(0.4));
-    const [regCap, regCapCur] = capitalFor(rng, p);
-    const legalDesc =
-      p.kind === 'partnership'
-        ? MANAGING_PARTNER
-        : p.kind === 'branch'
-          ? BRANCH_HEAD
-          : p.kind === 'sole'
-            ? SOLE_INVESTOR
-            : '法定代表人';
-    const era = p.esDate >= '2016-01-01' ? 'new' : p.esDate >= '2015-10-01' ? 'either' : 'old';
-    return {
-      PID: p.pid,
-      ENTNAME: entNames[i] as string,
-      HISTORYNAME: formerNames[i] as string,
-      IS_LISTED: p.typeCode === '1212' ? 1 : 0,
-      LEGALPERSON: legal,
-      LEGALPERSONDESC: legalDesc,
-      ESDATE: iso(p.esDate),
-      SCONFORM: p.kind !== 'branch' && rng.chance(0.7) ? '货币' : '',
-      REGNO: makeRegno(rng, p.place.division),
-      UNCID: makeUscc(rng, p.place.division, p.kind === 'cooperative' ? 3 : 1, era),
-      ENTTYPECODE: p.typeCode,
-      ENTTYPE: ENT_TYPE_TEXT[p.typeCode] as string,
-      REGCAP: regCap,
-      REGCAPCUR: regCapCur,
-      PROVINCE: p.place.province.code,
-      OPFROM: iso(p.esDate),
-      OPTO: operatingTo(rng, p, historyEnd, !BAD_STATUSES.has(status)),
-      REGORG: p.place.regOrg,
-      APPRDATE: iso(apprDate),
-      REVOKEDATE: revokeDate,
-      REVOKEREASON: revoked ? rng.pick(status === '撤销' ? CANCEL_REASONS : REVOKE_REASONS) : '',
-      ENTSTATUS: status,
-      OPLOC: addressOf(rng, p.place),
-      OPSCOPE: scopeOf(rng, p),
-      PERSONS: persons,
-      BE_INVEST: shareholders,
-      participants: participantsFor(rng, p, status),
-      INDUSTRYPHY: p.industry.section,
-      INDUSTRYBIG: p.industry.big,
-      industry_middle: p.industry.middle,
-      CLEARINGINFO: clearing
-        ? clearingFor(rng, p, rng.int(1, 5), p.kind !== 'partnership' && rng.chance(0.5) ? legal : undefined)
-        : [],
-    };
-  });
+  const draft: Draft = {
+    seed,
+    historyEnd,
+    profiles,
+    entNames,
+    formerNames,
+    gpPool,
+    source,
+    investors: source(pool),
+  };
+  const records = profiles.map((p, i) => recordFor(draft, p, i));
   return { records, profiles, investorPool: pool };
 }
 

@@ -382,6 +382,68 @@ export async function startSimulator(
   };
 }
 
+/** The request's parameters: from the query string, else from a url-encoded or JSON body. */
+function paramsOf(request: FastifyRequest): Record<string, string> {
+  const params: Record<string, string> = {};
+  const bodyText = (request as FastifyRequest & { bodyText?: string }).bodyText;
+  if (bodyText && !bodyText.trimStart().startsWith('{')) {
+    for (const [k, v] of new URLSearchParams(bodyText)) if (!(k in params)) params[k] = v;
+  } else if (bodyText) {
+    try {
+      const json = JSON.parse(bodyText) as Record<string, unknown>;
+      for (const [k, v] of Object.entries(json)) if (v != null) params[k] = String(v);
+    } catch {
+      // Not JSON either: ignore the body, as a query-string server would.
+    }
+  }
+  const query = new URL(request.url, 'http://sim').searchParams;
+  for (const [k, v] of query) params[k] = query.getAll(k)[0] ?? v;
+  return params;
+}
+
+/** The handler of an upstream operation: faults first, then the account's answer (or error). */
+function operationHandler(
+  sim: Simulator,
+  held: Set<Socket>,
+  operation: SimOperation,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    sim.counters.requests[operation]++;
+    const params = paramsOf(request);
+    const plan = sim.planFaults(operation, params);
+    if (plan.latencyMs > 0) await new Promise((r) => setTimeout(r, plan.latencyMs));
+    if (plan.gateway) {
+      sim.count(operation, `fault:${plan.gateway}`);
+      return sendGatewayFault(plan.gateway, reply, held);
+    }
+    let body: unknown;
+    try {
+      const account = sim.admit(operation, request.headers.authorization);
+      body =
+        operation === 'enterprise-search'
+          ? sim.searchEnterprise(account, params, plan)
+          : sim.listProducts(account, params, plan);
+    } catch (err) {
+      if (!(err instanceof SimError)) throw err;
+      sim.count(operation, err.code);
+      const status = sim.options.errorStatus === 'http' ? (HTTP_STATUS[err.code] ?? 400) : 200;
+      if (err.retryAfterS !== null && sim.options.retryAfter)
+        reply.header('Retry-After', String(err.retryAfterS));
+      reply.code(status).send({ status: 'error', error: { code: err.code, message: err.message } });
+      return;
+    }
+    sim.count(operation, plan.truncate ? 'success:truncated' : 'success');
+    const text = JSON.stringify(body);
+    if (plan.truncate) {
+      const cut = text.slice(0, Math.max(1, Math.floor(text.length * (0.2 + plan.rng.next() * 0.6))));
+      reply.code(200).type('application/json; charset=utf-8').send(cut);
+      return;
+    }
+    reply.code(200).type('application/json; charset=utf-8').send(text);
+  };
+}
+
+/** The simulator's Fastify app: the two upstream operations and its control routes. */
 function buildApp(sim: Simulator): FastifyInstance {
   const app = Fastify({ logger: false, forceCloseConnections: true });
   const held = new Set<Socket>();
@@ -400,64 +462,17 @@ function buildApp(sim: Simulator): FastifyInstance {
     (request as FastifyRequest & { bodyText?: string }).bodyText = Buffer.concat(chunks).toString('utf8');
   });
 
-  const paramsOf = (request: FastifyRequest): Record<string, string> => {
-    const params: Record<string, string> = {};
-    const bodyText = (request as FastifyRequest & { bodyText?: string }).bodyText;
-    if (bodyText && !bodyText.trimStart().startsWith('{')) {
-      for (const [k, v] of new URLSearchParams(bodyText)) if (!(k in params)) params[k] = v;
-    } else if (bodyText) {
-      try {
-        const json = JSON.parse(bodyText) as Record<string, unknown>;
-        for (const [k, v] of Object.entries(json)) if (v != null) params[k] = String(v);
-      } catch {
-        // Not JSON either: ignore the body, as a query-string server would.
-      }
-    }
-    const query = new URL(request.url, 'http://sim').searchParams;
-    for (const [k, v] of query) params[k] = query.getAll(k)[0] ?? v;
-    return params;
-  };
-
-  const handle =
-    (operation: SimOperation) =>
-    async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-      sim.counters.requests[operation]++;
-      const params = paramsOf(request);
-      const plan = sim.planFaults(operation, params);
-      if (plan.latencyMs > 0) await new Promise((r) => setTimeout(r, plan.latencyMs));
-      if (plan.gateway) {
-        sim.count(operation, `fault:${plan.gateway}`);
-        return sendGatewayFault(plan.gateway, reply, held);
-      }
-      let body: unknown;
-      try {
-        const account = sim.admit(operation, request.headers.authorization);
-        body =
-          operation === 'enterprise-search'
-            ? sim.searchEnterprise(account, params, plan)
-            : sim.listProducts(account, params, plan);
-      } catch (err) {
-        if (!(err instanceof SimError)) throw err;
-        sim.count(operation, err.code);
-        const status = sim.options.errorStatus === 'http' ? (HTTP_STATUS[err.code] ?? 400) : 200;
-        if (err.retryAfterS !== null && sim.options.retryAfter)
-          reply.header('Retry-After', String(err.retryAfterS));
-        reply.code(status).send({ status: 'error', error: { code: err.code, message: err.message } });
-        return;
-      }
-      sim.count(operation, plan.truncate ? 'success:truncated' : 'success');
-      const text = JSON.stringify(body);
-      if (plan.truncate) {
-        const cut = text.slice(0, Math.max(1, Math.floor(text.length * (0.2 + plan.rng.next() * 0.6))));
-        reply.code(200).type('application/json; charset=utf-8').send(cut);
-        return;
-      }
-      reply.code(200).type('application/json; charset=utf-8').send(text);
-    };
+  const handle = (operation: SimOperation) => operationHandler(sim, held, operation);
 
   app.get('/v1/enterprise-search', handle('enterprise-search'));
   app.get('/v1/product-listing', handle('product-listing'));
 
+  registerControlRoutes(app, sim);
+  return app;
+}
+
+/** The simulator's own routes: its OpenAPI document and the /_sim controls and ground truth. */
+function registerControlRoutes(app: FastifyInstance, sim: Simulator): void {
   app.get('/openapi.json', async () => buildOpenApi());
   app.get('/_sim/state', async () => sim.state());
   app.post('/_sim/clock', async (request, reply) => {
@@ -562,7 +577,6 @@ function buildApp(sim: Simulator): FastifyInstance {
     sim.resetCounters();
     return { ok: true };
   });
-  return app;
 }
 
 const HTML_PAGE = `<!DOCTYPE html>

@@ -69,7 +69,7 @@ export const EnterpriseRecord = z.looseObject({
 export type EnterpriseRecord = z.infer<typeof EnterpriseRecord>;
 
 /**
- * The documented billing block. Read for the ledger by src/budget/billing.ts, whatever its shape:
+ * The documented billing block. Read for the ledger by src/purchase/billing.ts, whatever its shape:
  * a billed answer with an undocumented `usage` (credits as a string, say) is still a success.
  */
 export const Usage = z.looseObject({

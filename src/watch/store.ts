@@ -1,34 +1,41 @@
 /** Watchlist reads and writes: the enterprises daybook re-queries every cycle. */
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { watchlist } from '../db/schema.ts';
 import { keywordKey } from './keyword.ts';
 import { type MatchLevel, matchLevel } from './match.ts';
 
-export interface WatchRow {
+/**
+ * A watch entry as listed: its own columns, with what its latest successful refresh resolved to
+ * (from its enterprise's current version) and the estimate read per month.
+ */
+export interface WatchRow
+  extends Pick<
+    DriverRow<typeof watchlist>,
+    | 'keyword'
+    | 'priority'
+    | 'active'
+    | 'pid'
+    | 'added_at'
+    | 'last_refreshed_at'
+    | 'last_outcome'
+    | 'last_error'
+    | 'pin_uscc'
+    | 'resolution_mismatch'
+    | 'due_at'
+  > {
   id: number;
-  keyword: string;
-  priority: number;
-  active: boolean;
-  pid: string | null;
-  added_at: Date;
-  last_refreshed_at: Date | null;
+  /** Read `::text`. */
   last_cycle: string | null;
-  last_outcome: string | null;
-  last_error: string | null;
   /** The unified social credit code the keyword must resolve to, if any. */
   expected_uscc: string | null;
-  /** Waiting for the next successful refresh to pin its code as `expected_uscc`. */
-  pin_uscc: boolean;
   /** The name and code of the enterprise the latest successful refresh resolved to. */
   resolved_name: string | null;
   resolved_uscc: string | null;
   /** How the keyword matched it (src/watch/match.ts); null before the first successful refresh. */
   match: MatchLevel | null;
-  /** Set while the latest refusal stands: what the keyword resolved to instead of the expected code. */
-  resolution_mismatch: string | null;
   /** Estimated changes per month (src/plan/estimate.ts); null before the first successful refresh. */
   changes_per_month: number | null;
-  /** When the planner next wants it refreshed; null before its first fetch. */
-  due_at: Date | null;
 }
 
 export interface NewWatch {

@@ -23,10 +23,10 @@ import { parseSchedule } from '../../src/retry/schedule.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { waitFor } from '../faults/support/processes.ts';
 import { runDaybook } from '../support/cli.ts';
-import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { startTestSim, TEST_KEY, UNTHROTTLED } from '../support/sim.ts';
 
 const CYCLES = ['2026-11-10', '2026-11-11'];
 

@@ -21,9 +21,10 @@ import { parseFaultSpec } from '../../src/sim/faults.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { pacificDate } from '../../src/time/cycles.ts';
 import { NotFoundError } from '../../src/upstream/errors.ts';
-import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
+import { UNTHROTTLED } from '../support/sim.ts';
 
 const CYCLES = ['2026-11-18', '2026-11-19', '2026-11-20'];
 const RECIPE = new URL('../../docs/recipes/duckdb-load.sql', import.meta.url);

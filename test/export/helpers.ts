@@ -14,9 +14,10 @@ import type { Sql } from '../../src/db/connect.ts';
 import type { Manifest } from '../../src/export/package.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { pacificDate } from '../../src/time/cycles.ts';
-import { cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import { cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
+import { UNTHROTTLED } from '../support/sim.ts';
 
 export type { Manifest };
 

@@ -17,7 +17,7 @@ import type { RunningSimulator } from '../../src/sim/server.ts';
 import { addDays, cycleOf, pacificDate } from '../../src/time/cycles.ts';
 import { runDaybook } from '../support/cli.ts';
 import { startPipeline, type TestPipeline, until } from '../support/pipeline.ts';
-import { startTestSim } from '../support/sim.ts';
+import { startTestSim, UNTHROTTLED } from '../support/sim.ts';
 
 const ENTRIES = 80;
 
@@ -53,7 +53,7 @@ describe('format drift', { timeout: 240_000 }, () => {
     sim = await startTestSim({
       enterprises: 400,
       seed: 12,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
+      rateLimits: UNTHROTTLED,
     });
     p = await startPipeline({ DAYBOOK_RETRY_BASE_MS: '50' }, sim);
     await p.watch(ENTRIES);

@@ -12,7 +12,7 @@ import { addDays, cycleOf, pacificDate } from '../../src/time/cycles.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { runDaybook } from '../support/cli.ts';
 import { startPipeline, type TestPipeline, until } from '../support/pipeline.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { startTestSim, TEST_KEY, UNTHROTTLED } from '../support/sim.ts';
 import { expectLedgerMatchesBilling } from './support/cycle.ts';
 
 const FAULTS =
@@ -43,7 +43,7 @@ describe('a cycle under a heavy upstream fault mix', { timeout: 240_000 }, () =>
     sim = await startTestSim({
       enterprises: 1000,
       seed: 7,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
+      rateLimits: UNTHROTTLED,
       faults: parseFaultSpec(FAULTS),
     });
     // Short backoff and a few more tries through the configuration, as an operator would set them.

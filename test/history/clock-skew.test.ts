@@ -17,7 +17,7 @@ import { keywordKey } from '../../src/watch/keyword.ts';
 import { analyticsSnapshot } from '../faults/support/cycle.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { fastLimiter } from '../support/inline.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { startTestSim, TEST_KEY, UNTHROTTLED } from '../support/sim.ts';
 
 const SKEW_MS = 10 * 60_000;
 const PAIRS = 8;
@@ -61,7 +61,7 @@ describe('a worker with a skewed clock', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     sim = await startTestSim({
       enterprises: 400,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
+      rateLimits: UNTHROTTLED,
     });
   });
   afterAll(async () => {

@@ -12,9 +12,10 @@ import { addDays, pacificDate } from '../../src/time/cycles.ts';
 import type { Exchange } from '../../src/upstream/client.ts';
 import { NotFoundError } from '../../src/upstream/errors.ts';
 import { EnterpriseSuccess } from '../../src/upstream/schemas.ts';
-import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
+import { UNTHROTTLED } from '../support/sim.ts';
 
 /** Every analytics view, ordered, without the surrogate ids a replay numbers anew. */
 const VIEWS: { view: string; order: string; omit?: string }[] = [

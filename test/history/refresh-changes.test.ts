@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import type { SimEnterprise } from '../../src/sim/types.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
-import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline } from '../support/inline.ts';
+import { UNTHROTTLED } from '../support/sim.ts';
 
 const BEFORE = '2026-11-11';
 const AFTER = '2026-11-12';

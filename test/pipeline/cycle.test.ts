@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { budgetOf } from '../../src/purchase/credits.ts';
 import { cycleOf } from '../../src/time/cycles.ts';
 import { startPipeline, type TestPipeline, until } from '../support/pipeline.ts';
-import { startTestSim, TEST_KEY } from '../support/sim.ts';
+import { startTestSim, TEST_KEY, UNTHROTTLED } from '../support/sim.ts';
 
 const pending = async (p: TestPipeline, cycle: string) => {
   const [r] = await p.db.sql<{ n: number }[]>`
@@ -86,7 +86,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
     const sim = await startTestSim({
       enterprises: 200,
       keys: new Map([[TEST_KEY, 30]]),
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
+      rateLimits: UNTHROTTLED,
     });
     try {
       p = await startPipeline({}, sim);

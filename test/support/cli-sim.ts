@@ -10,9 +10,6 @@ export interface CliSim {
   close(): Promise<void>;
 }
 
-/** Simulator rate limits loose enough that a test never waits on them. */
-export const UNTHROTTLED: SimOptions['rateLimits'] = { 'enterprise-search': 6000, 'product-listing': 6000 };
-
 /** A small world (10 enterprises), product calls unthrottled. */
 const SMALL_WORLD: Partial<SimOptions> = {
   enterprises: 10,

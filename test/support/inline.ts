@@ -9,9 +9,9 @@ import type { RunningSimulator } from '../../src/sim/server.ts';
 import { cycleStart } from '../../src/time/cycles.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
-import { cliAgainstSim, UNTHROTTLED } from './cli-sim.ts';
+import { cliAgainstSim } from './cli-sim.ts';
 import type { TestDatabase } from './db.ts';
-import { TEST_KEY } from './sim.ts';
+import { TEST_KEY, UNTHROTTLED } from './sim.ts';
 
 /** The shared limiter with a rule loose enough that a test never waits on it. */
 export function fastLimiter(sql: Sql): DatabaseRateLimiter {

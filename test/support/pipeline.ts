@@ -13,7 +13,7 @@ import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from './db.ts';
 import { removeQueues } from './queues.ts';
-import { startTestSim, TEST_KEY } from './sim.ts';
+import { startTestSim, TEST_KEY, UNTHROTTLED } from './sim.ts';
 
 export interface TestPipeline {
   db: TestDatabase;
@@ -39,7 +39,7 @@ export async function startPipeline(
     sim ??
     (await startTestSim({
       enterprises: 1000,
-      rateLimits: { 'enterprise-search': 6000, 'product-listing': 6000 },
+      rateLimits: UNTHROTTLED,
     }));
   const prefix = `dbt-${randomBytes(4).toString('hex')}`;
   const config = loadConfig(

@@ -10,6 +10,9 @@ import { UpstreamClient } from '../../src/upstream/client.ts';
 
 export const TEST_KEY = 'sk-test-4f9c2a';
 
+/** Simulator rate limits loose enough that a test never waits on them. */
+export const UNTHROTTLED: SimOptions['rateLimits'] = { 'enterprise-search': 6000, 'product-listing': 6000 };
+
 /** Starts a simulator with a small world; options override the defaults. */
 export async function startTestSim(overrides: Partial<SimOptions> = {}): Promise<RunningSimulator> {
   return startSimulator({

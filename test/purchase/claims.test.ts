@@ -1,4 +1,4 @@
-/** The claim on a cycle fetch (src/db/cycle-fetches.ts): the row is the lease, the fence decides. */
+/** The claim on a cycle fetch (src/purchase/fetches.ts): the row is the lease, the fence decides. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.ts';
 import { ensureCycleBudget } from '../../src/purchase/credits.ts';

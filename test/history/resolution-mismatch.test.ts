@@ -12,9 +12,10 @@ import type { RunningSimulator } from '../../src/sim/server.ts';
 import type { SimEnterprise } from '../../src/sim/types.ts';
 import type { WatchRow } from '../../src/watch/store.ts';
 import { type CliResult, runDaybook } from '../support/cli.ts';
-import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline } from '../support/inline.ts';
+import { UNTHROTTLED } from '../support/sim.ts';
 
 const [C1, C2, C3] = ['2026-11-20', '2026-11-21', '2026-11-22'] as const;
 

@@ -12,9 +12,10 @@ import { landRaw, RAW_REFERENCES } from '../../src/landing/landing.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { addDays } from '../../src/time/cycles.ts';
 import { runDaybook } from '../support/cli.ts';
-import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
+import { UNTHROTTLED } from '../support/sim.ts';
 
 const FIRST = '2026-11-02';
 const CYCLES = Array.from({ length: 8 }, (_, i) => addDays(FIRST, i));

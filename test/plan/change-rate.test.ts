@@ -12,10 +12,10 @@ import type { RunningSimulator } from '../../src/sim/server.ts';
 import { addDays, cycleStart, daysBetween } from '../../src/time/cycles.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { runDaybook } from '../support/cli.ts';
-import { type CliSim, cliAgainstSim, UNTHROTTLED } from '../support/cli-sim.ts';
+import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline } from '../support/inline.ts';
-import { TEST_KEY } from '../support/sim.ts';
+import { TEST_KEY, UNTHROTTLED } from '../support/sim.ts';
 
 const FIRST = '2026-03-02';
 const CYCLES = Array.from({ length: 21 }, (_, i) => addDays(FIRST, i));

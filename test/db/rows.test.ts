@@ -1,0 +1,79 @@
+/** Row types from the schema (src/db/rows.ts): the driver's row shape of a drizzle table. */
+import { getTableColumns, getTableName, is, Table } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import type { DriverRow, Recast, SnakeCase } from '../../src/db/rows.ts';
+import * as schema from '../../src/db/schema.ts';
+import { freshDatabase, type TestDatabase } from '../support/db.ts';
+
+describe('the types', () => {
+  it('name a property by its snake_case column', () => {
+    expectTypeOf<SnakeCase<'lastRefreshedAt'>>().toEqualTypeOf<'last_refreshed_at'>();
+    expectTypeOf<SnakeCase<'id'>>().toEqualTypeOf<'id'>();
+  });
+
+  it('read each column type as the driver parses it', () => {
+    type W = DriverRow<typeof schema.watchlist>;
+    expectTypeOf<W['id']>().toEqualTypeOf<string>(); // bigserial: int8
+    expectTypeOf<W['priority']>().toEqualTypeOf<number>();
+    expectTypeOf<W['pid']>().toEqualTypeOf<string | null>();
+    expectTypeOf<W['added_at']>().toEqualTypeOf<Date>(); // timestamptz, mode string in drizzle
+    expectTypeOf<W['last_refreshed_at']>().toEqualTypeOf<Date | null>();
+    expectTypeOf<W['last_cycle']>().toEqualTypeOf<Date | null>(); // date, mode string in drizzle
+    expectTypeOf<W['change_rate']>().toEqualTypeOf<number | null>();
+    expectTypeOf<W['change_history']>().toEqualTypeOf<unknown>();
+    expectTypeOf<W>().not.toHaveProperty('lastRefreshedAt');
+    type F = DriverRow<typeof schema.cycleFetches>;
+    expectTypeOf<F['call_fence']>().toEqualTypeOf<string | null>(); // bigint mode number in drizzle
+    type S = DriverRow<typeof schema.subscriptions>;
+    expectTypeOf<S['types']>().toEqualTypeOf<string[]>();
+    type Run = DriverRow<typeof schema.runs>;
+    expectTypeOf<Run['load_xid']>().toEqualTypeOf<string>(); // xid8: text on the wire
+  });
+
+  it('recast what a query casts, keeping null where it was', () => {
+    type W = Recast<DriverRow<typeof schema.watchlist>, 'last_cycle' | 'id', string>;
+    expectTypeOf<W['last_cycle']>().toEqualTypeOf<string | null>();
+    expectTypeOf<W['id']>().toEqualTypeOf<string>();
+    expectTypeOf<W['added_at']>().toEqualTypeOf<Date>();
+  });
+});
+
+describe('the schema', () => {
+  it('names every column as the snake_case of its property (what SnakeCase assumes)', () => {
+    const tables = (Object.values(schema) as unknown[]).filter((t): t is Table => is(t, Table));
+    expect(tables.length).toBeGreaterThan(30);
+    for (const table of tables)
+      for (const [key, column] of Object.entries(getTableColumns(table)))
+        expect(`${getTableName(table)}.${column.name}`).toBe(
+          `${getTableName(table)}.${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
+        );
+  });
+});
+
+describe('the driver', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await freshDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('parses as DriverRow says: dates and timestamps to Date, int8 to string', async () => {
+    const [w] = await db.sql<DriverRow<typeof schema.watchlist>[]>`
+      insert into watchlist (keyword, keyword_key, last_cycle, last_refreshed_at, change_rate)
+      values ('k', 'k', '2026-01-02', now(), 0.5)
+      returning *`;
+    expect(typeof w?.id).toBe('string');
+    expect(w?.added_at).toBeInstanceOf(Date);
+    expect(w?.last_refreshed_at).toBeInstanceOf(Date);
+    expect(w?.last_cycle).toBeInstanceOf(Date);
+    expect(typeof w?.priority).toBe('number');
+    expect(typeof w?.change_rate).toBe('number');
+    expect(Object.keys(w ?? {}).sort()).toEqual(
+      Object.values(getTableColumns(schema.watchlist))
+        .map((c) => c.name)
+        .sort(),
+    );
+  });
+});
