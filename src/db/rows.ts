@@ -7,8 +7,10 @@
  * table to that shape; `Recast` states what a query's cast (`::text`, `::int`) or a CHECK-bound
  * text column makes of a column.
  *
- * It assumes each column's SQL name is the snake_case of its property name (test/db/rows.test.ts
- * checks this for every table). Array columns keep drizzle's element type (text[] here).
+ * A column's SQL name is its literal name where drizzle kept one, else (names passed through
+ * schema.ts's `tstz` and `id` are typed `string`) the snake_case of its property name;
+ * test/db/rows.test.ts checks that every column of another name has a literal one. Array
+ * columns keep drizzle's element type (text[] here).
  */
 import type { Column, Table } from 'drizzle-orm';
 
@@ -35,18 +37,30 @@ type DriverValue<C extends Column, Inferred> = C['_']['columnType'] extends
     ? Nullable<Inferred, string>
     : Inferred;
 
+/**
+ * The SQL name of a column: its literal name where drizzle kept it, else (a name given through
+ * schema.ts's `tstz`/`id`, typed `string`) the snake_case of its property.
+ */
+type ColumnName<C, K extends string> = C extends Column
+  ? string extends C['_']['name']
+    ? SnakeCase<K>
+    : C['_']['name']
+  : SnakeCase<K>;
+
 type Nullable<Inferred, V> = null extends Inferred ? V | null : V;
 
 /** A row of `T` as `select *` through the driver returns it: snake_case keys, the driver's types. */
 export type DriverRow<T extends Table> = {
-  [K in keyof T['_']['columns'] &
-    keyof T['$inferSelect'] &
-    string as SnakeCase<K>]: T['_']['columns'][K] extends Column
-    ? DriverValue<T['_']['columns'][K], T['$inferSelect'][K]>
-    : never;
+  [K in keyof T['_']['columns'] & keyof T['$inferSelect'] & string as ColumnName<
+    T['_']['columns'][K],
+    K
+  >]: T['_']['columns'][K] extends Column ? DriverValue<T['_']['columns'][K], T['$inferSelect'][K]> : never;
 };
 
-/** `R` with the columns `K` read as `V` (null stays possible where it was). */
+/**
+ * `R` with the columns `K` read as `V`: null stays possible where it was, except on a column
+ * drizzle types `unknown` (json), which says nothing of null, so there `V` is the whole value.
+ */
 export type Recast<R, K extends keyof R, V> = {
-  [P in keyof R]: P extends K ? Nullable<R[P], V> : R[P];
+  [P in keyof R]: P extends K ? (unknown extends R[P] ? V : Nullable<R[P], V>) : R[P];
 };

@@ -149,7 +149,7 @@ type LedgerRow = Recast<
     'writing' | 'complete'
   >,
   'manifest',
-  Manifest
+  Manifest | null
 > & { lease_live: boolean };
 
 const ledgerColumns = (sql: Sql) => sql`id::text, load_no, load_id, previous_load_id, kind, format, tables,

@@ -12,7 +12,7 @@
 import { inTransaction, type Sql } from '../db/connect.ts';
 import type { Severity } from '../terms/changes.ts';
 import { cycleStart } from '../time/cycles.ts';
-import { setEstimates } from '../watch/store.ts';
+import { type EntryEstimate, setEstimates } from '../watch/store.ts';
 import {
   afterRefresh,
   type CohortObservations,
@@ -100,15 +100,7 @@ export async function noteRefreshes(
   const byId = new Map(entries.map((e) => [Number(e.id), e]));
   const scale = await plannerScale(tx);
   const priors = new Map<string | null, Awaited<ReturnType<typeof priorOf>>>();
-  const updates: {
-    id: number;
-    history: unknown;
-    rate: number;
-    weight: number;
-    cohort: string | null;
-    boost: number;
-    due: string;
-  }[] = [];
+  const updates: EntryEstimate[] = [];
   for (const { watchId, seen: o } of refreshes) {
     const entry = byId.get(watchId);
     if (!entry) continue;

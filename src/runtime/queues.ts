@@ -1,5 +1,5 @@
 /**
- * The BullMQ side: three queues (plan, enterprise, products), each under a hash-tagged prefix of
+ * The BullMQ side: four queues (plan, enterprise, products, cycle), each under a hash-tagged prefix of
  * its own (redis.ts: one Redis or a Redis Cluster), job options as data, and deterministic job
  * identity enforced twice: a fixed `jobId` and BullMQ deduplication with a ttl longer than a
  * cycle. (Postgres's cycle_fetches key is the third line.)

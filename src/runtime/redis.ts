@@ -5,8 +5,8 @@
  * seed nodes; the client learns the rest of the cluster from them). In a cluster a command that
  * touches several keys must find them all in one hash slot, and BullMQ's scripts touch many keys
  * of a queue at once. So every queue has a prefix of its own that is a hash tag,
- * `{<DAYBOOK_REDIS_PREFIX>:<queue>}`: all the keys of one queue share a slot, and the three queues
- * spread over three slots (and so, usually, over several masters). daybook's own coordination
+ * `{<DAYBOOK_REDIS_PREFIX>:<queue>}`: all the keys of one queue share a slot, and the four queues
+ * spread over four slots (and so, usually, over several masters). daybook's own coordination
  * keys (the scheduler's election of a cron tick, the rounds of `daybook enqueue`) are one key per
  * command; they share the tag `{<prefix>:coord}`. The rate limiter lives in Postgres, not Redis.
  */

@@ -1,5 +1,5 @@
 /**
- * `daybook worker`: BullMQ workers for the three queues, sharing one rate limiter per upstream
+ * `daybook worker`: BullMQ workers for the four queues, sharing one rate limiter per upstream
  * operation and one credit budget (both in Postgres), and the job boundary (boundary.ts) with
  * every other mode. Each job is at most one upstream call, and an entry is claimed in Postgres
  * (cycle_fetches) before it is bought, so a job whose BullMQ lock lapsed cannot buy it twice.

@@ -201,7 +201,7 @@ describe('Redis or Postgres unreachable', { timeout: 120_000 }, () => {
       queueError?: string;
     };
     expect(report.queueError).toBeUndefined();
-    expect(Object.keys(report.queues)).toEqual(['plan', 'enterprise', 'products']);
+    expect(Object.keys(report.queues)).toEqual(['plan', 'enterprise', 'products', 'cycle']);
   });
 
   it('daybook status with Postgres down says so in one line naming DATABASE_URL, exit 1', async () => {

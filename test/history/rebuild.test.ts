@@ -16,23 +16,7 @@ import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { runCyclesInline, watchChanging } from '../support/inline.ts';
 import { UNTHROTTLED } from '../support/sim.ts';
-
-/** Every analytics view, ordered, without the surrogate ids a replay numbers anew. */
-const VIEWS: { view: string; order: string; omit?: string }[] = [
-  { view: 'enterprise_current', order: 'pid' },
-  { view: 'enterprise_history', order: 'pid, version' },
-  // change_id is a surrogate: live ingestion numbers changes in commit order, replay in landing order.
-  {
-    view: 'enterprise_changes',
-    order: 'pid, detected_at, category, field, kind, before, after',
-    omit: 'change_id',
-  },
-  { view: 'enterprise_events', order: 'pid, observed_at, kind, raw_response_id', omit: 'event_id' },
-  { view: 'product_current', order: 'product_id' },
-  { view: 'product_trending', order: 'list_date, raw_response_id, position' },
-  { view: 'format_drift', order: 'operation, field, kind, seen' },
-  { view: 'credit_usage', order: 'cycle, operation' },
-];
+import { REPLAYED_VIEWS, viewRows } from '../support/views.ts';
 
 const CYCLES = ['2026-11-10', '2026-11-11', '2026-11-12'];
 
@@ -141,14 +125,7 @@ describe('rebuild from the raw landing', { timeout: 180_000 }, () => {
     await dbSim?.close();
   });
 
-  const snapshot = async () => {
-    const out: Record<string, unknown[]> = {};
-    for (const { view, order, omit } of VIEWS) {
-      const rows = [...(await t.sql.unsafe(`select * from analytics.${view} order by ${order}`))];
-      out[view] = rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k !== omit)));
-    }
-    return out;
-  };
+  const snapshot = () => viewRows(t.sql);
 
   it('a history with changes, drift, faults and every kind of event exists to rebuild', async () => {
     const [c] = await t.sql<{ n: number }[]>`select count(*)::int as n from enterprise_changes`;
@@ -171,7 +148,7 @@ describe('rebuild from the raw landing', { timeout: 180_000 }, () => {
     expect(summary.enterprises).toBeGreaterThan(0);
     expect(summary.staleKept).toBe(1);
     const after = await snapshot();
-    for (const { view } of VIEWS) {
+    for (const { view } of REPLAYED_VIEWS) {
       expect(after[view]?.length, view).toBe(before[view]?.length);
       expect(after[view], view).toEqual(before[view]);
     }
