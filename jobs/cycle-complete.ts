@@ -7,8 +7,9 @@
  * lock, so any number of askers, processes and retries write them once.
  */
 import { z } from 'zod';
-import { noteCycleProgress } from '../src/events/outbox.ts';
+import { writeCycleCompletion } from '../src/events/outbox.ts';
 import { exportAfterCycle } from '../src/export/scheduled.ts';
+import { settledMark } from '../src/purchase/fetches.ts';
 import { isCalendarDate } from '../src/time/cycles.ts';
 import type { JobDeps, JobReport } from './deps.ts';
 
@@ -31,7 +32,10 @@ export async function processCycleComplete(
   deps: CycleCompleteDeps,
   data: Pick<CycleCompleteJobData, 'cycle'>,
 ): Promise<JobReport> {
-  const completed = await noteCycleProgress(deps.sql, data.cycle, deps.now());
+  // Settled now (not only when the step was asked for), then written once under the outbox lock.
+  const completed =
+    (await settledMark(deps.sql, data.cycle)) !== null &&
+    (await writeCycleCompletion(deps.sql, data.cycle, deps.now()));
   if (!completed)
     return {
       outcome: 'skipped',

@@ -1,7 +1,7 @@
 /** `daybook changes`: the change log, newest first. */
 import { Command } from 'commander';
-import { configOrExit, openStore } from './context.ts';
-import { formatTable, jsonLines } from './terminal.ts';
+import { configOrExit, withStore } from './context.ts';
+import { listOutput } from './terminal.ts';
 import { choiceArg, dateArg, intArg, UsageError } from './usage.ts';
 
 export function changesCommand(): Command {
@@ -36,37 +36,24 @@ export function changesCommand(): Command {
       }) => {
         if (opts.since && opts.until && opts.since > opts.until)
           throw new UsageError(`--since ${opts.since} is after --until ${opts.until}`);
-        const config = configOrExit();
-        const db = await openStore(config);
-        try {
+        await withStore(configOrExit(), async ({ sql }) => {
           const levels = { high: ['high'], medium: ['high', 'medium'], low: ['high', 'medium', 'low'] };
           const severities = levels[opts.severity ?? 'low'];
-          const rows = await db.sql`
+          const rows = await sql`
           select cycle::text, detected_at, pid, current_name as name, category, field, kind, before, after, severity
           from analytics.enterprise_changes
           where severity = any(${severities})
-            ${opts.since ? db.sql`and cycle >= ${opts.since}::date` : db.sql``}
-            ${opts.until ? db.sql`and cycle <= ${opts.until}::date` : db.sql``}
-            ${opts.detectedSince ? db.sql`and detected_at >= ${`${opts.detectedSince}T00:00:00Z`}::timestamptz` : db.sql``}
-            ${opts.pid ? db.sql`and pid = ${opts.pid}` : db.sql``}
+            ${opts.since ? sql`and cycle >= ${opts.since}::date` : sql``}
+            ${opts.until ? sql`and cycle <= ${opts.until}::date` : sql``}
+            ${opts.detectedSince ? sql`and detected_at >= ${`${opts.detectedSince}T00:00:00Z`}::timestamptz` : sql``}
+            ${opts.pid ? sql`and pid = ${opts.pid}` : sql``}
           order by detected_at desc, change_id desc limit ${opts.limit}`;
-          if (opts.json) process.stdout.write(jsonLines(rows));
-          else
-            process.stdout.write(
-              formatTable(rows, [
-                'cycle',
-                'name',
-                'category',
-                'field',
-                'kind',
-                'before',
-                'after',
-                'severity',
-              ]),
-            );
-        } finally {
-          await db.close();
-        }
+          process.stdout.write(
+            listOutput(rows, opts.json, {
+              columns: ['cycle', 'name', 'category', 'field', 'kind', 'before', 'after', 'severity'],
+            }),
+          );
+        });
       },
     );
 }

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { cycleDigest } from '../events/digest.ts';
 import { cycleOf } from '../time/cycles.ts';
-import { configOrExit, openStore } from './context.ts';
+import { configOrExit, withStore } from './context.ts';
 import { forTerminal } from './terminal.ts';
 import { dateArg } from './usage.ts';
 
@@ -14,14 +14,10 @@ export function digestCommand(): Command {
     .option('--cycle <date>', 'the cycle (default: the current one)', dateArg('--cycle'))
     .option('--json', 'print the digest as JSON: cycle, markdown and companies')
     .action(async (opts: { cycle?: string; json?: boolean }) => {
-      const config = configOrExit();
-      const db = await openStore(config);
-      try {
-        const digest = await cycleDigest(db.sql, opts.cycle ?? cycleOf(new Date()));
+      await withStore(configOrExit(), async ({ sql }) => {
+        const digest = await cycleDigest(sql, opts.cycle ?? cycleOf(new Date()));
         process.stdout.write(opts.json ? `${JSON.stringify(digest)}\n` : forTerminalBlock(digest.markdown));
-      } finally {
-        await db.close();
-      }
+      });
     });
 }
 

@@ -2,8 +2,8 @@
 import { Command } from 'commander';
 import { replay } from '../delivery/store.ts';
 import { readEvents } from '../events/feed.ts';
-import { configOrExit, openStore } from './context.ts';
-import { formatTable, jsonLines } from './terminal.ts';
+import { configOrExit, withStore } from './context.ts';
+import { listOutput } from './terminal.ts';
 import { checkEventTypes, collect, dateArg, intArg, UsageError } from './usage.ts';
 
 function replayCommand(): Command {
@@ -17,20 +17,16 @@ function replayCommand(): Command {
     .action(async (opts: { subscription: number; after?: number; since?: string }) => {
       if ((opts.after === undefined) === (opts.since === undefined))
         throw new UsageError('give one of --after <seq> and --since <date>');
-      const config = configOrExit();
-      const db = await openStore(config);
-      try {
+      await withStore(configOrExit(), async ({ sql }) => {
         const n = await replay(
-          db.sql,
+          sql,
           opts.subscription,
           opts.after !== undefined ? { after: opts.after } : { since: new Date(`${opts.since}T00:00:00Z`) },
         );
         if (n === null)
           throw new UsageError(`there is no subscription ${opts.subscription} (subscribe list shows them)`);
         process.stdout.write(`subscription ${opts.subscription}: ${n} events queued again\n`);
-      } finally {
-        await db.close();
-      }
+      });
     });
 }
 
@@ -61,22 +57,16 @@ export function eventsCommand(): Command {
       .action(
         async (opts: { after: number; limit: number; type: string[]; pid?: string; json?: boolean }) => {
           checkEventTypes(opts.type);
-          const config = configOrExit();
-          const db = await openStore(config);
-          try {
-            const events = await readEvents(db.sql, {
+          await withStore(configOrExit(), async ({ sql }) => {
+            const events = await readEvents(sql, {
               after: opts.after,
               limit: opts.limit,
               types: opts.type,
               ...(opts.pid ? { pid: opts.pid } : {}),
             });
-            if (opts.json) {
-              process.stdout.write(jsonLines(events));
-              return;
-            }
             process.stdout.write(
-              formatTable(
-                events.map((e) => ({
+              listOutput(events, opts.json, {
+                cells: (e) => ({
                   seq: e.sequence,
                   type: e.type,
                   severity: e.severity,
@@ -84,16 +74,15 @@ export function eventsCommand(): Command {
                   name: e.name ?? e.pid,
                   previous: (e.data.previous as string | null | undefined) ?? null,
                   current: (e.data.current as string | null | undefined) ?? null,
-                })),
-                ['seq', 'type', 'severity', 'cycle', 'name', 'previous', 'current'],
-              ),
+                }),
+                columns: ['seq', 'type', 'severity', 'cycle', 'name', 'previous', 'current'],
+              }),
             );
+            // A hint for the table only: --json writes the events and nothing else.
             const last = events.at(-1);
-            if (last && events.length === opts.limit)
+            if (!opts.json && last && events.length === opts.limit)
               process.stderr.write(`more may follow: daybook events --after ${last.sequence}\n`);
-          } finally {
-            await db.close();
-          }
+          });
         },
       )
   );

@@ -9,7 +9,7 @@ import { Queues, retryPolicy } from '../runtime/queues.ts';
 import { coordinationKey } from '../runtime/redis.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { clientFor, limiterFor, loggerFor, oneShotRedis } from './assemble.ts';
-import { configOrExit, openStore } from './context.ts';
+import { configOrExit, withStore } from './context.ts';
 import { dateArg, intArg, UsageError } from './usage.ts';
 
 export function resumeCommand(): Command {
@@ -27,8 +27,7 @@ export function resumeCommand(): Command {
     .option('--inline', 'run the deferred entries now in this process instead of enqueuing them')
     .action(async (opts: { cycle?: string; addBudget: number; inline?: boolean }) => {
       const config = configOrExit();
-      const db = await openStore(config);
-      try {
+      await withStore(config, async (db) => {
         const cycle = opts.cycle ?? cycleOf(new Date());
         if (!(await resumeCycle(db.sql, cycle, opts.addBudget))) {
           throw new UsageError(`cycle ${cycle} has no budget yet: nothing was planned for it`);
@@ -101,8 +100,6 @@ export function resumeCommand(): Command {
             `cycle ${cycle} resumed: ${c.selected ?? 0} entries planned and enqueued (${rerun} of them deferred earlier); ${c.deferred ?? 0} still deferred\n`,
           );
         }
-      } finally {
-        await db.close();
-      }
+      });
     });
 }

@@ -9,7 +9,7 @@ import { budgetOf } from '../purchase/credits.ts';
 import { Queues, redisConnection } from '../runtime/queues.ts';
 import { redisLabel } from '../runtime/redis.ts';
 import { cycleOf } from '../time/cycles.ts';
-import { configOrExit, openStore } from './context.ts';
+import { configOrExit, withStore } from './context.ts';
 import { DRIFT_COLUMNS, formatTable, forTerminal } from './terminal.ts';
 import { dateArg } from './usage.ts';
 
@@ -224,17 +224,14 @@ export function statusCommand(): Command {
     .option('--no-queues', 'do not ask Redis for queue counts')
     .action(async (opts: { cycle?: string; json?: boolean; queues: boolean }) => {
       const config = configOrExit();
-      const db = await openStore(config);
-      try {
-        const status = await readStatus(db.sql, config, opts.cycle ?? cycleOf(new Date()), opts.queues);
+      await withStore(config, async ({ sql }) => {
+        const status = await readStatus(sql, config, opts.cycle ?? cycleOf(new Date()), opts.queues);
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(statusJson(status))}\n`);
           return;
         }
         process.stdout.write(`${statusLines(status, config).join('\n')}\n`);
         writeStatusTables(status);
-      } finally {
-        await db.close();
-      }
+      });
     });
 }

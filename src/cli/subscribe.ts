@@ -1,6 +1,5 @@
 /** Webhook subscriptions: `subscribe add|list|pause|resume|remove|rotate-secret`. */
 import { Command } from 'commander';
-import type postgres from 'postgres';
 import { checkTarget, parseWebhookUrl, WebhookUrlError } from '../delivery/address.ts';
 import { safeUrl } from '../delivery/engine.ts';
 import {
@@ -11,19 +10,9 @@ import {
   setSubscriptionState,
 } from '../delivery/store.ts';
 import { parseDuration } from '../retry/schedule.ts';
-import { configOrExit, openStore } from './context.ts';
-import { formatTable, jsonLines } from './terminal.ts';
+import { configOrExit, withStore } from './context.ts';
+import { listOutput } from './terminal.ts';
 import { checkEventTypes, choiceArg, collect, subscriptionIdArg, UsageError } from './usage.ts';
-
-/** Runs `body` on the configured database, closed afterwards. */
-async function withStore<T>(body: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const db = await openStore(configOrExit());
-  try {
-    return await body(db.sql);
-  } finally {
-    await db.close();
-  }
-}
 
 function subscribeAdd(): Command {
   return new Command('add')
@@ -80,7 +69,7 @@ function subscribeAdd(): Command {
           if (err instanceof WebhookUrlError) throw new UsageError(err.message);
           throw err;
         }
-        const { subscription, secret } = await withStore((sql) =>
+        const { subscription, secret } = await withStore(configOrExit(), ({ sql }) =>
           addSubscription(sql, {
             url: url.toString(),
             types: opts.type,
@@ -108,14 +97,10 @@ function subscribeList(): Command {
     .description('List subscriptions and their state (never their secrets).')
     .option('--json', 'print as JSON lines')
     .action(async (opts: { json?: boolean }) => {
-      const subs = await withStore((sql) => listSubscriptions(sql));
-      if (opts.json) {
-        process.stdout.write(jsonLines(subs));
-        return;
-      }
+      const subs = await withStore(configOrExit(), ({ sql }) => listSubscriptions(sql));
       process.stdout.write(
-        formatTable(
-          subs.map((s) => ({
+        listOutput(subs, opts.json, {
+          cells: (s) => ({
             id: s.id,
             url: safeUrl(s.url),
             state: s.state + (s.disabled_reason ? ` (${s.disabled_reason})` : ''),
@@ -124,8 +109,8 @@ function subscribeList(): Command {
             pids: s.pids.join(','),
             format: s.format,
             private: s.allow_private ? 'allowed' : '',
-          })),
-        ),
+          }),
+        }),
       );
     });
 }
@@ -135,7 +120,7 @@ function stateCommand(name: 'pause' | 'resume', description: string): Command {
     .description(description)
     .argument('<id>', 'the subscription id (subscribe list)', subscriptionIdArg)
     .action(async (id: number) => {
-      const s = await withStore((sql) =>
+      const s = await withStore(configOrExit(), ({ sql }) =>
         setSubscriptionState(sql, id, name === 'pause' ? 'paused' : 'active'),
       );
       if (!s) throw new UsageError(`there is no subscription ${id} (subscribe list shows them)`);
@@ -148,7 +133,7 @@ function subscribeRemove(): Command {
     .description('Remove a subscription and its pending deliveries (the attempt log goes with it).')
     .argument('<id>', 'the subscription id', subscriptionIdArg)
     .action(async (id: number) => {
-      if (!(await withStore((sql) => removeSubscription(sql, id))))
+      if (!(await withStore(configOrExit(), ({ sql }) => removeSubscription(sql, id))))
         throw new UsageError(`there is no subscription ${id} (subscribe list shows them)`);
       process.stdout.write(`subscription ${id} removed\n`);
     });
@@ -169,7 +154,7 @@ function subscribeRotate(): Command {
       } catch (err) {
         throw new UsageError(`--overlap: ${(err as Error).message}`);
       }
-      const secret = await withStore((sql) => rotateSecret(sql, id, overlap));
+      const secret = await withStore(configOrExit(), ({ sql }) => rotateSecret(sql, id, overlap));
       if (!secret) throw new UsageError(`there is no subscription ${id} (subscribe list shows them)`);
       if (opts.json) process.stdout.write(`${JSON.stringify({ id, secret, overlap_ms: overlap })}\n`);
       else process.stdout.write(`subscription ${id}: new signing secret (shown once; keep it): ${secret}\n`);

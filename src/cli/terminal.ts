@@ -123,3 +123,20 @@ export const DRIFT_COLUMNS = [
 export function jsonLines(rows: readonly unknown[]): string {
   return rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : '');
 }
+
+/**
+ * What a list command prints: with --json each row as it is, one JSON line each; else the aligned
+ * table of `columns`, each row made a table row by `cells` (the row itself when not given).
+ */
+export function listOutput<T>(
+  rows: readonly T[],
+  json: boolean | undefined,
+  table: { cells?: (row: T) => Record<string, unknown>; columns?: string[] } = {},
+): string {
+  if (json) return jsonLines(rows);
+  const cells = table.cells ?? ((row: T) => row as Record<string, unknown>);
+  return formatTable(
+    rows.map((row) => cells(row)),
+    table.columns,
+  );
+}

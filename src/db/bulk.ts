@@ -26,3 +26,26 @@ export async function reserveIds(sql: Sql, table: string, count: number): Promis
     select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${count})`;
   return rows.map((r) => Number(r.id));
 }
+
+/** Empties `tables` in one statement, restarting their ids (a rebuild writes them all again). */
+export async function truncateTables(sql: Sql, tables: readonly string[]): Promise<void> {
+  await sql`truncate ${sql(tables as string[])} restart identity`;
+}
+
+/**
+ * Deletes the rows of `table` up to id `upToId` that a later row of the same `key` superseded
+ * (sightings: the latest of each key stays). Returns how many went.
+ */
+export async function deleteSuperseded(
+  sql: Sql,
+  table: string,
+  key: string,
+  upToId: string,
+): Promise<number> {
+  const gone = await sql`
+    delete from ${sql(table)} s using (
+      select id, row_number() over (partition by ${sql(key)} order by id desc) as newer
+      from ${sql(table)}) o
+    where s.id = o.id and o.newer > 1 and s.id <= ${upToId}::bigint`;
+  return gone.count;
+}

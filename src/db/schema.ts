@@ -4,6 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import {
+  type AnyPgColumn,
   bigint,
   bigserial,
   boolean,
@@ -34,6 +35,55 @@ const id = (name: string) => bigint(name, { mode: 'number' });
  */
 const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
 const loadXid = () => xid8('load_xid').notNull().default(sql`pg_current_xact_id()`);
+
+/*
+ * Column groups several tables share, spread into each table in place (fresh builders per call:
+ * a drizzle column belongs to one table).
+ */
+
+/** Which version of its entity a versions row is, when it was in force, and its content's hash. */
+const versionSpan = () => ({
+  version: integer('version').notNull(),
+  validFrom: tstz('valid_from').notNull(),
+  validTo: tstz('valid_to'),
+  isCurrent: boolean('is_current').notNull(),
+  contentHash: text('content_hash').notNull(),
+});
+
+/** What a versions row keeps besides its fields, closing with its export cursor columns. */
+const versionRecord = () => ({
+  /** Original text of values that could not be read (dates; an enterprise's IS_LISTED, PROVINCE). */
+  unreadText: jsonb('unread_text').notNull().default({}),
+  /** Fields the spec does not document, as received. */
+  extra: jsonb('extra').notNull().default({}),
+  /** The whole normalized record, children included: what diffs are computed from. */
+  normalized: jsonb('normalized').notNull(),
+  /** The transaction that wrote the version, and the one that closed it (set by a trigger). */
+  loadXid: loadXid(),
+  closedXid: xid8('closed_xid'),
+});
+
+/** A row of a list that belongs to one version: it goes when the version goes. */
+const versionItem = (versionsId: () => AnyPgColumn) => ({
+  versionId: id('version_id').notNull().references(versionsId, { onDelete: 'cascade' }),
+});
+
+/** A person of an enterprise version's list (key personnel, liquidation group). */
+const personItem = (versionsId: () => AnyPgColumn) => ({
+  ...versionItem(versionsId),
+  ordinal: smallint('ordinal').notNull(),
+  name: text('name').notNull(),
+  position: text('position'),
+  extra: jsonb('extra').notNull().default({}),
+});
+
+/** A sighting's view of its entity's row: version in force, first and last seen. */
+const sightingState = () => ({
+  versionId: id('version_id'),
+  firstSeenAt: tstz('first_seen_at').notNull(),
+  lastSeenAt: tstz('last_seen_at').notNull(),
+  loadXid: loadXid(),
+});
 
 /** One row per job run (or inline step): what ran, when, how it ended. */
 export const runs = pgTable(
@@ -166,11 +216,7 @@ export const enterpriseVersions = pgTable(
     pid: text('pid')
       .notNull()
       .references(() => enterprises.pid),
-    version: integer('version').notNull(),
-    validFrom: tstz('valid_from').notNull(),
-    validTo: tstz('valid_to'),
-    isCurrent: boolean('is_current').notNull(),
-    contentHash: text('content_hash').notNull(),
+    ...versionSpan(),
     cycle: date('cycle', { mode: 'string' }).notNull(),
     /** Lineage: the raw answer this version was read from. */
     rawResponseId: id('raw_response_id').references(() => rawResponses.id),
@@ -208,15 +254,7 @@ export const enterpriseVersions = pgTable(
     industryPhy: text('industry_phy'),
     industryBig: text('industry_big'),
     industryMiddle: text('industry_middle'),
-    /** Original text of values that could not be read (dates, IS_LISTED, PROVINCE). */
-    unreadText: jsonb('unread_text').notNull().default({}),
-    /** Fields the spec does not document, as received. */
-    extra: jsonb('extra').notNull().default({}),
-    /** The whole normalized record, children included: what diffs are computed from. */
-    normalized: jsonb('normalized').notNull(),
-    /** The transaction that wrote the version, and the one that closed it (set by a trigger). */
-    loadXid: loadXid(),
-    closedXid: xid8('closed_xid'),
+    ...versionRecord(),
   },
   (t) => [
     uniqueIndex('enterprise_versions_pid_version_key').on(t.pid, t.version),
@@ -232,15 +270,7 @@ export const enterpriseVersions = pgTable(
 /** Key personnel of one version. */
 export const enterprisePersons = pgTable(
   'enterprise_persons',
-  {
-    versionId: id('version_id')
-      .notNull()
-      .references(() => enterpriseVersions.id, { onDelete: 'cascade' }),
-    ordinal: smallint('ordinal').notNull(),
-    name: text('name').notNull(),
-    position: text('position'),
-    extra: jsonb('extra').notNull().default({}),
-  },
+  personItem(() => enterpriseVersions.id),
   (t) => [primaryKey({ columns: [t.versionId, t.ordinal] }), index('enterprise_persons_name_idx').on(t.name)],
 );
 
@@ -248,9 +278,7 @@ export const enterprisePersons = pgTable(
 export const enterpriseShareholders = pgTable(
   'enterprise_shareholders',
   {
-    versionId: id('version_id')
-      .notNull()
-      .references(() => enterpriseVersions.id, { onDelete: 'cascade' }),
+    ...versionItem(() => enterpriseVersions.id),
     ordinal: smallint('ordinal').notNull(),
     name: text('name'),
     type: text('type'),
@@ -266,15 +294,7 @@ export const enterpriseShareholders = pgTable(
 /** Liquidation group members of one version. */
 export const enterpriseClearingMembers = pgTable(
   'enterprise_clearing_members',
-  {
-    versionId: id('version_id')
-      .notNull()
-      .references(() => enterpriseVersions.id, { onDelete: 'cascade' }),
-    ordinal: smallint('ordinal').notNull(),
-    name: text('name').notNull(),
-    position: text('position'),
-    extra: jsonb('extra').notNull().default({}),
-  },
+  personItem(() => enterpriseVersions.id),
   (t) => [primaryKey({ columns: [t.versionId, t.ordinal] })],
 );
 
@@ -352,11 +372,7 @@ export const productVersions = pgTable(
     productId: text('product_id')
       .notNull()
       .references(() => products.productId),
-    version: integer('version').notNull(),
-    validFrom: tstz('valid_from').notNull(),
-    validTo: tstz('valid_to'),
-    isCurrent: boolean('is_current').notNull(),
-    contentHash: text('content_hash').notNull(),
+    ...versionSpan(),
     rawResponseId: id('raw_response_id').references(() => rawResponses.id),
     recordId: text('record_id').notNull(),
     name: text('name').notNull(),
@@ -367,11 +383,7 @@ export const productVersions = pgTable(
     featuredAt: tstz('featured_at'),
     thumbnailUrl: text('thumbnail_url'),
     thumbnailType: text('thumbnail_type'),
-    unreadText: jsonb('unread_text').notNull().default({}),
-    extra: jsonb('extra').notNull().default({}),
-    normalized: jsonb('normalized').notNull(),
-    loadXid: loadXid(),
-    closedXid: xid8('closed_xid'),
+    ...versionRecord(),
   },
   (t) => [
     uniqueIndex('product_versions_pid_version_key').on(t.productId, t.version),
@@ -385,9 +397,7 @@ export const productVersions = pgTable(
 export const productTopics = pgTable(
   'product_topics',
   {
-    versionId: id('version_id')
-      .notNull()
-      .references(() => productVersions.id, { onDelete: 'cascade' }),
+    ...versionItem(() => productVersions.id),
     topic: text('topic').notNull(),
   },
   (t) => [primaryKey({ columns: [t.versionId, t.topic] }), index('product_topics_topic_idx').on(t.topic)],
@@ -396,9 +406,7 @@ export const productTopics = pgTable(
 export const productMedia = pgTable(
   'product_media',
   {
-    versionId: id('version_id')
-      .notNull()
-      .references(() => productVersions.id, { onDelete: 'cascade' }),
+    ...versionItem(() => productVersions.id),
     position: smallint('position').notNull(),
     url: text('url').notNull(),
     type: text('type'),
@@ -411,9 +419,7 @@ export const productMedia = pgTable(
 export const productLinks = pgTable(
   'product_links',
   {
-    versionId: id('version_id')
-      .notNull()
-      .references(() => productVersions.id, { onDelete: 'cascade' }),
+    ...versionItem(() => productVersions.id),
     position: smallint('position').notNull(),
     url: text('url').notNull(),
     type: text('type'),
@@ -900,10 +906,7 @@ export const enterpriseSightings = pgTable(
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     pid: text('pid').notNull(),
     presence: text('presence').notNull(),
-    versionId: id('version_id'),
-    firstSeenAt: tstz('first_seen_at').notNull(),
-    lastSeenAt: tstz('last_seen_at').notNull(),
-    loadXid: loadXid(),
+    ...sightingState(),
   },
   (t) => [index('enterprise_sightings_load_xid_idx').on(t.loadXid)],
 );
@@ -914,10 +917,7 @@ export const productSightings = pgTable(
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     productId: text('product_id').notNull(),
-    versionId: id('version_id'),
-    firstSeenAt: tstz('first_seen_at').notNull(),
-    lastSeenAt: tstz('last_seen_at').notNull(),
-    loadXid: loadXid(),
+    ...sightingState(),
   },
   (t) => [index('product_sightings_load_xid_idx').on(t.loadXid)],
 );

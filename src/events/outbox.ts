@@ -136,17 +136,12 @@ export function observationEvent(o: {
 }
 
 /**
- * When every planned entry of `cycle` has reached a final state and the cycle is not paused,
- * writes `cycle.completed` and `digest.daily`, once per cycle: the check runs under the outbox
- * lock, so two processes finishing the last entries at once write them once. Returns whether it
- * wrote them.
+ * Writes `cycle.completed` and `digest.daily` of a cycle whose work has settled (the caller
+ * checks that: src/purchase/fetches.ts `settledMark`), once per cycle: it runs under the outbox
+ * lock, so two processes completing a cycle at once write them once. Returns whether it wrote
+ * them.
  */
-export async function noteCycleProgress(sql: postgres.Sql, cycle: string, now: Date): Promise<boolean> {
-  const [open] = await sql<{ open: boolean }[]>`
-    select exists (select 1 from cycle_fetches where cycle = ${cycle} and status in ('planned', 'fetching', 'retrying'))
-        or not exists (select 1 from cycle_fetches where cycle = ${cycle})
-        or exists (select 1 from cycle_budgets where cycle = ${cycle} and paused_at is not null) as open`;
-  if (open?.open !== false) return false;
+export async function writeCycleCompletion(sql: postgres.Sql, cycle: string, now: Date): Promise<boolean> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${EVENTS_LOCK.toString()}::bigint)`;
     const [done] = await tx`select 1 from events where type = 'cycle.completed' and cycle = ${cycle} limit 1`;

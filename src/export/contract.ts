@@ -117,9 +117,88 @@ const ENTERPRISE_FIELDS: Column[] = [
   c('extra', 'json', 'Fields the upstream sent that its documentation does not list, as received.', nn),
 ];
 
-const child = (v: string) => [
-  c('pid', 'text', 'The enterprise.', { ...nn, expr: `${v}.pid` }),
-  c('version', 'int32', 'Its version this row belongs to.', { ...nn, expr: `${v}.version` }),
+/** A column read from the table of alias `alias`, under its own name. */
+const at =
+  (alias: string) =>
+  (col: Column): Column => ({ ...col, expr: `${alias}.${col.name}` });
+
+/** A version's valid_to and is_current as they stood at the cut. */
+const atCut = () => [
+  c('valid_to', 'timestamp', 'When the next version replaced it; null while current.', {
+    expr: `case when ${closedAtCut('v')} then v.valid_to end`,
+  }),
+  c('is_current', 'boolean', 'True for the version in force.', { ...nn, expr: `not ${closedAtCut('v')}` }),
+];
+
+/**
+ * What has versions (`<entity>_versions`, `<entity>_sightings`): its key column and that column's
+ * description, and the description of the version column of a list that belongs to a version.
+ */
+const ENTERPRISE = {
+  entity: 'enterprise',
+  key: 'pid',
+  is: 'The enterprise.',
+  version: 'Its version this row belongs to.',
+};
+const PRODUCT: Versioned = {
+  entity: 'product',
+  key: 'product_id',
+  is: 'The product.',
+  version: 'Its version.',
+};
+type Versioned = typeof ENTERPRISE;
+
+/**
+ * A list that belongs to a version (persons, topics, media…): keyed by the version and `key`, its
+ * own columns read from `alias`, in a package with the version it belongs to (`v`).
+ */
+const versionList = (
+  of: Versioned,
+  list: { name: string; alias: string; description: string; key: string },
+  columns: Column[],
+): ExportTable => ({
+  name: list.name,
+  description: list.description,
+  key: [of.key, 'version', list.key],
+  columns: [
+    c(of.key, 'text', of.is, { ...nn, expr: `v.${of.key}` }),
+    c('version', 'int32', of.version, { ...nn, expr: 'v.version' }),
+    ...columns.map(at(list.alias)),
+  ],
+  from: `${list.name} ${list.alias} join ${of.entity}_versions v on v.id = ${list.alias}.version_id`,
+  where: inRange('v.load_xid'),
+  orderBy: `v.${of.key}, v.version, ${list.alias}.${list.key}`,
+});
+
+/** Every state of an entity's record (`state`: what it holds besides its key and version in force). */
+const sightings = (of: Versioned, description: string, state: Column[], lastSeen: string): ExportTable => ({
+  name: `${of.entity}_sightings`,
+  description,
+  key: ['sighting_id'],
+  columns: [
+    c('sighting_id', 'int64', 'Increases with every state; the highest is the latest.', {
+      ...nn,
+      expr: 's.id',
+    }),
+    c(of.key, 'text', of.is, { ...nn, expr: `s.${of.key}` }),
+    ...state,
+    c('version', 'int32', 'The version in force.', { ...nn, expr: 'v.version' }),
+    c('first_seen_at', 'timestamp', 'When daybook first found it, UTC.', { ...nn, expr: 's.first_seen_at' }),
+    c('last_seen_at', 'timestamp', lastSeen, { ...nn, expr: 's.last_seen_at' }),
+  ],
+  from: `${of.entity}_sightings s join ${of.entity}_versions v on v.id = s.version_id`,
+  where: inRange('s.load_xid'),
+  orderBy: 's.id',
+});
+
+const EXTRA = c('extra', 'json', 'Undocumented fields, as received.', nn);
+const POSITION = c('position', 'int32', 'Position, from 0.', nn);
+/** The people of an enterprise version's list (key personnel, liquidation group). */
+const PEOPLE = [
+  c('ordinal', 'int32', 'Position in the list, from 0.', nn),
+  c('name', 'text', 'Name.', nn),
+  c('position', 'text', 'Position held.'),
+  EXTRA,
 ];
 
 export const EXPORT_TABLES: ExportTable[] = [
@@ -135,13 +214,7 @@ export const EXPORT_TABLES: ExportTable[] = [
         ...nn,
         expr: 'v.valid_from',
       }),
-      c('valid_to', 'timestamp', 'When the next version replaced it; null while current.', {
-        expr: `case when ${closedAtCut('v')} then v.valid_to end`,
-      }),
-      c('is_current', 'boolean', 'True for the version in force.', {
-        ...nn,
-        expr: `not ${closedAtCut('v')}`,
-      }),
+      ...atCut(),
       c('cycle', 'date', 'The cycle (Beijing date of the 03:00 refresh) that found it.', {
         ...nn,
         expr: 'v.cycle',
@@ -150,7 +223,7 @@ export const EXPORT_TABLES: ExportTable[] = [
         ...nn,
         expr: 'v.content_hash',
       }),
-      ...ENTERPRISE_FIELDS.map((col) => ({ ...col, expr: `v.${col.name}` })),
+      ...ENTERPRISE_FIELDS.map(at('v')),
       c('raw_response_id', 'int64', 'The landed answer it was read from (lineage).', {
         expr: 'v.raw_response_id',
       }),
@@ -159,81 +232,53 @@ export const EXPORT_TABLES: ExportTable[] = [
     where: versionRange('v'),
     orderBy: 'v.pid, v.version',
   },
-  {
-    name: 'enterprise_persons',
-    description: 'Key personnel of each enterprise version, in the order the upstream gave them.',
-    key: ['pid', 'version', 'ordinal'],
-    columns: [
-      ...child('v'),
-      c('ordinal', 'int32', 'Position in the list, from 0.', { ...nn, expr: 'p.ordinal' }),
-      c('name', 'text', 'Name.', { ...nn, expr: 'p.name' }),
-      c('position', 'text', 'Position held.', { expr: 'p.position' }),
-      c('extra', 'json', 'Undocumented fields, as received.', { ...nn, expr: 'p.extra' }),
+  versionList(
+    ENTERPRISE,
+    {
+      name: 'enterprise_persons',
+      alias: 'p',
+      description: 'Key personnel of each enterprise version, in the order the upstream gave them.',
+      key: 'ordinal',
+    },
+    PEOPLE,
+  ),
+  versionList(
+    ENTERPRISE,
+    {
+      name: 'enterprise_shareholders',
+      alias: 's',
+      description: 'Shareholders of each enterprise version.',
+      key: 'ordinal',
+    },
+    [
+      c('ordinal', 'int32', 'Position in the list, from 0.', nn),
+      c('name', 'text', 'Name.'),
+      c('type', 'text', 'Shareholder type.'),
+      c('shareholder_pid', 'text', 'PID of an enterprise shareholder.'),
+      EXTRA,
     ],
-    from: 'enterprise_persons p join enterprise_versions v on v.id = p.version_id',
-    where: `${inRange('v.load_xid')}`,
-    orderBy: 'v.pid, v.version, p.ordinal',
-  },
-  {
-    name: 'enterprise_shareholders',
-    description: 'Shareholders of each enterprise version.',
-    key: ['pid', 'version', 'ordinal'],
-    columns: [
-      ...child('v'),
-      c('ordinal', 'int32', 'Position in the list, from 0.', { ...nn, expr: 's.ordinal' }),
-      c('name', 'text', 'Name.', { expr: 's.name' }),
-      c('type', 'text', 'Shareholder type.', { expr: 's.type' }),
-      c('shareholder_pid', 'text', 'PID of an enterprise shareholder.', { expr: 's.shareholder_pid' }),
-      c('extra', 'json', 'Undocumented fields, as received.', { ...nn, expr: 's.extra' }),
-    ],
-    from: 'enterprise_shareholders s join enterprise_versions v on v.id = s.version_id',
-    where: `${inRange('v.load_xid')}`,
-    orderBy: 'v.pid, v.version, s.ordinal',
-  },
-  {
-    name: 'enterprise_clearing_members',
-    description: 'Liquidation group members of each enterprise version.',
-    key: ['pid', 'version', 'ordinal'],
-    columns: [
-      ...child('v'),
-      c('ordinal', 'int32', 'Position in the list, from 0.', { ...nn, expr: 'm.ordinal' }),
-      c('name', 'text', 'Name.', { ...nn, expr: 'm.name' }),
-      c('position', 'text', 'Position held.', { expr: 'm.position' }),
-      c('extra', 'json', 'Undocumented fields, as received.', { ...nn, expr: 'm.extra' }),
-    ],
-    from: 'enterprise_clearing_members m join enterprise_versions v on v.id = m.version_id',
-    where: `${inRange('v.load_xid')}`,
-    orderBy: 'v.pid, v.version, m.ordinal',
-  },
-  {
-    name: 'enterprise_sightings',
-    description:
-      "Every state of an enterprise's record: presence, version in force, first and last seen. An enterprise's state is its row with the highest sighting_id.",
-    key: ['sighting_id'],
-    columns: [
-      c('sighting_id', 'int64', 'Increases with every state; the highest is the latest.', {
-        ...nn,
-        expr: 's.id',
-      }),
-      c('pid', 'text', 'The enterprise.', { ...nn, expr: 's.pid' }),
+  ),
+  versionList(
+    ENTERPRISE,
+    {
+      name: 'enterprise_clearing_members',
+      alias: 'm',
+      description: 'Liquidation group members of each enterprise version.',
+      key: 'ordinal',
+    },
+    PEOPLE,
+  ),
+  sightings(
+    ENTERPRISE,
+    "Every state of an enterprise's record: presence, version in force, first and last seen. An enterprise's state is its row with the highest sighting_id.",
+    [
       c('presence', 'text', 'present, or disappeared (found before, now not found).', {
         ...nn,
         expr: 's.presence',
       }),
-      c('version', 'int32', 'The version in force.', { ...nn, expr: 'v.version' }),
-      c('first_seen_at', 'timestamp', 'When daybook first found it, UTC.', {
-        ...nn,
-        expr: 's.first_seen_at',
-      }),
-      c('last_seen_at', 'timestamp', 'When the latest answer applied was landed, UTC.', {
-        ...nn,
-        expr: 's.last_seen_at',
-      }),
     ],
-    from: 'enterprise_sightings s join enterprise_versions v on v.id = s.version_id',
-    where: inRange('s.load_xid'),
-    orderBy: 's.id',
-  },
+    'When the latest answer applied was landed, UTC.',
+  ),
   {
     name: 'enterprise_changes',
     description: 'One row per field-level change between two consecutive versions of an enterprise.',
@@ -317,13 +362,7 @@ export const EXPORT_TABLES: ExportTable[] = [
       c('product_id', 'text', 'The product.', { ...nn, expr: 'v.product_id' }),
       c('version', 'int32', '1, 2, 3… per product.', { ...nn, expr: 'v.version' }),
       c('valid_from', 'timestamp', 'When this version was landed, UTC.', { ...nn, expr: 'v.valid_from' }),
-      c('valid_to', 'timestamp', 'When the next version replaced it; null while current.', {
-        expr: `case when ${closedAtCut('v')} then v.valid_to end`,
-      }),
-      c('is_current', 'boolean', 'True for the version in force.', {
-        ...nn,
-        expr: `not ${closedAtCut('v')}`,
-      }),
+      ...atCut(),
       c('content_hash', 'text', 'sha256 of the normalized content.', { ...nn, expr: 'v.content_hash' }),
       c('record_id', 'text', 'The record id of the list entry.', { ...nn, expr: 'v.record_id' }),
       c('name', 'text', 'Name.', { ...nn, expr: 'v.name' }),
@@ -345,74 +384,43 @@ export const EXPORT_TABLES: ExportTable[] = [
     where: versionRange('v'),
     orderBy: 'v.product_id, v.version',
   },
-  {
-    name: 'product_topics',
-    description: 'Topics of each product version.',
-    key: ['product_id', 'version', 'topic'],
-    columns: [
-      c('product_id', 'text', 'The product.', { ...nn, expr: 'v.product_id' }),
-      c('version', 'int32', 'Its version.', { ...nn, expr: 'v.version' }),
-      c('topic', 'text', 'Topic.', { ...nn, expr: 't.topic' }),
+  versionList(
+    PRODUCT,
+    { name: 'product_topics', alias: 't', description: 'Topics of each product version.', key: 'topic' },
+    [c('topic', 'text', 'Topic.', nn)],
+  ),
+  versionList(
+    PRODUCT,
+    {
+      name: 'product_media',
+      alias: 'm',
+      description: 'Media of each product version, in order.',
+      key: 'position',
+    },
+    [
+      POSITION,
+      c('url', 'text', 'URL.', nn),
+      c('type', 'text', 'Media type.'),
+      c('video_url', 'text', 'Video URL.'),
+      EXTRA,
     ],
-    from: 'product_topics t join product_versions v on v.id = t.version_id',
-    where: inRange('v.load_xid'),
-    orderBy: 'v.product_id, v.version, t.topic',
-  },
-  {
-    name: 'product_media',
-    description: 'Media of each product version, in order.',
-    key: ['product_id', 'version', 'position'],
-    columns: [
-      c('product_id', 'text', 'The product.', { ...nn, expr: 'v.product_id' }),
-      c('version', 'int32', 'Its version.', { ...nn, expr: 'v.version' }),
-      c('position', 'int32', 'Position, from 0.', { ...nn, expr: 'm.position' }),
-      c('url', 'text', 'URL.', { ...nn, expr: 'm.url' }),
-      c('type', 'text', 'Media type.', { expr: 'm.type' }),
-      c('video_url', 'text', 'Video URL.', { expr: 'm.video_url' }),
-      c('extra', 'json', 'Undocumented fields, as received.', { ...nn, expr: 'm.extra' }),
-    ],
-    from: 'product_media m join product_versions v on v.id = m.version_id',
-    where: inRange('v.load_xid'),
-    orderBy: 'v.product_id, v.version, m.position',
-  },
-  {
-    name: 'product_links',
-    description: 'Links of each product version, in order.',
-    key: ['product_id', 'version', 'position'],
-    columns: [
-      c('product_id', 'text', 'The product.', { ...nn, expr: 'v.product_id' }),
-      c('version', 'int32', 'Its version.', { ...nn, expr: 'v.version' }),
-      c('position', 'int32', 'Position, from 0.', { ...nn, expr: 'l.position' }),
-      c('url', 'text', 'URL.', { ...nn, expr: 'l.url' }),
-      c('type', 'text', 'Link type.', { expr: 'l.type' }),
-      c('extra', 'json', 'Undocumented fields, as received.', { ...nn, expr: 'l.extra' }),
-    ],
-    from: 'product_links l join product_versions v on v.id = l.version_id',
-    where: inRange('v.load_xid'),
-    orderBy: 'v.product_id, v.version, l.position',
-  },
-  {
-    name: 'product_sightings',
-    description:
-      "Every state of a product's record: version in force, first and last seen. A product's state is its row with the highest sighting_id.",
-    key: ['sighting_id'],
-    columns: [
-      c('sighting_id', 'int64', 'Increases with every state; the highest is the latest.', {
-        ...nn,
-        expr: 's.id',
-      }),
-      c('product_id', 'text', 'The product.', { ...nn, expr: 's.product_id' }),
-      c('version', 'int32', 'The version in force.', { ...nn, expr: 'v.version' }),
-      c('first_seen_at', 'timestamp', 'When daybook first found it, UTC.', {
-        ...nn,
-        expr: 's.first_seen_at',
-      }),
-      c('last_seen_at', 'timestamp', 'When it was last seen, UTC.', { ...nn, expr: 's.last_seen_at' }),
-    ],
-    from: 'product_sightings s join product_versions v on v.id = s.version_id',
-    where: inRange('s.load_xid'),
-    orderBy: 's.id',
-  },
+  ),
+  versionList(
+    PRODUCT,
+    {
+      name: 'product_links',
+      alias: 'l',
+      description: 'Links of each product version, in order.',
+      key: 'position',
+    },
+    [POSITION, c('url', 'text', 'URL.', nn), c('type', 'text', 'Link type.'), EXTRA],
+  ),
+  sightings(
+    PRODUCT,
+    "Every state of a product's record: version in force, first and last seen. A product's state is its row with the highest sighting_id.",
+    [],
+    'When it was last seen, UTC.',
+  ),
   {
     name: 'product_comments',
     description: 'Comments, each kept once across pulls.',

@@ -190,15 +190,21 @@ export function diffEnterprises(
     add(ENTERPRISE_FIELD_CATEGORIES[field], field, b, a, scalarDetail(field, b, a, before, after));
   }
 
-  for (const m of matchChildren(before.persons, after.persons, personJson, [(p) => p.name])) {
-    add(
-      'key_personnel',
-      'PERSONS',
-      m.before && describePerson(m.before),
-      m.after && describePerson(m.after),
-      positionDetail(m),
-    );
-  }
+  const addPeople = (category: EnterpriseChangeCategory, field: string, matches: Iterable<Match<Person>>) => {
+    for (const m of matches)
+      add(
+        category,
+        field,
+        m.before && describePerson(m.before),
+        m.after && describePerson(m.after),
+        positionDetail(m),
+      );
+  };
+  addPeople(
+    'key_personnel',
+    'PERSONS',
+    matchChildren(before.persons, after.persons, personJson, [(p) => p.name]),
+  );
 
   for (const m of matchChildren(before.shareholders, after.shareholders, shareholderJson, [
     (s) => s.pid,
@@ -234,17 +240,11 @@ export function diffEnterprises(
       isLiquidating ? 'opened' : 'closed',
     );
   }
-  for (const m of matchChildren(before.clearingMembers, after.clearingMembers, clearingMemberJson, [
-    (c) => c.name,
-  ])) {
-    add(
-      'liquidation',
-      'CLEARINGINFO.member',
-      m.before && describePerson(m.before),
-      m.after && describePerson(m.after),
-      positionDetail(m),
-    );
-  }
+  addPeople(
+    'liquidation',
+    'CLEARINGINFO.member',
+    matchChildren(before.clearingMembers, after.clearingMembers, clearingMemberJson, [(c) => c.name]),
+  );
 
   addExtraChanges(before.extra, after.extra, (key, b, a) => add('extra', key, b, a, null));
   return rows.sort(compareChanges);
@@ -336,13 +336,16 @@ function alignDecimals(x: string, y: string): [bigint, bigint] {
 }
 
 /** What changed in a matched pair of persons or clearing members; null for an added or removed one. */
-function positionDetail(m: Match<{ position: string | null; extra: JsonObject }>): string | null {
+/** A person or clearing member as a change names it. */
+type Person = { name: string; position: string | null; extra: JsonObject };
+
+function positionDetail(m: Match<Person>): string | null {
   if (m.before === null || m.after === null) return null;
   return m.before.position !== m.after.position ? 'position_changed' : 'extra_changed';
 }
 
 /** '张三 (监事)'; the extra JSON follows when there is any. */
-function describePerson(p: { name: string; position: string | null; extra: JsonObject }): string {
+function describePerson(p: Person): string {
   const base = p.position === null ? p.name : `${p.name} (${p.position})`;
   return withExtra(base, p.extra);
 }

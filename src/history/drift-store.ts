@@ -4,6 +4,7 @@
  * key makes it idempotent (a recovered or replayed answer counts once), and only the rows that
  * were new feed the summary. Answers without drift cost nothing: no statement is sent.
  */
+import { truncateTables } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
 import { type DriftItem, detectDrift } from '../normalize/drift.ts';
 import type { Operation } from '../upstream/errors.ts';
@@ -124,5 +125,5 @@ export const DRIFT_DERIVED_TABLES = ['raw_response_drift', 'format_drift'] as co
 
 /** Empties the drift tables for a rebuild (in its transaction; it writes them all again). */
 export async function emptyDrift(tx: Sql): Promise<void> {
-  await tx.unsafe(`truncate ${DRIFT_DERIVED_TABLES.join(', ')} restart identity`);
+  await truncateTables(tx, DRIFT_DERIVED_TABLES);
 }

@@ -16,13 +16,19 @@
  * per enterprise without deadlocks.
  */
 
-import { insertRows } from '../db/bulk.ts';
+import { deleteSuperseded, insertRows, truncateTables } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
 import { appendEvents, changeEvent, type NewEvent, observationEvent } from '../events/outbox.ts';
 import type { NormalizedEnterprise } from '../normalize/types.ts';
 import { diffEnterprises, type Severity } from './classify.ts';
 import { enterpriseContentHash } from './hash.ts';
-import { type VersionTable, type VersionWrite, type WrittenVersions, writeVersions } from './scd2.ts';
+import {
+  pointerRows,
+  type VersionTable,
+  type VersionWrite,
+  type WrittenVersions,
+  writeVersions,
+} from './scd2.ts';
 
 export interface EnterpriseObservation {
   normalized: NormalizedEnterprise;
@@ -432,10 +438,7 @@ async function updatePointers(
   state: ReadonlyMap<string, Current>,
   currentIds: ReadonlyMap<string, number | null>,
 ): Promise<void> {
-  const pointerRows = [...state.entries()].map(([pid, cur]) => [
-    pid,
-    String(currentIds.get(pid)),
-    cur.lastSeenAt.toISOString(),
+  const rows = pointerRows(state, currentIds, (cur) => [
     cur.lastSeenRawId === null ? '' : String(cur.lastSeenRawId),
     cur.presence,
   ]);
@@ -445,7 +448,7 @@ async function updatePointers(
       last_seen_at = u.last_seen_at::timestamptz,
       last_seen_raw_id = nullif(u.last_seen_raw_id, '')::bigint,
       presence = u.presence
-    from (values ${sql(pointerRows)}) as u(pid, version_id, last_seen_at, last_seen_raw_id, presence)
+    from (values ${sql(rows)}) as u(pid, version_id, last_seen_at, last_seen_raw_id, presence)
     where e.pid = u.pid`;
 }
 
@@ -537,12 +540,7 @@ export async function disappearKeyword(
 
 /** Deletes enterprise sightings up to `upToId` that a later sighting of the same PID superseded. */
 export async function dropSupersededEnterpriseSightings(tx: Sql, upToId: string): Promise<number> {
-  const gone = await tx`
-        delete from enterprise_sightings s using (
-          select id, row_number() over (partition by pid order by id desc) as newer
-          from enterprise_sightings) o
-        where s.id = o.id and o.newer > 1 and s.id <= ${upToId}::bigint`;
-  return gone.count;
+  return deleteSuperseded(tx, 'enterprise_sightings', 'pid', upToId);
 }
 
 /** Writes observations as they are (a refused answer's, or those a rebuild keeps). */
@@ -569,5 +567,5 @@ export const ENTERPRISE_DERIVED_TABLES = [
 
 /** Empties the enterprise tables for a rebuild (in its transaction; it writes them all again). */
 export async function emptyEnterpriseHistory(tx: Sql): Promise<void> {
-  await tx.unsafe(`truncate ${ENTERPRISE_DERIVED_TABLES.join(', ')} restart identity`);
+  await truncateTables(tx, ENTERPRISE_DERIVED_TABLES);
 }

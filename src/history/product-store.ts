@@ -5,11 +5,11 @@
  * deduplicated across pulls by (product, created_at, body). Replaying the same pull adds
  * nothing: snapshots are unique per (raw response, position).
  */
-import { insertRows } from '../db/bulk.ts';
+import { deleteSuperseded, insertRows, truncateTables } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
 import type { NormalizedProduct, NormalizedTrendingSnapshot } from '../normalize/types.ts';
 import { productContentHash } from './hash.ts';
-import { type VersionTable, type VersionWrite, writeVersions } from './scd2.ts';
+import { pointerRows, type VersionTable, type VersionWrite, writeVersions } from './scd2.ts';
 
 export interface ProductPull {
   products: NormalizedProduct[];
@@ -273,27 +273,18 @@ async function updatePointers(
   state: ReadonlyMap<string, ProductState>,
   currentIds: ReadonlyMap<string, number | null>,
 ): Promise<void> {
-  const pointerRows = [...state.entries()].map(([pid, cur]) => [
-    pid,
-    String(currentIds.get(pid)),
-    cur.lastSeenAt.toISOString(),
-  ]);
+  const rows = pointerRows(state, currentIds);
   await sql`
     update products p set
       current_version_id = u.version_id::bigint,
       last_seen_at = greatest(p.last_seen_at, u.last_seen_at::timestamptz)
-    from (values ${sql(pointerRows)}) as u(product_id, version_id, last_seen_at)
+    from (values ${sql(rows)}) as u(product_id, version_id, last_seen_at)
     where p.product_id = u.product_id`;
 }
 
 /** Deletes product sightings up to `upToId` that a later sighting of the same product superseded. */
 export async function dropSupersededProductSightings(tx: Sql, upToId: string): Promise<number> {
-  const gone = await tx`
-        delete from product_sightings s using (
-          select id, row_number() over (partition by product_id order by id desc) as newer
-          from product_sightings) o
-        where s.id = o.id and o.newer > 1 and s.id <= ${upToId}::bigint`;
-  return gone.count;
+  return deleteSuperseded(tx, 'product_sightings', 'product_id', upToId);
 }
 
 /** The product tables, derived from the raw landing: what a rebuild empties before it replays. */
@@ -310,5 +301,5 @@ export const PRODUCT_DERIVED_TABLES = [
 
 /** Empties the product tables for a rebuild (in its transaction; it writes them all again). */
 export async function emptyProductHistory(tx: Sql): Promise<void> {
-  await tx.unsafe(`truncate ${PRODUCT_DERIVED_TABLES.join(', ')} restart identity`);
+  await truncateTables(tx, PRODUCT_DERIVED_TABLES);
 }

@@ -91,3 +91,20 @@ async function closeStored(
     from (values ${sql(closeRows)}) as u(id, valid_to)
     where v.id = u.id::bigint`;
 }
+
+/**
+ * The rows that point each entity of a batch at its current version: its key, the version id
+ * and when it was seen last, then whatever `more` adds (values for `from (values …)`).
+ */
+export function pointerRows<S extends { lastSeenAt: Date }>(
+  state: ReadonlyMap<string, S>,
+  currentIds: ReadonlyMap<string, number | null>,
+  more: (s: S) => string[] = () => [],
+): string[][] {
+  return [...state.entries()].map(([key, cur]) => [
+    key,
+    String(currentIds.get(key)),
+    cur.lastSeenAt.toISOString(),
+    ...more(cur),
+  ]);
+}

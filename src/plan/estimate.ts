@@ -153,6 +153,12 @@ function decayed(h: ChangeHistory, whole: number, halfLifeDays: number): ChangeH
   };
 }
 
+/** Counts one change of `severity` (low when unknown) into the history's severity mean. */
+function countSeverity(d: ChangeHistory, severity: Severity | null): void {
+  d.severitySum = round6(d.severitySum + SEVERITY_WEIGHT[severity ?? 'low']);
+  d.severityN = round6(d.severityN + 1);
+}
+
 /**
  * The history after one more interval of `days` days that ended `changed` (with the highest
  * severity of what changed). Older observations decay by HALF_LIFE_DAYS first. Pure.
@@ -172,10 +178,7 @@ export function observe(
   d.n = round6(d.n + 1);
   d.changes = round6(d.changes + (changed ? 1 : 0));
   d.days = round6(d.days + whole);
-  if (changed) {
-    d.severitySum = round6(d.severitySum + SEVERITY_WEIGHT[severity ?? 'low']);
-    d.severityN = round6(d.severityN + 1);
-  }
+  if (changed) countSeverity(d, severity);
   return d;
 }
 
@@ -195,8 +198,7 @@ export function observeDated(
   const d = decayed(h, whole, halfLifeDays);
   d.datedEvents = round6((d.datedEvents ?? 0) + 1);
   d.datedDays = round6((d.datedDays ?? 0) + Math.max(0, Math.min(quietDays, whole)) + 0.5);
-  d.severitySum = round6(d.severitySum + SEVERITY_WEIGHT[severity ?? 'low']);
-  d.severityN = round6(d.severityN + 1);
+  countSeverity(d, severity);
   return d;
 }
 

@@ -7,17 +7,18 @@
  */
 import { EventEmitter } from 'node:events';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import { CYCLE_COMPLETE_JOB, CycleCompleteJobData, processCycleComplete } from '../../jobs/cycle-complete.ts';
+import type { ZodType } from 'zod';
+import { CycleCompleteJobData, processCycleComplete } from '../../jobs/cycle-complete.ts';
 import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { ENTERPRISE_JOB, EnterpriseJobData, processEnterprise } from '../../jobs/enterprise.ts';
-import { PLAN_JOB, PlanJobData, processPlan } from '../../jobs/plan.ts';
-import { PRODUCTS_JOB, ProductsJobData, processProducts } from '../../jobs/products.ts';
+import { PlanJobData, processPlan } from '../../jobs/plan.ts';
+import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import { isConnectionLoss } from '../db/outage.ts';
 import { finishRun, startRun } from '../landing/runs.ts';
 import type { LimitedOperation } from '../purchase/limiter.ts';
 import { isFinalAttempt } from '../retry/decision.ts';
 import { afterFailure, BadJobDataError, parseJobData } from './boundary.ts';
-import { backoffStrategy, QUEUE_NAMES, type Queues } from './queues.ts';
+import { backoffStrategy, QUEUE_NAMES, type QueueKind, type Queues } from './queues.ts';
 import { isRedisUnreachable, type Reachability } from './reachability.ts';
 import { queuePrefix, type RedisClient } from './redis.ts';
 
@@ -70,12 +71,15 @@ interface ProcessorContext {
   events: EventEmitter<{ job: [JobEvent] }>;
 }
 
+/** What a processor hands back: its report, and the cycle or date the job was of. */
+type Processed = { report: JobReport; cycle?: string; date?: string };
+
 /** A BullMQ processor around `run`: logs and emits its outcome, and turns a failure into BullMQ's next step. */
 function jobProcessor(
   { deps, queues, options, events }: ProcessorContext,
   kind: string,
   op: LimitedOperation | null,
-  run: (job: Job) => Promise<{ report: JobReport; cycle?: string; date?: string }>,
+  run: (job: Job) => Promise<Processed>,
 ): (job: Job, token?: string) => Promise<JobReport> {
   return async (job: Job, token?: string): Promise<JobReport> => {
     const started = performance.now();
@@ -172,12 +176,6 @@ export function startWorkers(
   const lockDuration = options.lockMs ?? DEFAULT_LOCK_MS;
 
   const context: ProcessorContext = { deps, queues, options, events };
-  const wrap = (
-    kind: string,
-    op: LimitedOperation | null,
-    run: (job: Job) => Promise<{ report: JobReport; cycle?: string; date?: string }>,
-  ) => jobProcessor(context, kind, op, run);
-
   const common = {
     connection,
     lockDuration,
@@ -187,49 +185,44 @@ export function startWorkers(
     // Retry waits: the jobs' backoff type is daybook's own, computed as the inline runner does.
     settings: { backoffStrategy },
   };
+  /** A worker of one queue: its jobs' data checked by `schema`, then handed to `run`. */
+  const worker = <T>(
+    queue: QueueKind,
+    op: LimitedOperation | null,
+    schema: ZodType<T>,
+    run: (data: T, job: Job) => Promise<Processed>,
+    concurrency = 1,
+  ) => {
+    const kind = QUEUE_NAMES[queue];
+    return new Worker(
+      kind,
+      jobProcessor(context, kind, op, async (job) => run(parseJobData(schema, job.data, kind), job)),
+      { ...common, prefix: queuePrefix(queues.prefix, kind), concurrency },
+    );
+  };
   const workers = [
-    new Worker(
-      QUEUE_NAMES.enterprise,
-      wrap(ENTERPRISE_JOB, 'enterprise-search', async (job) => {
-        const data = parseJobData(EnterpriseJobData, job.data, ENTERPRISE_JOB);
-        return {
-          report: await processEnterprise(deps, data, job.id ?? '', isLastAttempt(job)),
-          cycle: data.cycle,
-        };
+    worker(
+      'enterprise',
+      'enterprise-search',
+      EnterpriseJobData,
+      async (data, job) => ({
+        report: await processEnterprise(deps, data, job.id ?? '', isLastAttempt(job)),
+        cycle: data.cycle,
       }),
-      {
-        ...common,
-        prefix: queuePrefix(queues.prefix, QUEUE_NAMES.enterprise),
-        concurrency: options.concurrency,
-      },
+      options.concurrency,
     ),
-    new Worker(
-      QUEUE_NAMES.products,
-      wrap(PRODUCTS_JOB, 'product-listing', async (job) => {
-        const data = parseJobData(ProductsJobData, job.data, PRODUCTS_JOB);
-        return {
-          report: await processProducts(deps, data, job.id ?? '', isLastAttempt(job)),
-          date: data.date,
-        };
-      }),
-      { ...common, prefix: queuePrefix(queues.prefix, QUEUE_NAMES.products), concurrency: 1 },
-    ),
-    new Worker(
-      QUEUE_NAMES.cycle,
-      wrap(CYCLE_COMPLETE_JOB, null, async (job) => {
-        const data = parseJobData(CycleCompleteJobData, job.data, CYCLE_COMPLETE_JOB);
-        return { report: await processCycleComplete(deps, data), cycle: data.cycle };
-      }),
-      { ...common, prefix: queuePrefix(queues.prefix, QUEUE_NAMES.cycle), concurrency: 1 },
-    ),
-    new Worker(
-      QUEUE_NAMES.plan,
-      wrap(PLAN_JOB, null, async (job) => {
-        const data = parseJobData(PlanJobData, job.data, PLAN_JOB);
-        return { report: await processPlan(deps, data, job.id ?? ''), cycle: data.cycle };
-      }),
-      { ...common, prefix: queuePrefix(queues.prefix, QUEUE_NAMES.plan), concurrency: 1 },
-    ),
+    worker('products', 'product-listing', ProductsJobData, async (data, job) => ({
+      report: await processProducts(deps, data, job.id ?? '', isLastAttempt(job)),
+      date: data.date,
+    })),
+    worker('cycle', null, CycleCompleteJobData, async (data) => ({
+      report: await processCycleComplete(deps, data),
+      cycle: data.cycle,
+    })),
+    worker('plan', null, PlanJobData, async (data, job) => ({
+      report: await processPlan(deps, data, job.id ?? ''),
+      cycle: data.cycle,
+    })),
   ];
   for (const w of workers) {
     // A worker's own errors are logged, never thrown into the void; a Redis that cannot be

@@ -3,9 +3,10 @@
  * what happens next (wait, retry, give up) without knowing the processor.
  */
 
+import { namedError } from './named-error.ts';
+
 /** Another holder's lease on the entry is live: this attempt buys nothing and looks again later. */
-export class ClaimHeldError extends Error {
-  override readonly name = 'ClaimHeldError';
+export class ClaimHeldError extends namedError('ClaimHeldError') {
   readonly until: Date;
   constructor(message: string, until: Date) {
     super(message);
@@ -14,15 +15,9 @@ export class ClaimHeldError extends Error {
 }
 
 /** This attempt's claim lapsed and was taken over before its call: it bought nothing. */
-export class LostClaimError extends Error {
-  override readonly name = 'LostClaimError';
-}
+export class LostClaimError extends namedError('LostClaimError') {}
 
 /** The entry failed for good in this cycle (its answer was billed and cannot be used): no retry. */
-export class FinalForCycleError extends Error {
-  override readonly name = 'FinalForCycleError';
-}
+export class FinalForCycleError extends namedError('FinalForCycleError') {}
 
-export class BadJobDataError extends Error {
-  override readonly name = 'BadJobDataError';
-}
+export class BadJobDataError extends namedError('BadJobDataError') {}

@@ -4,6 +4,8 @@
  * with backoff). Each carries the request context, never the API key.
  */
 
+import { namedError } from '../terms/named-error.ts';
+
 export type Operation = 'enterprise-search' | 'product-listing';
 
 /** What was asked, for error messages and the raw landing. Never holds the key. */
@@ -58,8 +60,7 @@ export abstract class UpstreamError extends Error {
 }
 
 /** A parameter that daybook refuses to send (checked before any request). */
-export class InvalidRequestError extends Error {
-  override readonly name = 'InvalidRequestError';
+export class InvalidRequestError extends namedError('InvalidRequestError') {
   readonly parameter: string;
   constructor(parameter: string, message: string) {
     super(message);
@@ -67,72 +68,59 @@ export class InvalidRequestError extends Error {
   }
 }
 
-abstract class PermanentError extends UpstreamError {
-  readonly errorClass = 'permanent' as const;
+/**
+ * The bases of the error classes of one group: `permanent('NotFoundError', 'not_found')` fixes the
+ * group, the name (a literal, like every error's) and the one code the class stands for.
+ */
+function codedIn<K extends ErrorClass>(group: K) {
+  return <N extends string, C extends string>(errorName: N, errorCode: C) => {
+    abstract class Coded extends UpstreamError {
+      readonly errorClass = group;
+      override readonly name = errorName;
+      readonly code = errorCode;
+    }
+    return Coded;
+  };
 }
-abstract class TransientError extends UpstreamError {
-  readonly errorClass = 'transient' as const;
+const permanent = codedIn('permanent');
+const transient = codedIn('transient');
+const budget = codedIn('budget');
+
+/** The base of an error class whose code is the upstream's own word (one of several, or an unknown one). */
+function ownCode<K extends ErrorClass, N extends string>(group: K, errorName: N) {
+  abstract class OwnCode extends UpstreamError {
+    readonly errorClass = group;
+    override readonly name = errorName;
+    readonly code: string;
+    constructor(code: string, message: string, request: RequestContext, response: ResponseContext | null) {
+      super(message, request, response);
+      this.code = code;
+    }
+  }
+  return OwnCode;
 }
 
-export class InvalidParameterError extends PermanentError {
-  override readonly name = 'InvalidParameterError';
-  readonly code = 'invalid_parameter';
-}
-export class NotFoundError extends PermanentError {
-  override readonly name = 'NotFoundError';
-  readonly code = 'not_found';
-}
-export class InvalidDateError extends PermanentError {
-  override readonly name = 'InvalidDateError';
-  readonly code = 'invalid_date';
-}
-export class InvalidProductNameError extends PermanentError {
-  override readonly name = 'InvalidProductNameError';
-  readonly code = 'invalid_product_name';
-}
-export class MissingParametersError extends PermanentError {
-  override readonly name = 'MissingParametersError';
-  readonly code = 'missing_parameters';
-}
+export class InvalidParameterError extends permanent('InvalidParameterError', 'invalid_parameter') {}
+export class NotFoundError extends permanent('NotFoundError', 'not_found') {}
+export class InvalidDateError extends permanent('InvalidDateError', 'invalid_date') {}
+export class InvalidProductNameError extends permanent('InvalidProductNameError', 'invalid_product_name') {}
+export class MissingParametersError extends permanent('MissingParametersError', 'missing_parameters') {}
 /** The key was refused (missing, unknown or revoked). Retrying will not help. */
-export class AuthenticationError extends PermanentError {
-  override readonly name = 'AuthenticationError';
-  readonly code: string;
-  constructor(code: string, message: string, request: RequestContext, response: ResponseContext | null) {
-    super(message, request, response);
-    this.code = code;
-  }
-}
+export class AuthenticationError extends ownCode('permanent', 'AuthenticationError') {}
 /**
  * An error body whose code the spec does not list. Transient: errors cost no credits, and a
  * code nobody documented is more often a passing upstream fault than a verdict on the request.
  */
-export class UnknownErrorCodeError extends TransientError {
-  override readonly name = 'UnknownErrorCodeError';
-  readonly code: string;
-  constructor(code: string, message: string, request: RequestContext, response: ResponseContext | null) {
-    super(message, request, response);
-    this.code = code;
-  }
-}
+export class UnknownErrorCodeError extends ownCode('transient', 'UnknownErrorCodeError') {}
 /**
  * A JSON success body that does not have the documented shape (no PID, say). Retrying returns
  * the same body and, for enterprises, may bill again, so it is permanent; the raw body is landed.
  */
-export class UnexpectedResponseError extends PermanentError {
-  override readonly name = 'UnexpectedResponseError';
-  readonly code = 'unexpected_response';
-}
+export class UnexpectedResponseError extends permanent('UnexpectedResponseError', 'unexpected_response') {}
 
-export class InsufficientCreditsError extends UpstreamError {
-  override readonly name = 'InsufficientCreditsError';
-  readonly errorClass = 'budget' as const;
-  readonly code = 'insufficient_credits';
-}
+export class InsufficientCreditsError extends budget('InsufficientCreditsError', 'insufficient_credits') {}
 
-export class RateLimitedError extends TransientError {
-  override readonly name = 'RateLimitedError';
-  readonly code = 'rate_limit_exceeded';
+export class RateLimitedError extends transient('RateLimitedError', 'rate_limit_exceeded') {
   /** How long the upstream asked us to wait, from Retry-After; null when it did not say. */
   readonly retryAfterMs: number | null;
   constructor(
@@ -145,10 +133,7 @@ export class RateLimitedError extends TransientError {
     this.retryAfterMs = retryAfterMs;
   }
 }
-export class ServerError extends TransientError {
-  override readonly name = 'ServerError';
-  readonly code = 'server_error';
-}
+export class ServerError extends transient('ServerError', 'server_error') {}
 /** What the part of a success answer that arrived before it broke off says about billing. */
 export interface BrokenSuccess {
   /** metadata.usage.credits, when the answer got that far. */
@@ -157,41 +142,39 @@ export interface BrokenSuccess {
   pid: string | null;
 }
 
+/** The base of the errors for a body daybook could not use, which may have been a billed success. */
+function unusableBody<K extends ErrorClass>(group: K) {
+  abstract class UnusableBody extends UpstreamError {
+    readonly errorClass = group;
+    /**
+     * Set when an HTTP 200 body began as a success document and broke off, or was refused: the
+     * upstream processed the request and bills it (credits are deducted after processing), though
+     * the content is lost.
+     */
+    readonly brokenSuccess: BrokenSuccess | null;
+    constructor(
+      message: string,
+      request: RequestContext,
+      response: ResponseContext | null,
+      brokenSuccess: BrokenSuccess | null = null,
+    ) {
+      super(message, request, response);
+      this.brokenSuccess = brokenSuccess;
+    }
+  }
+  return UnusableBody;
+}
+
 /** The body is not JSON (an HTML error page, a truncated document). */
-export class MalformedBodyError extends TransientError {
+export class MalformedBodyError extends unusableBody('transient') {
   override readonly name = 'MalformedBodyError';
   readonly code = 'malformed_body';
-  /**
-   * Set when an HTTP 200 body began as a success document and broke off: the upstream processed
-   * the request and bills it (credits are deducted after processing), though the content is lost.
-   */
-  readonly brokenSuccess: BrokenSuccess | null;
-  constructor(
-    message: string,
-    request: RequestContext,
-    response: ResponseContext | null,
-    brokenSuccess: BrokenSuccess | null = null,
-  ) {
-    super(message, request, response);
-    this.brokenSuccess = brokenSuccess;
-  }
 }
 /**
  * An answer refused for its size or shape before it is read (the same answer would be refused
  * again, so it is permanent for the cycle). A success refused so was billed (`brokenSuccess`).
  */
-export abstract class RefusedBodyError extends PermanentError {
-  readonly brokenSuccess: BrokenSuccess | null;
-  constructor(
-    message: string,
-    request: RequestContext,
-    response: ResponseContext | null,
-    brokenSuccess: BrokenSuccess | null = null,
-  ) {
-    super(message, request, response);
-    this.brokenSuccess = brokenSuccess;
-  }
-}
+export abstract class RefusedBodyError extends unusableBody('permanent') {}
 
 /** The body exceeded the size daybook reads (after decompression). */
 export class BodyTooLargeError extends RefusedBodyError {
@@ -205,15 +188,25 @@ export class BodyTooDeepError extends RefusedBodyError {
   readonly code = 'body_too_deep';
 }
 
-export class TimeoutError extends TransientError {
-  override readonly name = 'TimeoutError';
-  readonly code = 'timeout';
-}
+export class TimeoutError extends transient('TimeoutError', 'timeout') {}
 /** The connection failed or was reset before a full response arrived. */
-export class NetworkError extends TransientError {
-  override readonly name = 'NetworkError';
-  readonly code = 'network_error';
-}
+export class NetworkError extends transient('NetworkError', 'network_error') {}
+
+type PlainErrorClass = new (
+  message: string,
+  request: RequestContext,
+  response: ResponseContext,
+) => UpstreamError;
+
+/** The documented codes whose error needs nothing beyond the message and the context. */
+const PLAIN_ERRORS = new Map<string, PlainErrorClass>([
+  ['invalid_parameter', InvalidParameterError],
+  ['not_found', NotFoundError],
+  ['invalid_date', InvalidDateError],
+  ['invalid_product_name', InvalidProductNameError],
+  ['missing_parameters', MissingParametersError],
+  ['insufficient_credits', InsufficientCreditsError],
+]);
 
 /** Builds the typed error for a documented error code. */
 export function errorForCode(
@@ -223,19 +216,9 @@ export function errorForCode(
   response: ResponseContext,
   retryAfterMs: number | null,
 ): UpstreamError {
+  const Plain = PLAIN_ERRORS.get(code);
+  if (Plain) return new Plain(message, request, response);
   switch (code) {
-    case 'invalid_parameter':
-      return new InvalidParameterError(message, request, response);
-    case 'not_found':
-      return new NotFoundError(message, request, response);
-    case 'invalid_date':
-      return new InvalidDateError(message, request, response);
-    case 'invalid_product_name':
-      return new InvalidProductNameError(message, request, response);
-    case 'missing_parameters':
-      return new MissingParametersError(message, request, response);
-    case 'insufficient_credits':
-      return new InsufficientCreditsError(message, request, response);
     case 'rate_limit_exceeded':
       return new RateLimitedError(message, request, response, retryAfterMs);
     case 'unauthorized':

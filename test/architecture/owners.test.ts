@@ -232,7 +232,12 @@ function sqlWriteRefs(text: string): { kind: WriteKind; ref: TableRef }[] {
  * object whose `table` is one): their writes count as their callers', and a write through a
  * placeholder the reader cannot name is allowed only in the file that defines one of them.
  */
-const TABLE_HELPERS: Record<string, number> = { insertRows: 1, writeVersions: 1 };
+const TABLE_HELPERS: Record<string, number> = {
+  insertRows: 1,
+  writeVersions: 1,
+  truncateTables: 1,
+  deleteSuperseded: 1,
+};
 
 /**
  * The string constants of a file: `const NAME = 'text'`, `const NAME = ['a', 'b'] (as const)`, and

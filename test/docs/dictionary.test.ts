@@ -112,6 +112,17 @@ function splitValues(list: string): string[] {
  * `observe(pid, 'kind', …)` helper of the enterprise store, or a literal in an
  * `insert into enterprise_observations (…, kind, …) values (…)` statement.
  */
+/** The text from `start` (just after an opening parenthesis) to its matching closing one. */
+function insideParentheses(text: string, start: number): string {
+  let depth = 1;
+  let end = start;
+  for (; end < text.length && depth > 0; end++) {
+    if (text[end] === '(') depth++;
+    if (text[end] === ')') depth--;
+  }
+  return text.slice(start, end - 1);
+}
+
 function eventKindsInCode(): Set<string> {
   const kinds = new Set<string>();
   for (const file of [...sourceFiles('src'), ...sourceFiles('jobs')]) {
@@ -119,27 +130,14 @@ function eventKindsInCode(): Set<string> {
     for (const m of text.matchAll(/\bobserve\(\s*[\w.]+\s*,\s*'([a-z_]+)'/g)) kinds.add(m[1] as string);
     for (const m of text.matchAll(/insert\s+into\s+enterprise_observations\s*\(([^)]*)\)\s*values\s*\(/gi)) {
       const columns = (m[1] as string).split(',').map((c) => c.trim());
-      let depth = 1;
-      let end = (m.index ?? 0) + m[0].length;
-      const start = end;
-      for (; end < text.length && depth > 0; end++) {
-        if (text[end] === '(') depth++;
-        if (text[end] === ')') depth--;
-      }
-      const values = splitValues(text.slice(start, end - 1));
+      const values = splitValues(insideParentheses(text, (m.index ?? 0) + m[0].length));
       const literal = /^'([a-z_]+)'$/.exec(values[columns.indexOf('kind')] ?? '');
       if (literal) kinds.add(literal[1] as string);
     }
     // Observations written through the owner's helper: the kind of each row it is handed.
     for (const m of text.matchAll(/\binsertObservations\(/g)) {
-      let depth = 1;
-      let end = (m.index ?? 0) + m[0].length;
-      const start = end;
-      for (; end < text.length && depth > 0; end++) {
-        if (text[end] === '(') depth++;
-        if (text[end] === ')') depth--;
-      }
-      for (const k of text.slice(start, end).matchAll(/\bkind:\s*'([a-z_]+)'/g)) kinds.add(k[1] as string);
+      const args = insideParentheses(text, (m.index ?? 0) + m[0].length);
+      for (const k of args.matchAll(/\bkind:\s*'([a-z_]+)'/g)) kinds.add(k[1] as string);
     }
   }
   return kinds;

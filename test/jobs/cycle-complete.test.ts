@@ -9,13 +9,10 @@ import { cycleCompleteJobId, processCycleComplete } from '../../jobs/cycle-compl
 import type { JobDeps } from '../../jobs/deps.ts';
 import { processEnterprise } from '../../jobs/enterprise.ts';
 import { processPlan } from '../../jobs/plan.ts';
-import { loadConfig } from '../../src/config/config.ts';
-import { createLogger } from '../../src/log/log.ts';
 import { runInline } from '../../src/runtime/inline.ts';
-import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { fastLimiter } from '../support/inline.ts';
+import { jobDepsAgainst } from '../support/job-deps.ts';
 import { sampleEnterpriseRecord } from '../support/records.ts';
 
 const KEYWORDS = ['alpha', 'beta', 'gamma'];
@@ -45,27 +42,15 @@ describe('the cycle-complete step', () => {
   });
 
   function deps(asked: { cycle: string; mark: string }[], planned: number[]): JobDeps {
-    const config = loadConfig(
-      { DATABASE_URL: t.url, DAYBOOK_API_BASE_URL: url, DAYBOOK_API_KEY: 'sk-cycle', LOG_LEVEL: 'silent' },
-      '/nonexistent',
-    );
-    return {
-      sql: t.sql,
-      client: new UpstreamClient({ baseUrl: url, apiKey: 'sk-cycle' }),
-      limiter: fastLimiter(t.sql),
-      config,
-      log: createLogger({ level: 'silent' }),
-      now: () => new Date(),
-      enqueue: {
-        enterprises: async (_c, ids) => {
-          planned.push(...ids);
-          return ids.length;
-        },
-        cycleComplete: async (cycle, mark) => {
-          asked.push({ cycle, mark });
-        },
+    return jobDepsAgainst(t, url, 'sk-cycle', {
+      enterprises: async (_c, ids) => {
+        planned.push(...ids);
+        return ids.length;
       },
-    };
+      cycleComplete: async (cycle, mark) => {
+        asked.push({ cycle, mark });
+      },
+    });
   }
 
   const completions = async (cycle: string) =>

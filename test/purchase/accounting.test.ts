@@ -8,13 +8,10 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDeps } from '../../jobs/deps.ts';
 import { processEnterprise } from '../../jobs/enterprise.ts';
-import { loadConfig } from '../../src/config/config.ts';
-import { createLogger } from '../../src/log/log.ts';
 import { runInline } from '../../src/runtime/inline.ts';
-import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { fastLimiter } from '../support/inline.ts';
+import { jobDepsAgainst } from '../support/job-deps.ts';
 import { sampleEnterpriseRecord } from '../support/records.ts';
 
 const CYCLE = '2026-11-20';
@@ -66,21 +63,7 @@ describe('one accounting path', () => {
     await t.drop();
   });
 
-  const deps = (): JobDeps => {
-    const config = loadConfig(
-      { DATABASE_URL: t.url, DAYBOOK_API_BASE_URL: url, DAYBOOK_API_KEY: 'sk-acct', LOG_LEVEL: 'silent' },
-      '/nonexistent',
-    );
-    return {
-      sql: t.sql,
-      client: new UpstreamClient({ baseUrl: url, apiKey: 'sk-acct' }),
-      limiter: fastLimiter(t.sql),
-      config,
-      log: createLogger({ level: 'silent' }),
-      now: () => new Date(),
-      enqueue: { enterprises: async (_c, ids) => ids.length, cycleComplete: async () => {} },
-    };
-  };
+  const deps = (): JobDeps => jobDepsAgainst(t, url, 'sk-acct');
 
   it('books every billed answer, whatever its shape, at the amount it stated or the configured cost', async () => {
     const keywords = Object.keys(SHAPES);
