@@ -219,7 +219,7 @@ async function refresh(
     deps.onUpstreamCall?.('enterprise-search', 'success', result.exchange.durationMs);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    return failed(deps, claim, runId, err, lastAttempt);
+    return failed(deps, { claim, runId, lastAttempt }, err);
   }
 
   // The answer is bought. It is landed exactly as received and booked first, each commit on its
@@ -410,16 +410,18 @@ function patiently<T>(
   });
 }
 
+/** The claimed call being made: its claim, its run, and whether a retry follows a failure. */
+interface Attempt {
+  claim: Claim;
+  runId: number;
+  lastAttempt: boolean;
+}
+
 /** An answer that is not a usable success: land it, book what it may have cost, decide. */
-async function failed(
-  deps: JobDeps,
-  claim: Claim,
-  runId: number,
-  err: UpstreamError,
-  lastAttempt: boolean,
-): Promise<JobReport> {
-  const { sql, config } = deps;
+async function failed(deps: JobDeps, attempt: Attempt, err: UpstreamError): Promise<JobReport> {
+  const { claim, runId, lastAttempt } = attempt;
   const { cycle, keyword } = claim;
+  const { sql, config } = deps;
   deps.onUpstreamCall?.('enterprise-search', err.code, err.response?.durationMs ?? 0);
   const landed = await ingestFailure(sql, err, { runId, cycle });
   const billing = billingOfFailure(err, config.DAYBOOK_CREDITS_PER_QUERY, landed.id, landed.landedAt, runId);

@@ -1,14 +1,12 @@
 /** `daybook analytics-role`: a login role that reads the analytics views only. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { grantAnalyticsRole, RoleNameError } from '../db/roles.ts';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { UsageError } from './usage.ts';
 
 export function analyticsRoleCommand(): Command {
-  return new Command('analytics-role')
-    .description(
-      'Create (or update) a login role that can SELECT the analytics views and nothing else: no writes, no raw landing, no internal tables, no temporary tables or large objects (taken from PUBLIC in this database). Says on stderr what Postgres still allows it.',
-    )
+  return command('analytics-role')
     .argument('<role>', 'role name, e.g. daybook_reader')
     .option('--password-env <var>', 'read the role password from this environment variable')
     .addHelpText(

@@ -1,20 +1,16 @@
 /** `daybook changes`: the change log, newest first. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { listOutput } from './terminal.ts';
-import { choiceArg, dateArg, intArg, UsageError } from './usage.ts';
+import { choiceArg, dateOption, intArg, UsageError } from './usage.ts';
 
 export function changesCommand(): Command {
-  return new Command('changes')
-    .description(
-      'Read the change log (analytics.enterprise_changes), newest first. --since and --until select by the cycle shown (the Beijing date of the refresh the change was found in); --detected-since by when daybook found it.',
-    )
-    .option('--since <date>', 'changes of this cycle or later (YYYY-MM-DD)', dateArg('--since'))
-    .option('--until <date>', 'changes of this cycle or earlier (YYYY-MM-DD)', dateArg('--until'))
-    .option(
-      '--detected-since <date>',
-      'changes daybook found on or after this date, UTC (YYYY-MM-DD)',
-      dateArg('--detected-since'),
+  return command('changes')
+    .addOption(dateOption('--since', 'changes of this cycle or later (YYYY-MM-DD)'))
+    .addOption(dateOption('--until', 'changes of this cycle or earlier (YYYY-MM-DD)'))
+    .addOption(
+      dateOption('--detected-since', 'changes daybook found on or after this date, UTC (YYYY-MM-DD)'),
     )
     .option(
       '--severity <level>',

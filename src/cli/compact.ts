@@ -1,25 +1,19 @@
 /** `daybook compact`: the per-fetch bookkeeping of old cycles compacted. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { compactBookkeeping } from '../../jobs/compact.ts';
 import { cycleOf } from '../time/cycles.ts';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
-import { dateArg, intArg, UsageError } from './usage.ts';
+import { dateOption, intArg, UsageError } from './usage.ts';
 
 export function compactCommand(): Command {
-  return new Command('compact')
-    .description(
-      'Compact the per-fetch bookkeeping of cycles older than DAYBOOK_BOOKKEEPING_DAYS (the plan job does it after every plan): delete their cycle_fetches rows, add their finished enterprise runs up into run_summaries, and delete superseded sightings; with DAYBOOK_ERROR_RETENTION_DAYS set, drop the error answers older than that which nothing points to. The ledger and all history are kept forever.',
-    )
+  return command('compact')
     .option(
       '--keep-days <n>',
       'days kept row by row (default DAYBOOK_BOOKKEEPING_DAYS)',
       intArg('--keep-days', 1, 3650),
     )
-    .option(
-      '--cycle <date>',
-      'count the days back from this cycle (default: the current one)',
-      dateArg('--cycle'),
-    )
+    .addOption(dateOption('--cycle', 'count the days back from this cycle (default: the current one)'))
     .option('--json', 'print the summary as JSON')
     .action(async (opts: { keepDays?: number; cycle?: string; json?: boolean }) => {
       const config = configOrExit();

@@ -1,7 +1,8 @@
 /** `daybook deliver`: the webhook delivery engine, once or until stopped. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type { PassSummary } from '../delivery/engine.ts';
 import { lifecycle } from '../runtime/shutdown.ts';
+import { command } from './about.ts';
 import { deliveryEngine, loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 
@@ -10,10 +11,7 @@ function describePass(s: PassSummary): string {
 }
 
 export function deliverCommand(): Command {
-  return new Command('deliver')
-    .description(
-      'Deliver webhooks: queue new events for each subscription and send everything due, then stop (or, with --watch, keep going until SIGTERM/SIGINT). Any number can run at once, beside workers.',
-    )
+  return command('deliver')
     .option('--watch', 'keep delivering as events come, until stopped')
     .option('--json', 'print the summary as JSON')
     .action(async (opts: { watch?: boolean; json?: boolean }) => {

@@ -1,12 +1,12 @@
 /** `daybook deliveries`: the webhook attempt log. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { formatTable, jsonLines } from './terminal.ts';
 import { intArg, subscriptionIdArg } from './usage.ts';
 
 export function deliveriesCommand(): Command {
-  return new Command('deliveries')
-    .description('The webhook attempt log, newest first: status, latency and error of each attempt.')
+  return command('deliveries')
     .option('--failed', 'only attempts that did not deliver')
     .option('--subscription <id>', 'only this subscription', subscriptionIdArg)
     .option('--limit <n>', 'at most this many attempts', intArg('--limit', 1, 100_000), 50)

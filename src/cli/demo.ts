@@ -6,7 +6,7 @@
  */
 import { rmSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type postgres from 'postgres';
 import { scheduledPulls } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
@@ -18,6 +18,7 @@ import type { RunningSimulator } from '../sim/server.ts';
 import { addDays, cycleStart, pacificDate } from '../time/cycles.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { addNewWatches } from '../watch/store.ts';
+import { command } from './about.ts';
 import { loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { formatTable } from './terminal.ts';
@@ -171,10 +172,7 @@ async function showDemoExports(
 }
 
 export function demoCommand(): Command {
-  return new Command('demo')
-    .description(
-      'Run daybook end to end on this machine: embedded database, built-in simulator, ~20 watched enterprises, three simulated daily cycles; then show what landed.',
-    )
+  return command('demo')
     .option('--cycles <n>', 'simulated cycles to run', intArg('--cycles', 1, 30), 3)
     .option('--watch <n>', 'enterprises to watch', intArg('--watch', 1, 500), 20)
     .option('--keep', 'keep the embedded demo database from an earlier run instead of starting afresh')

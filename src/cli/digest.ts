@@ -1,17 +1,15 @@
 /** `daybook digest`: a cycle's digest, as Markdown or JSON. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { cycleDigest } from '../events/digest.ts';
 import { cycleOf } from '../time/cycles.ts';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { forTerminal } from './terminal.ts';
-import { dateArg } from './usage.ts';
+import { dateOption } from './usage.ts';
 
 export function digestCommand(): Command {
-  return new Command('digest')
-    .description(
-      "Print a cycle's digest: its changes and company events grouped by company, the most severe first, as Markdown (or --json, the structured list too). The same digest goes to --digest subscriptions as digest.daily when the cycle completes.",
-    )
-    .option('--cycle <date>', 'the cycle (default: the current one)', dateArg('--cycle'))
+  return command('digest')
+    .addOption(dateOption('--cycle', 'the cycle (default: the current one)'))
     .option('--json', 'print the digest as JSON: cycle, markdown and companies')
     .action(async (opts: { cycle?: string; json?: boolean }) => {
       await withStore(configOrExit(), async ({ sql }) => {

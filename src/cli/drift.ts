@@ -1,21 +1,19 @@
 /** `daybook drift`: the format drift seen in upstream answers. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { driftReport } from '../history/drift-store.ts';
+import { command } from './about.ts';
 import { configOrExit, openStore } from './context.ts';
 import { DRIFT_COLUMNS, formatTable, jsonLines } from './terminal.ts';
-import { choiceArg, dateArg } from './usage.ts';
+import { choiceArg, dateOption } from './usage.ts';
 
 export function driftCommand(): Command {
-  return new Command('drift')
-    .description(
-      'Format drift seen in upstream answers: unknown fields, documented fields that were missing, and type or format variants, per operation, with counts and first and last seen.',
-    )
+  return command('drift')
     .option(
       '--operation <op>',
       'enterprise-search or product-listing',
       choiceArg('--operation', ['enterprise-search', 'product-listing'] as const),
     )
-    .option('--since <date>', 'drift last seen on or after this date (YYYY-MM-DD)', dateArg('--since'))
+    .addOption(dateOption('--since', 'drift last seen on or after this date (YYYY-MM-DD)'))
     .option('--json', 'print as JSON lines')
     .action(async (opts: { operation?: string; since?: string; json?: boolean }) => {
       const config = configOrExit();

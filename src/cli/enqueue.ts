@@ -1,18 +1,16 @@
 /** `daybook enqueue`: a cycle's plan, or a date's product pull, put on the queue by hand. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { Queues, retryPolicy } from '../runtime/queues.ts';
 import { cycleOf } from '../time/cycles.ts';
+import { command } from './about.ts';
 import { oneShotRedis } from './assemble.ts';
 import { configOrExit } from './context.ts';
-import { dateArg } from './usage.ts';
+import { dateOption } from './usage.ts';
 
 export function enqueueCommand(): Command {
-  return new Command('enqueue')
-    .description(
-      "Put a cycle's plan (and optionally a date's product pull) on the queue by hand, for the workers. Deterministic job ids make a repeat harmless.",
-    )
-    .option('--cycle <date>', 'the enterprise cycle to plan (default: the current one)', dateArg('--cycle'))
-    .option('--products <date>', 'also pull the trending list of this date', dateArg('--products'))
+  return command('enqueue')
+    .addOption(dateOption('--cycle', 'the enterprise cycle to plan (default: the current one)'))
+    .addOption(dateOption('--products', 'also pull the trending list of this date'))
     .option('--no-plan', 'do not enqueue the cycle plan')
     .action(async (opts: { cycle?: string; products?: string; plan: boolean }) => {
       const config = configOrExit();

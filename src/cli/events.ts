@@ -1,19 +1,17 @@
 /** `daybook events`: the event outbox from any point of its history (the pull feed). */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { replay } from '../delivery/store.ts';
 import { readEvents } from '../events/feed.ts';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { listOutput } from './terminal.ts';
-import { checkEventTypes, collect, dateArg, intArg, UsageError } from './usage.ts';
+import { checkEventTypes, collect, dateOption, intArg, UsageError } from './usage.ts';
 
 function replayCommand(): Command {
-  return new Command('replay')
-    .description(
-      "Send a subscription's events again from a point of the outbox: delivered ones go again with the same webhook-id (receivers deduplicate on it), failed ones get a fresh retry schedule. They are sent by the next delivery (daybook deliver, a worker, daybook run).",
-    )
+  return command('events replay')
     .requiredOption('--subscription <id>', 'the subscription (subscribe list)', intArg('--subscription', 1))
     .option('--after <seq>', 'events after this sequence number', intArg('--after', 0))
-    .option('--since <date>', 'events found on or after this date, UTC (YYYY-MM-DD)', dateArg('--since'))
+    .addOption(dateOption('--since', 'events found on or after this date, UTC (YYYY-MM-DD)'))
     .action(async (opts: { subscription: number; after?: number; since?: string }) => {
       if ((opts.after === undefined) === (opts.since === undefined))
         throw new UsageError('give one of --after <seq> and --since <date>');
@@ -32,12 +30,9 @@ function replayCommand(): Command {
 
 export function eventsCommand(): Command {
   return (
-    new Command('events')
+    command('events')
       // Its --after is its own: `events replay --after N` is the replay's.
       .enablePositionalOptions()
-      .description(
-        'List events from the outbox, oldest first, after a sequence number: every change, company event and operational event daybook wrote, with no expiry. Page with --after <the last sequence shown>. The event types are listed in the README (Events).',
-      )
       .option(
         '--after <seq>',
         'events after this sequence number (default 0: from the start)',

@@ -1,8 +1,9 @@
 /** `daybook export`: load packages for a warehouse (docs/export.md). */
-import { Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { TABLE_NAMES } from '../export/contract.ts';
 import { FORMATS, type Format } from '../export/formats.ts';
 import { ExportUsage, exportPackages, type PackageWritten, replayPackages } from '../export/package.ts';
+import { command } from './about.ts';
 import { configOrExit, openStore } from './context.ts';
 import { choiceArg, UsageError } from './usage.ts';
 
@@ -31,10 +32,7 @@ function tablesArg(raw: string, previous: string[] = []): string[] {
 }
 
 export function exportCommand(): Command {
-  return new Command('export')
-    .description(
-      'Write what is new since the last export to a folder, as one load package (load_id=<n>/: a file per table, schema.json, and manifest.json written last). A warehouse loads the packages in order and keeps every version of every enterprise and product (SCD type 2), every change and event. Nothing new: nothing is written. The tables, their columns and loading recipes are in docs/export.md.',
-    )
+  return command('export')
     .option('--to <dir>', 'the destination folder (default: DAYBOOK_EXPORT_DIR)')
     .option('--format <format>', `file format: ${FORMATS.join(', ')}`, choiceArg('--format', FORMATS))
     .option('--gzip', 'gzip NDJSON files (.ndjson.gz)')

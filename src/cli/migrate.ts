@@ -1,11 +1,11 @@
 /** `daybook migrate`: applies the database migrations. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { migrateDatabase } from '../db/migrate.ts';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 
 export function migrateCommand(): Command {
-  return new Command('migrate')
-    .description('Apply the database migrations (safe to run twice, and from several processes at once).')
+  return command('migrate')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
       const config = configOrExit();

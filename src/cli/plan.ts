@@ -1,11 +1,12 @@
 /** `daybook plan explain`: why the plan of a cycle chose or deferred a watch entry. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { type Explanation, entriesNamed, explainPlan } from '../plan/explain.ts';
 import { cycleOf } from '../time/cycles.ts';
+import { command } from './about.ts';
 import { clockFor } from './assemble.ts';
 import { configOrExit, withStore } from './context.ts';
 import { forTerminal } from './terminal.ts';
-import { dateArg, intArg, UsageError } from './usage.ts';
+import { dateOption, intArg, UsageError } from './usage.ts';
 
 const CLASS_TEXT: Record<Explanation['planClass'], string> = {
   never_fetched: 'never fetched (first in its priority)',
@@ -74,15 +75,13 @@ export function explanationText(e: Explanation): string {
 }
 
 export function planCommand(): Command {
-  const plan = new Command('plan').description(
-    'Inspect the planner: which watch entries a cycle refreshes, in what order, and why (README, The planner).',
-  );
+  const plan = command('plan');
   plan
     .command('explain')
     .description(
       "Explain the plan of a cycle for watch entries: each one's change-rate estimate (changes per month, from its own fetches and its cohort's prior), its weight, the chance it changed since its last refresh, its interval and due time, its class in the plan order, and whether the cycle selects, defers or skips it, and why. Read-only: plans the cycle as the plan job would without recording anything.",
     )
-    .option('--cycle <date>', 'the cycle (default: the current one)', dateArg('--cycle'))
+    .addOption(dateOption('--cycle', 'the cycle (default: the current one)'))
     .option('--pid <pid|keyword|id>', 'the entries watching this PID, with this keyword, or this watch id')
     .option('--top <n>', 'the first N entries of the plan order (default 10)', intArg('--top', 1, 10_000))
     .option('--json', 'print a JSON array')

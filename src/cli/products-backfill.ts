@@ -1,24 +1,23 @@
 /** `daybook products backfill`: the trending lists of a range of dates, in this process. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import type { Sql } from '../db/connect.ts';
 import { realSleep, withRetries } from '../runtime/inline.ts';
 import { addDays, daysBetween, pacificDayOver } from '../time/cycles.ts';
+import { command } from './about.ts';
 import { clientFor, clockFor, loggerFor, productCommandDeps } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { forTerminal } from './terminal.ts';
-import { dateArg, intArg, notAfterToday, UsageError } from './usage.ts';
+import { dateOption, intArg, notAfterToday, UsageError } from './usage.ts';
 
 export function productsBackfillCommand(): Command {
-  return new Command('backfill')
-    .description(
-      'Pull the trending lists of a range of dates, in this process. Resumable: dates already landed are skipped unless --force (an empty list answered before its US-Pacific day was over does not count as landed: it may not have been published yet).',
-    )
-    .requiredOption('--from <date>', 'first date (YYYY-MM-DD)', dateArg('--from'))
-    .requiredOption(
-      '--to <date>',
-      "last date (YYYY-MM-DD), a US-Pacific day: today's at the latest",
-      dateArg('--to'),
+  return command('products backfill')
+    .addOption(dateOption('--from', 'first date (YYYY-MM-DD)').makeOptionMandatory())
+    .addOption(
+      dateOption(
+        '--to',
+        "last date (YYYY-MM-DD), a US-Pacific day: today's at the latest",
+      ).makeOptionMandatory(),
     )
     .option('--limit <n>', 'items per list (1-20; default DAYBOOK_PRODUCT_LIMIT)', intArg('--limit', 1, 20))
     .option('--force', 'pull dates that were already landed again')

@@ -7,7 +7,7 @@
  * written.
  */
 
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type postgres from 'postgres';
 import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
@@ -19,10 +19,11 @@ import { cycleOf, pacificDayOver } from '../time/cycles.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { InvalidRequestError, UpstreamError } from '../upstream/errors.ts';
 import { checkProductName } from '../upstream/params.ts';
+import { command } from './about.ts';
 import { clientFor, clockFor, loggerFor, productCommandDeps } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { formatTable, forTerminal } from './terminal.ts';
-import { dateArg, intArg, notAfterToday, UsageError } from './usage.ts';
+import { dateOption, intArg, notAfterToday, UsageError } from './usage.ts';
 
 export const PRODUCT_DETAIL_RUN = 'product-detail';
 
@@ -241,15 +242,8 @@ function writeResult(result: GetResult, shown: ShownProduct[] | null, unfinished
 }
 
 export function productsGetCommand(): Command {
-  return new Command('get')
-    .description(
-      'Query the product operation once, by hand: the trending list of a date (--date, --limit) or the detail of one product (--name), never both. The answer is landed and applied like a scheduled pull, then shown: the products as a table (position, name, votes, comments, topics, product id), or as JSON with --json, and a summary line with the counts.',
-    )
-    .option(
-      '--date <date>',
-      "the list date (YYYY-MM-DD), a US-Pacific day: today's at the latest",
-      dateArg('--date'),
-    )
+  return command('products get')
+    .addOption(dateOption('--date', "the list date (YYYY-MM-DD), a US-Pacific day: today's at the latest"))
     .option(
       '--limit <n>',
       'items in the list (1-20; default DAYBOOK_PRODUCT_LIMIT)',

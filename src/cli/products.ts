@@ -1,10 +1,11 @@
 /** `daybook products get|backfill`: the product trending lists. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import { command } from './about.ts';
 import { productsBackfillCommand } from './products-backfill.ts';
 import { productsGetCommand } from './products-get.ts';
 
 export function productsCommand(): Command {
-  const products = new Command('products').description('Product trending lists.');
+  const products = command('products');
   products.addCommand(productsGetCommand());
   products.addCommand(productsBackfillCommand());
   return products;

@@ -1,6 +1,7 @@
 /** The `daybook` command tree (the CLI is part of the public contract). */
 
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import { command } from './about.ts';
 import { analyticsRoleCommand } from './analytics-role.ts';
 import { changesCommand } from './changes.ts';
 import { compactCommand } from './compact.ts';
@@ -28,11 +29,8 @@ import { watchCommand } from './watch.ts';
 import { workerCommand } from './worker.ts';
 
 export function buildProgram(): Command {
-  const program = new Command('daybook')
+  const program = command('daybook')
     .enablePositionalOptions()
-    .description(
-      'Scheduled batch ingestion of an enterprise registry and a product trending list into Postgres, with full history and a change log.',
-    )
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();

@@ -1,14 +1,12 @@
 /** `daybook rebuild`: the normalized tables replayed from the raw landing. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { rebuild } from '../history/rebuild.ts';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { intArg } from './usage.ts';
 
 export function rebuildCommand(): Command {
-  return new Command('rebuild')
-    .description(
-      'Empty the normalized tables and replay the raw landing (raw_responses and their bodies) in landing order, in one transaction, with the rules of live ingestion: every event is derived again, and answers live ingestion rejected as stale stay rejected. The result equals the state before.',
-    )
+  return command('rebuild')
     .option('--batch-size <n>', 'raw answers per batch (1-100000)', intArg('--batch-size', 1, 100_000), 1000)
     .option('--json', 'print the summary as JSON')
     .action(async (opts: { batchSize: number; json?: boolean }) => {

@@ -1,5 +1,5 @@
 /** `daybook resume`: takes up enterprise work paused by insufficient credits. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { processPlan } from '../../jobs/plan.ts';
 import type { Sql } from '../db/connect.ts';
 import { resumeCycle } from '../purchase/credits.ts';
@@ -8,16 +8,14 @@ import { runInline } from '../runtime/inline.ts';
 import { Queues, retryPolicy } from '../runtime/queues.ts';
 import { coordinationKey } from '../runtime/redis.ts';
 import { cycleOf } from '../time/cycles.ts';
+import { command } from './about.ts';
 import { clientFor, limiterFor, loggerFor, oneShotRedis } from './assemble.ts';
 import { configOrExit, withStore } from './context.ts';
-import { dateArg, intArg, UsageError } from './usage.ts';
+import { dateOption, intArg, UsageError } from './usage.ts';
 
 export function resumeCommand(): Command {
-  return new Command('resume')
-    .description(
-      'Resume enterprise work paused by insufficient_credits (or a refusing upstream): clears the pause, re-enqueues the entries deferred by the workers and plans the cycle again, so entries the plan deferred are taken within the credits left.',
-    )
-    .option('--cycle <date>', 'the cycle (default: the current one)', dateArg('--cycle'))
+  return command('resume')
+    .addOption(dateOption('--cycle', 'the cycle (default: the current one)'))
     .option(
       '--add-budget <credits>',
       'raise the cycle budget by this many credits',

@@ -1,5 +1,5 @@
 /** `daybook run`: one cycle in this process, without Redis. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import type { PassSummary } from '../delivery/engine.ts';
@@ -7,10 +7,11 @@ import type { Logger } from '../log/log.ts';
 import { budgetOf } from '../purchase/credits.ts';
 import { runInline } from '../runtime/inline.ts';
 import { cycleOf } from '../time/cycles.ts';
+import { command } from './about.ts';
 import { clientFor, deliveryEngine, limiterFor, loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { forTerminal } from './terminal.ts';
-import { choiceArg, dateArg } from './usage.ts';
+import { choiceArg, dateOption } from './usage.ts';
 
 /** After an inline run: one delivery pass when anything is subscribed. */
 async function deliverAfterRun(config: Config, sql: postgres.Sql, log: Logger): Promise<PassSummary | null> {
@@ -20,14 +21,9 @@ async function deliverAfterRun(config: Config, sql: postgres.Sql, log: Logger): 
 }
 
 export function runCommand(): Command {
-  return new Command('run')
-    .description(
-      "Run a cycle once, in this process, without Redis: the products pulls and the enterprise refreshes, within the rate limit and the cycle's credit budget.",
-    )
-    .option(
-      '--cycle <date>',
-      'the enterprise cycle (default: the current one, by the 03:00 Beijing refresh)',
-      dateArg('--cycle'),
+  return command('run')
+    .addOption(
+      dateOption('--cycle', 'the enterprise cycle (default: the current one, by the 03:00 Beijing refresh)'),
     )
     .option(
       '--only <what>',

@@ -1,14 +1,12 @@
 /** `daybook serve`: the admin server (Bull Board, metrics, health) until stopped. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import { command } from './about.ts';
 import { configOrExit, sharedDatabaseUrl } from './context.ts';
 import { serviceDatabase, startService } from './start.ts';
 import { intArg, UsageError } from './usage.ts';
 
 export function serveCommand(): Command {
-  return new Command('serve')
-    .description(
-      'The admin server: Bull Board at /queues, Prometheus metrics at /metrics, /healthz (Postgres and Redis). Bound to 127.0.0.1 unless --host; elsewhere a token (DAYBOOK_ADMIN_TOKEN) is required.',
-    )
+  return command('serve')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('-p, --port <port>', 'port', intArg('port', 0, 65535), 9464)
     .action(async (opts: { host: string; port: number }) => {

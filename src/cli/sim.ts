@@ -1,7 +1,8 @@
 /** `daybook sim`: runs the upstream simulator until interrupted. */
-import { Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { FaultSpecError, parseFaultSpec } from '../sim/faults.ts';
 import { defaultSimOptions, SANDBOX_CREDITS, SANDBOX_KEY } from '../sim/options.ts';
+import { command } from './about.ts';
 import { choiceArg, collect, intArg, UsageError } from './usage.ts';
 
 /** Parses `KEY[:CREDITS]`; a key may itself contain colons, the credits are the last digits. */
@@ -18,10 +19,7 @@ function mask(key: string): string {
 
 export function simCommand(): Command {
   const defaults = defaultSimOptions();
-  return new Command('sim')
-    .description(
-      'Run the upstream simulator: both API operations over a seeded world, with keys, credits, a sliding-window rate limit, a settable clock and fault injection.',
-    )
+  return command('sim')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', intArg('port', 0, 65535), 8787)
     .option('--seed <n>', 'world seed: the same seed gives the same world and answers', intArg('seed', 0), 1)

@@ -39,7 +39,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import postgres from 'postgres';
 import type { Config } from '../config/config.ts';
@@ -52,6 +52,7 @@ import {
   sessionUserProblem,
   sqlReaderProblem,
 } from '../db/roles.ts';
+import { command } from './about.ts';
 import { configOrExit } from './context.ts';
 import { formatTable } from './terminal.ts';
 import { UsageError } from './usage.ts';
@@ -252,10 +253,7 @@ async function runText(sql: postgres.Sql, runner: Runner, text: string): Promise
 }
 
 export function sqlCommand(): Command {
-  return new Command('sql')
-    .description(
-      'Run one read-only SQL statement as a read-only role and print the rows (the analytics.* views, the stable contract).',
-    )
+  return command('sql')
     .argument('<query>', 'the SQL, e.g. "select * from analytics.product_trending limit 5"')
     .option('--json', 'print rows as a JSON array')
     .option('--csv', 'print rows as CSV with a header')

@@ -1,5 +1,5 @@
 /** `daybook status`: the current cycle at a glance. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import { lastExports } from '../export/package.ts';
@@ -9,9 +9,10 @@ import { budgetOf } from '../purchase/credits.ts';
 import { Queues, redisConnection } from '../runtime/queues.ts';
 import { redisLabel } from '../runtime/redis.ts';
 import { cycleOf } from '../time/cycles.ts';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { DRIFT_COLUMNS, formatTable, forTerminal } from './terminal.ts';
-import { dateArg } from './usage.ts';
+import { dateOption } from './usage.ts';
 
 /**
  * The queue counts, asked of Redis once: a Redis that does not answer within 2 s is said in
@@ -215,11 +216,8 @@ function writeStatusTables(s: Status): void {
 }
 
 export function statusCommand(): Command {
-  return new Command('status')
-    .description(
-      'Show the current cycle: progress, credits against budget, deferred entries, recent failures and queue counts.',
-    )
-    .option('--cycle <date>', 'the cycle to show (default: the current one)', dateArg('--cycle'))
+  return command('status')
+    .addOption(dateOption('--cycle', 'the cycle to show (default: the current one)'))
     .option('--json', 'print as JSON')
     .option('--no-queues', 'do not ask Redis for queue counts')
     .action(async (opts: { cycle?: string; json?: boolean; queues: boolean }) => {

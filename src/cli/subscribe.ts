@@ -1,5 +1,5 @@
 /** Webhook subscriptions: `subscribe add|list|pause|resume|remove|rotate-secret`. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { checkTarget, parseWebhookUrl, WebhookUrlError } from '../delivery/address.ts';
 import { safeUrl } from '../delivery/engine.ts';
 import {
@@ -10,15 +10,13 @@ import {
   setSubscriptionState,
 } from '../delivery/store.ts';
 import { parseDuration } from '../retry/schedule.ts';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { listOutput } from './terminal.ts';
 import { checkEventTypes, choiceArg, collect, subscriptionIdArg, UsageError } from './usage.ts';
 
 function subscribeAdd(): Command {
-  return new Command('add')
-    .description(
-      'Subscribe a URL to events. Prints the signing secret (whsec_…) once: keep it, it is never shown again. Deliveries are signed with the Standard Webhooks headers and start with the events written from now on (--from-start for the whole history).',
-    )
+  return command('subscribe add')
     .argument('<url>', 'the receiver, https://… (http:// too)')
     .option(
       '--type <pattern>',
@@ -93,8 +91,7 @@ function subscribeAdd(): Command {
 }
 
 function subscribeList(): Command {
-  return new Command('list')
-    .description('List subscriptions and their state (never their secrets).')
+  return command('subscribe list')
     .option('--json', 'print as JSON lines')
     .action(async (opts: { json?: boolean }) => {
       const subs = await withStore(configOrExit(), ({ sql }) => listSubscriptions(sql));
@@ -115,9 +112,8 @@ function subscribeList(): Command {
     });
 }
 
-function stateCommand(name: 'pause' | 'resume', description: string): Command {
-  return new Command(name)
-    .description(description)
+function stateCommand(name: 'pause' | 'resume'): Command {
+  return command(`subscribe ${name}`)
     .argument('<id>', 'the subscription id (subscribe list)', subscriptionIdArg)
     .action(async (id: number) => {
       const s = await withStore(configOrExit(), ({ sql }) =>
@@ -129,8 +125,7 @@ function stateCommand(name: 'pause' | 'resume', description: string): Command {
 }
 
 function subscribeRemove(): Command {
-  return new Command('remove')
-    .description('Remove a subscription and its pending deliveries (the attempt log goes with it).')
+  return command('subscribe remove')
     .argument('<id>', 'the subscription id', subscriptionIdArg)
     .action(async (id: number) => {
       if (!(await withStore(configOrExit(), ({ sql }) => removeSubscription(sql, id))))
@@ -140,10 +135,7 @@ function subscribeRemove(): Command {
 }
 
 function subscribeRotate(): Command {
-  return new Command('rotate-secret')
-    .description(
-      'Give a subscription a new signing secret, shown once. For --overlap (default 24h) deliveries carry signatures by both the old and the new secret, so the receiver can switch without losing one.',
-    )
+  return command('subscribe rotate-secret')
     .argument('<id>', 'the subscription id', subscriptionIdArg)
     .option('--overlap <duration>', 'how long the old secret keeps signing (such as 24h, 30m, 0)', '24h')
     .option('--json', 'print as JSON')
@@ -162,17 +154,11 @@ function subscribeRotate(): Command {
 }
 
 export function subscribeCommand(): Command {
-  return new Command('subscribe')
-    .description('Webhook subscriptions: where events are pushed, signed (Standard Webhooks).')
+  return command('subscribe')
     .addCommand(subscribeAdd())
     .addCommand(subscribeList())
-    .addCommand(stateCommand('pause', 'Pause deliveries to a subscription; they wait and go on resume.'))
-    .addCommand(
-      stateCommand(
-        'resume',
-        'Resume a paused or disabled subscription: what was written meanwhile is delivered.',
-      ),
-    )
+    .addCommand(stateCommand('pause'))
+    .addCommand(stateCommand('resume'))
     .addCommand(subscribeRemove())
     .addCommand(subscribeRotate());
 }

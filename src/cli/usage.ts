@@ -3,7 +3,7 @@
  * argument parsers commander calls, each naming the problem, and the checks of option values
  * that several commands share.
  */
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { EVENT_TYPES } from '../events/catalogue.ts';
 import { typeMatches } from '../events/feed.ts';
 import { isCalendarDate, pacificDate } from '../time/cycles.ts';
@@ -51,6 +51,11 @@ export function dateArg(what: string) {
       throw new InvalidArgumentError(`${what} "${raw}" is not a real calendar date YYYY-MM-DD.`);
     return raw.trim();
   };
+}
+
+/** An option that takes a real calendar date, `--flag <date>`; its errors name the flag. */
+export function dateOption(flag: `--${string}`, description: string): Option {
+  return new Option(`${flag} <date>`, description).argParser(dateArg(flag));
 }
 
 /** A subscription id, as `subscribe` and `deliveries` take it. */

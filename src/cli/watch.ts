@@ -1,6 +1,6 @@
 /** `daybook watch add|import|list|remove`: the enterprises daybook re-queries every cycle. */
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { InvalidRequestError } from '../upstream/errors.ts';
 import { checkEntName } from '../upstream/params.ts';
 import { NAME_COLUMNS, PRIORITY_MAX, PRIORITY_MIN, parseWatchlistCsv, USCC_COLUMNS } from '../watch/csv.ts';
@@ -13,6 +13,7 @@ import {
   type WatchRow,
 } from '../watch/store.ts';
 import { InvalidUsccError, parseUscc } from '../watch/uscc.ts';
+import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { formatTable, forTerminal } from './terminal.ts';
 import { intArg, UsageError } from './usage.ts';
@@ -53,10 +54,7 @@ function readCsv(file: string): string {
 }
 
 function watchAddCommand(): Command {
-  return new Command('add')
-    .description(
-      'Watch one or more enterprises by name. Every name is checked first (1-100 characters, no control characters); one bad name writes nothing. Names differing only in full-/half-width, case or spacing are the same entry.',
-    )
+  return command('watch add')
     .argument('<name...>', 'enterprise names; a complete registered name matches best')
     .option(
       '--priority <n>',
@@ -150,10 +148,7 @@ Examples:
 }
 
 function watchImportCommand(): Command {
-  return new Command('import')
-    .description(
-      'Import a UTF-8 CSV with a header row: a name column, an optional priority column and an optional uscc column. Invalid rows (a bad code included) are listed on stderr as "line N: problem" and nothing is imported (exit 2), unless --skip-invalid.',
-    )
+  return command('watch import')
     .argument('<file.csv>', 'the CSV file')
     .option('--skip-invalid', 'import the valid rows anyway; the invalid ones are still listed')
     .option('--dry-run', 'check the file against the database and say what would happen, writing nothing')
@@ -221,10 +216,7 @@ Examples:
 }
 
 function watchListCommand(): Command {
-  return new Command('list')
-    .description(
-      'List the watched enterprises, highest priority first, with their last refresh and outcome, the name and code they resolved to, how the keyword matched (code, exact, former_name, partial), the expected code, the flag of an answer refused for resolving elsewhere, the estimated changes per month (from its own refreshes and its cohort; daybook plan explain --pid shows how) and when the planner next wants it refreshed.',
-    )
+  return command('watch list')
     .option('--all', 'include removed entries (with an active column)')
     .option('--json', 'print a JSON array of the rows')
     .addHelpText('after', '\nExamples:\n  daybook watch list\n  daybook watch list --all --json')
@@ -265,10 +257,7 @@ function watchListCommand(): Command {
 }
 
 function watchRemoveCommand(): Command {
-  return new Command('remove')
-    .description(
-      'Stop watching an enterprise, by the name it was added with (any width or case) or by the PID it resolved to. The entry is kept inactive, so its history stays.',
-    )
+  return command('watch remove')
     .argument('<name|pid>', 'the keyword as added, or a resolved PID (removes every entry resolved to it)')
     .addHelpText(
       'after',
@@ -292,18 +281,16 @@ function watchRemoveCommand(): Command {
 }
 
 export function watchCommand(): Command {
-  const watch = new Command('watch')
-    .description('Manage the watchlist: the enterprises re-queried after each 03:00 Beijing refresh.')
-    .addHelpText(
-      'after',
-      `
+  const watch = command('watch').addHelpText(
+    'after',
+    `
 Examples:
   daybook watch add 上海星辰信息科技有限公司 --priority 10
   daybook watch add 星辰信息 --uscc 91310115342050446K
   daybook watch import companies.csv --dry-run
   daybook watch list --json
   daybook watch remove 上海星辰信息科技有限公司`,
-    );
+  );
   watch.addCommand(watchAddCommand());
   watch.addCommand(watchImportCommand());
   watch.addCommand(watchListCommand());

@@ -1,18 +1,16 @@
 /** `daybook worker`: processes queued jobs until stopped. */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { isConnectionLoss } from '../db/outage.ts';
 import { limitHeapGrowth } from '../runtime/heap.ts';
 import { startWorkers } from '../runtime/worker.ts';
+import { command } from './about.ts';
 import { clientFor, deliveryEngine, limiterFor } from './assemble.ts';
 import { configOrExit, sharedDatabaseUrl } from './context.ts';
 import { serviceDatabase, startService } from './start.ts';
 import { intArg } from './usage.ts';
 
 export function workerCommand(): Command {
-  return new Command('worker')
-    .description(
-      'Process queued jobs (products, plan, enterprise) until SIGTERM/SIGINT. Run as many as you like, on any machines: they share one rate limit per upstream operation and one credit budget.',
-    )
+  return command('worker')
     .option(
       '-c, --concurrency <n>',
       'enterprise jobs at once in this process (default DAYBOOK_WORKER_CONCURRENCY)',

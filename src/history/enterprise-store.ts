@@ -19,10 +19,11 @@
 import { deleteSuperseded, insertRows, truncateTables } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
 import { appendEvents, changeEvent, type NewEvent, observationEvent } from '../events/outbox.ts';
-import type { NormalizedEnterprise } from '../normalize/types.ts';
+import type { NormalizedEnterprise, NormalizedPerson } from '../normalize/types.ts';
 import { diffEnterprises, type Severity } from './classify.ts';
 import { enterpriseContentHash } from './hash.ts';
 import {
+  insertChildRows,
   pointerRows,
   type VersionTable,
   type VersionWrite,
@@ -190,7 +191,13 @@ export async function applyEnterprises(
   await insertChildren(sql, plan.writes, written.ids);
   const outbox = await insertChanges(sql, plan, written, summary);
   await insertRows(sql, 'enterprise_observations', plan.observations);
-  await updatePointers(sql, state, written.currentIds);
+  await updatePointers(
+    sql,
+    pointerRows(state, written.currentIds, (cur) => [
+      cur.lastSeenRawId === null ? '' : String(cur.lastSeenRawId),
+      cur.presence,
+    ]),
+  );
   outbox.push(...observationEvents(plan.observations));
   await upsertResolutions(sql, plan.resolutions);
   // Last in the transaction: the outbox lock is held from here to the commit (outbox.ts).
@@ -342,41 +349,22 @@ function planBatch(
 
 /** The persons, shareholders and clearing members of each new version. */
 async function insertChildren(sql: Sql, writes: readonly EnterpriseWrite[], ids: readonly number[]) {
-  const persons: Record<string, unknown>[] = [];
-  const shareholders: Record<string, unknown>[] = [];
-  const members: Record<string, unknown>[] = [];
-  for (const [i, w] of writes.entries()) {
-    const versionId = ids[i] as number;
-    const e = w.o.normalized;
-    for (const [k, p] of e.persons.entries())
-      persons.push({
-        version_id: versionId,
-        ordinal: k + 1,
-        name: p.name,
-        position: p.position,
-        extra: sql.json(p.extra),
-      });
-    for (const [k, s] of e.shareholders.entries())
-      shareholders.push({
-        version_id: versionId,
-        ordinal: k + 1,
-        name: s.name,
-        type: s.type,
-        shareholder_pid: s.pid,
-        extra: sql.json(s.extra),
-      });
-    for (const [k, c] of e.clearingMembers.entries())
-      members.push({
-        version_id: versionId,
-        ordinal: k + 1,
-        name: c.name,
-        position: c.position,
-        extra: sql.json(c.extra),
-      });
-  }
-  await insertRows(sql, 'enterprise_persons', persons);
-  await insertRows(sql, 'enterprise_shareholders', shareholders);
-  await insertRows(sql, 'enterprise_clearing_members', members);
+  // Persons and clearing members have the same columns: a name, a position, the rest.
+  const ranked = (list: readonly NormalizedPerson[]) =>
+    list.map((x, k) => ({ ordinal: k + 1, name: x.name, position: x.position, extra: sql.json(x.extra) }));
+  await insertChildRows(sql, 'enterprise_persons', writes, ids, ({ o }) => ranked(o.normalized.persons));
+  await insertChildRows(sql, 'enterprise_shareholders', writes, ids, ({ o }) =>
+    o.normalized.shareholders.map((s, k) => ({
+      ordinal: k + 1,
+      name: s.name,
+      type: s.type,
+      shareholder_pid: s.pid,
+      extra: sql.json(s.extra),
+    })),
+  );
+  await insertChildRows(sql, 'enterprise_clearing_members', writes, ids, ({ o }) =>
+    ranked(o.normalized.clearingMembers),
+  );
 }
 
 /** Writes one `enterprise_changes` row per field-level difference; returns their events. */
@@ -430,18 +418,11 @@ async function insertChanges(
 
 /**
  * Points every enterprise of the batch at its current version (a stored one or one written
- * above) and records what was seen last. The rows are locked and `state` started from them: its
+ * above) and records what was seen last: `rows` are pointerRows with the last raw id and the
+ * presence after them. The rows are locked and `state` started from them: its
  * last-seen values are the latest.
  */
-async function updatePointers(
-  sql: Sql,
-  state: ReadonlyMap<string, Current>,
-  currentIds: ReadonlyMap<string, number | null>,
-): Promise<void> {
-  const rows = pointerRows(state, currentIds, (cur) => [
-    cur.lastSeenRawId === null ? '' : String(cur.lastSeenRawId),
-    cur.presence,
-  ]);
+async function updatePointers(sql: Sql, rows: string[][]): Promise<void> {
   await sql`
     update enterprises e set
       current_version_id = u.version_id::bigint,

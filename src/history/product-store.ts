@@ -5,11 +5,11 @@
  * deduplicated across pulls by (product, created_at, body). Replaying the same pull adds
  * nothing: snapshots are unique per (raw response, position).
  */
-import { deleteSuperseded, insertRows, truncateTables } from '../db/bulk.ts';
+import { deleteSuperseded, truncateTables } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
 import type { NormalizedProduct, NormalizedTrendingSnapshot } from '../normalize/types.ts';
 import { productContentHash } from './hash.ts';
-import { pointerRows, type VersionTable, type VersionWrite, writeVersions } from './scd2.ts';
+import { insertChildRows, pointerRows, type VersionTable, type VersionWrite, writeVersions } from './scd2.ts';
 
 export interface ProductPull {
   products: NormalizedProduct[];
@@ -83,7 +83,7 @@ export async function applyProductPulls(
   await insertChildren(sql, writes, written.ids);
   summary.newComments += await insertComments(sql, items);
   summary.snapshots += await insertSnapshots(sql, ordered);
-  await updatePointers(sql, state, written.currentIds);
+  await updatePointers(sql, pointerRows(state, written.currentIds));
   return summary;
 }
 
@@ -182,36 +182,19 @@ function versionColumns(sql: Sql, p: NormalizedProduct, pull: ProductPull): Reco
 
 /** The topics, media and links of each new version. */
 async function insertChildren(sql: Sql, writes: readonly ProductWrite[], ids: readonly number[]) {
-  const topics: Record<string, unknown>[] = [];
-  const media: Record<string, unknown>[] = [];
-  const links: Record<string, unknown>[] = [];
-  for (const [i, w] of writes.entries()) {
-    const id = ids[i] as number;
-    const p = w.p;
-    for (const topic of p.topics) topics.push({ version_id: id, topic });
-    for (const m of p.media) {
-      media.push({
-        version_id: id,
-        position: m.position,
-        url: m.url,
-        type: m.type,
-        video_url: m.videoUrl,
-        extra: sql.json(m.extra),
-      });
-    }
-    for (const l of p.links) {
-      links.push({
-        version_id: id,
-        position: l.position,
-        url: l.url,
-        type: l.type,
-        extra: sql.json(l.extra),
-      });
-    }
-  }
-  await insertRows(sql, 'product_topics', topics);
-  await insertRows(sql, 'product_media', media);
-  await insertRows(sql, 'product_links', links);
+  await insertChildRows(sql, 'product_topics', writes, ids, ({ p }) => p.topics.map((topic) => ({ topic })));
+  await insertChildRows(sql, 'product_media', writes, ids, ({ p }) =>
+    p.media.map((m) => ({
+      position: m.position,
+      url: m.url,
+      type: m.type,
+      video_url: m.videoUrl,
+      extra: sql.json(m.extra),
+    })),
+  );
+  await insertChildRows(sql, 'product_links', writes, ids, ({ p }) =>
+    p.links.map((l) => ({ position: l.position, url: l.url, type: l.type, extra: sql.json(l.extra) })),
+  );
 }
 
 /** Keeps each comment once, across pulls; returns how many were new. */
@@ -268,12 +251,7 @@ async function insertSnapshots(sql: Sql, pulls: readonly ProductPull[]): Promise
 }
 
 /** Points every product of the batch at its current version and moves its last-seen time. */
-async function updatePointers(
-  sql: Sql,
-  state: ReadonlyMap<string, ProductState>,
-  currentIds: ReadonlyMap<string, number | null>,
-): Promise<void> {
-  const rows = pointerRows(state, currentIds);
+async function updatePointers(sql: Sql, rows: string[][]): Promise<void> {
   await sql`
     update products p set
       current_version_id = u.version_id::bigint,

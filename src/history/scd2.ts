@@ -93,6 +93,21 @@ async function closeStored(
 }
 
 /**
+ * Inserts the rows one child table holds for each new version: `rowsOf` gives a write's rows,
+ * and each is stamped with the id `writeVersions` gave that write (`ids[i]` for `writes[i]`).
+ */
+export async function insertChildRows<W>(
+  sql: Sql,
+  table: string,
+  writes: readonly W[],
+  ids: readonly number[],
+  rowsOf: (write: W) => Record<string, unknown>[],
+): Promise<void> {
+  const rows = writes.flatMap((w, i) => rowsOf(w).map((r) => ({ version_id: ids[i] as number, ...r })));
+  await insertRows(sql, table, rows);
+}
+
+/**
  * The rows that point each entity of a batch at its current version: its key, the version id
  * and when it was seen last, then whatever `more` adds (values for `from (values …)`).
  */

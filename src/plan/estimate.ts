@@ -160,44 +160,38 @@ function countSeverity(d: ChangeHistory, severity: Severity | null): void {
 }
 
 /**
- * The history after one more interval of `days` days that ended `changed` (with the highest
+ * What an interval showed: whether the answer changed, or that it changed with a new approval
+ * date `quietDays` before the fetch (one change at a known time and no change after it).
+ */
+export type Interval = boolean | { quietDays: number };
+
+/**
+ * The history after one more interval of `days` days that ended as `seen` says (with the highest
  * severity of what changed). Older observations decay by HALF_LIFE_DAYS first. Pure.
  */
 export function observe(
   h: ChangeHistory,
   days: number,
-  changed: boolean,
+  seen: Interval,
   severity: Severity | null = null,
   halfLifeDays = HALF_LIFE_DAYS,
 ): ChangeHistory {
-  if (!Number.isFinite(days) || days < 1) return h;
+  const dated = typeof seen === 'object' ? seen.quietDays : null;
+  if (!Number.isFinite(days) || days < 1 || (dated !== null && !Number.isFinite(dated))) return h;
   const whole = Math.min(MAX_BIN_DAYS, Math.round(days));
   const d = decayed(h, whole, halfLifeDays);
-  const [n0, c0] = d.bins[String(whole)] ?? [0, 0];
-  d.bins[String(whole)] = [round6(n0 + 1), round6(c0 + (changed ? 1 : 0))];
-  d.n = round6(d.n + 1);
-  d.changes = round6(d.changes + (changed ? 1 : 0));
-  d.days = round6(d.days + whole);
-  if (changed) countSeverity(d, severity);
-  return d;
-}
-
-/**
- * The history after an interval of `days` days whose answer changed with a new approval date
- * `quietDays` before the fetch: one change at a known time and no change after it. Pure.
- */
-export function observeDated(
-  h: ChangeHistory,
-  days: number,
-  quietDays: number,
-  severity: Severity | null = null,
-  halfLifeDays = HALF_LIFE_DAYS,
-): ChangeHistory {
-  if (!Number.isFinite(days) || days < 1 || !Number.isFinite(quietDays)) return h;
-  const whole = Math.min(MAX_BIN_DAYS, Math.round(days));
-  const d = decayed(h, whole, halfLifeDays);
-  d.datedEvents = round6((d.datedEvents ?? 0) + 1);
-  d.datedDays = round6((d.datedDays ?? 0) + Math.max(0, Math.min(quietDays, whole)) + 0.5);
+  if (dated !== null) {
+    d.datedEvents = round6((d.datedEvents ?? 0) + 1);
+    d.datedDays = round6((d.datedDays ?? 0) + Math.max(0, Math.min(dated, whole)) + 0.5);
+  } else {
+    const changed = seen === true;
+    const [n0, c0] = d.bins[String(whole)] ?? [0, 0];
+    d.bins[String(whole)] = [round6(n0 + 1), round6(c0 + (changed ? 1 : 0))];
+    d.n = round6(d.n + 1);
+    d.changes = round6(d.changes + (changed ? 1 : 0));
+    d.days = round6(d.days + whole);
+    if (!changed) return d;
+  }
   countSeverity(d, severity);
   return d;
 }
@@ -387,7 +381,7 @@ export function afterRefresh(state: EntryState, seen: RefreshSeen, since: string
       approval >= since &&
       approval < seen.cycle;
     history = dated
-      ? observeDated(history, days, daysBetween(approval as string, seen.cycle) - 1, seen.severity)
+      ? observe(history, days, { quietDays: daysBetween(approval as string, seen.cycle) - 1 }, seen.severity)
       : observe(history, days, seen.changed, seen.severity);
     boost = nextBoost(boost, seen.changed && seen.severity === 'high');
   } else if (seen.usable && seen.changed && seen.severity === 'high') {

@@ -234,6 +234,7 @@ function sqlWriteRefs(text: string): { kind: WriteKind; ref: TableRef }[] {
  */
 const TABLE_HELPERS: Record<string, number> = {
   insertRows: 1,
+  insertChildRows: 1,
   writeVersions: 1,
   truncateTables: 1,
   deleteSuperseded: 1,

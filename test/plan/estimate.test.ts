@@ -22,7 +22,6 @@ import {
   isClosedStatus,
   MAX_RATE,
   observe,
-  observeDated,
   priorFor,
   seedOf,
   weightOf,
@@ -136,7 +135,7 @@ describe('the change-rate estimator', () => {
         h =
           last === null
             ? observe(h, days, false, null, Number.POSITIVE_INFINITY)
-            : observeDated(h, days, t + days - last - 0.5, null, Number.POSITIVE_INFINITY);
+            : observe(h, days, { quietDays: t + days - last - 0.5 }, null, Number.POSITIVE_INFINITY);
         t += days;
       }
       expect(Math.abs(estimateRate(h, NO_PRIOR) / lambda - 1), `λ ${lambda}`).toBeLessThan(0.06);
