@@ -19,7 +19,7 @@ interface Document {
   parts: Record<string, unknown>;
 }
 
-type Line = [figure: string, value: string, target: string, verdict: string];
+export type Line = [figure: string, value: string, target: string, verdict: string];
 
 const n = (x: number) => x.toLocaleString('en-US');
 const yes = (ok: boolean) => (ok ? 'met' : 'MISSED');
@@ -27,9 +27,13 @@ const yes = (ok: boolean) => (ok ? 'met' : 'MISSED');
 function rateLines(r: RateResult): Line[] {
   const lines: Line[] = [];
   for (const run of r.runs) {
+    // No complete window of L calls (a run of fewer calls than L, as a smoke run makes): no steady rate.
+    const steady = Number.isFinite(run.steadyPerMinute)
+      ? `${run.utilization.toFixed(3)} of L (${run.steadyPerMinute}/min of ${run.limitPerMinute})`
+      : `steady rate n/a (fewer calls than L = ${run.limitPerMinute}; whole run ${run.wholeRunPerMinute}/min)`;
     lines.push([
       `rate, ${run.workers} workers, ${n(run.entries)} entries`,
-      `${run.utilization.toFixed(3)} of L (${run.steadyPerMinute}/min of ${run.limitPerMinute}); ${run.rateLimitExceeded} rate_limit_exceeded; wall ${run.wallSeconds} s`,
+      `${steady}; ${run.rateLimitExceeded} rate_limit_exceeded; wall ${run.wallSeconds} s`,
       '>= 0.97, 0 refusals',
       yes(run.utilization >= 0.97 && run.rateLimitExceeded === 0),
     ]);
@@ -57,11 +61,11 @@ function creditLines(c: CreditResult): Line[] {
 }
 
 function loadLines(l: LoadResult): Line[] {
-  const rec = (x: number) => `${n(x)} rec/s`;
+  const rec = (x: number) => `${n(x)} records/s`;
   return [
     [
-      `load, daybook (${n(l.enterprises)} ent + ${n(l.productRecords)} products)`,
-      `${rec(l.daybook.recordsPerSecond)} (ent ${n(l.daybook.enterprisesPerSecond)}/s, products ${n(l.daybook.productsPerSecond)}/s; ${n(l.rowsWritten)} rows)`,
+      `load, daybook (${n(l.enterprises)} enterprises + ${n(l.productRecords)} products)`,
+      `${rec(l.daybook.recordsPerSecond)} (enterprises ${n(l.daybook.enterprisesPerSecond)}/s, products ${n(l.daybook.productsPerSecond)}/s; ${n(l.rowsWritten)} rows)`,
       '',
       '',
     ],
@@ -125,7 +129,7 @@ function diffLines(d: DiffResult): Line[] {
 function cliLines(c: CliResult): Line[] {
   return [
     [
-      `commands, ${n(c.watchEntries)} watch entries (median of 5)`,
+      `commands, ${n(c.watchEntries)} watch entries (median of ${c.repeats ?? 5})`,
       Object.entries(c.medianMs)
         .map(([k, v]) => `${k} ${v} ms`)
         .join('; '),
@@ -289,27 +293,35 @@ function soakLines(r: SoakResult): Line[] {
   ];
 }
 
+const PART_LINES: Record<string, (x: never) => Line[]> = {
+  rate: rateLines,
+  credit: creditLines,
+  load: loadLines,
+  memory: memoryLines,
+  planner: plannerLines,
+  diff: diffLines,
+  cli: cliLines,
+  delivery: deliveryLines,
+  export: exportLines,
+  refresh: refreshLines,
+  soak: soakLines,
+};
+
+/** The parts, in the order of the table. */
+export const TABLE_PARTS: readonly string[] = Object.keys(PART_LINES);
+
+/** The table's lines of one part of results.json; a part that failed is one line saying so. */
+export function partLines(part: string, result: unknown): Line[] {
+  const fn = PART_LINES[part];
+  if (!fn) throw new Error(`bench: no table lines for the part "${part}"`);
+  const r = result as { error?: string };
+  if (r.error) return [[part, `failed: ${r.error.split('\n')[0]}`, '', 'ERROR']];
+  return fn(result as never);
+}
+
 export function renderTable(doc: Document): string {
   const lines: Line[] = [];
-  const render: Record<string, (x: never) => Line[]> = {
-    rate: rateLines,
-    credit: creditLines,
-    load: loadLines,
-    memory: memoryLines,
-    planner: plannerLines,
-    diff: diffLines,
-    cli: cliLines,
-    delivery: deliveryLines,
-    export: exportLines,
-    refresh: refreshLines,
-    soak: soakLines,
-  };
-  for (const [part, fn] of Object.entries(render)) {
-    const result = doc.parts[part] as { error?: string } | undefined;
-    if (!result) continue;
-    if (result.error) lines.push([part, `failed: ${result.error.split('\n')[0]}`, '', 'ERROR']);
-    else lines.push(...fn(result as never));
-  }
+  for (const part of TABLE_PARTS) if (doc.parts[part]) lines.push(...partLines(part, doc.parts[part]));
   const header: Line = ['figure', 'value', 'target', ''];
   const widths = [0, 1, 2, 3].map((i) => Math.max(...[header, ...lines].map((l) => l[i as 0].length)));
   const fmt = (l: Line) =>

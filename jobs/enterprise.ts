@@ -41,19 +41,18 @@ import {
 import { acquire } from '../src/purchase/limiter.ts';
 import type { Severity } from '../src/terms/changes.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/terms/job-errors.ts';
-import { brokenSuccessOf, type UpstreamResult } from '../src/upstream/client.ts';
+import { presumedBillingOf, type UpstreamResult } from '../src/upstream/client.ts';
 import {
   BodyTooDeepError,
   BodyTooLargeError,
-  MalformedBodyError,
   NetworkError,
   RateLimitedError,
-  RefusedBodyError,
   TimeoutError,
   UnexpectedResponseError,
   UpstreamError,
 } from '../src/upstream/errors.ts';
-import { EnterpriseSuccess } from '../src/upstream/schemas.ts';
+import { parseJsonExact, stringifyExact } from '../src/upstream/json.ts';
+import { EnterpriseSuccess, readStored } from '../src/upstream/schemas.ts';
 import {
   expectedUsccOf,
   flagResolutionMismatch,
@@ -426,12 +425,13 @@ async function failed(deps: JobDeps, attempt: Attempt, err: UpstreamError): Prom
   const landed = await ingestFailure(sql, err, { runId, cycle });
   const billing = billingOfFailure(err, config.DAYBOOK_CREDITS_PER_QUERY, landed.id, landed.landedAt, runId);
   await sql.begin((tx) => settleCall(tx, claim, claim.fence, billing));
-  // An answer the upstream billed is never bought again in the cycle: it is final.
+  // An answer the upstream billed (or is presumed to have billed) is never bought again in the
+  // cycle: it is final.
   const final =
     err.errorClass === 'permanent' || billing !== null || (lastAttempt && !(err instanceof RateLimitedError));
   const reason =
-    billing !== null && err.errorClass === 'transient'
-      ? `billed, not usable, not bought again this cycle: ${err.message}`
+    billing !== null
+      ? `${presumedBillingOf(err) ? 'presumed billed' : 'billed'}, not usable, not bought again this cycle: ${err.message}`
       : err.errorClass === 'transient' && final
         ? `gave up after the last attempt: ${err.message}`
         : err.message;
@@ -457,7 +457,9 @@ async function failed(deps: JobDeps, attempt: Attempt, err: UpstreamError): Prom
 /**
  * What a failed call cost. Error answers are not billed (the upstream bills once content is
  * processed); a success is, whether it broke off in transit or failed validation, at the amount
- * it stated or the configured cost (src/purchase/billing.ts).
+ * it stated or the configured cost (src/purchase/billing.ts). An HTTP 200 answer that began to
+ * arrive and could not complete is presumed billed unless its bytes prove it an error
+ * (src/upstream/client.ts `presumedBillingOf`), and booked at once.
  */
 export function billingOfFailure(
   err: UpstreamError,
@@ -469,24 +471,24 @@ export function billingOfFailure(
   let usage: unknown;
   let pid: string | null = null;
   let note: string;
-  // A success that arrived in part (cut off in transit, by the timeout, or at the size limit).
-  const broken =
-    err instanceof MalformedBodyError || err instanceof RefusedBodyError
-      ? err.brokenSuccess
-      : (err instanceof TimeoutError || err instanceof NetworkError) && err.response?.httpStatus === 200
-        ? brokenSuccessOf(err.response.bodyText)
-        : null;
+  // A 200 that arrived in part (cut off in transit, by the timeout, or at the size limit) or
+  // could not be read (too deep, not parseable).
+  const broken = presumedBillingOf(err);
   if (broken) {
     usage = broken.credits === null ? {} : { credits: broken.credits };
     pid = broken.pid;
+    const bytes = err.response?.bodyBytes?.length ?? Buffer.byteLength(err.response?.bodyText ?? '');
+    const presumed = 'presumed billed, not bought again this cycle';
     note =
       err instanceof BodyTooDeepError
-        ? 'a success nested deeper than daybook reads, billed; not bought again this cycle'
+        ? `a success nested deeper than daybook reads; ${presumed}`
         : err instanceof BodyTooLargeError
-          ? 'a success larger than daybook reads, cut off after billing; not bought again this cycle'
+          ? `a success larger than daybook reads, cut off after its first ${bytes} bytes; ${presumed}`
           : err instanceof TimeoutError
-            ? 'a success cut off by the timeout after billing; not bought again this cycle'
-            : 'the answer broke off in transit after billing; not bought again this cycle';
+            ? `a success cut off by the timeout after its first ${bytes} bytes; ${presumed}`
+            : err instanceof NetworkError
+              ? `the answer broke off in transit after its first ${bytes} bytes; ${presumed}`
+              : `the answer broke off or came malformed after its first ${bytes} bytes; ${presumed}`;
   } else if (err instanceof UnexpectedResponseError && err.response?.bodyText) {
     let body: unknown;
     try {
@@ -524,6 +526,23 @@ async function bookedAnswer(
   return row ? { rawResponseId: Number(row.id), landedAt: row.landed_at } : null;
 }
 
+/** A landed answer's body: jsonb, or the text jsonb refused. */
+interface LandedBody {
+  id: string;
+  body_json: unknown;
+  body_text: string | null;
+  landed_at: Date;
+}
+
+/** Text as JSON (numbers exact), or null when it is not JSON. */
+function jsonOrNull(text: string): unknown {
+  try {
+    return parseJsonExact(text);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A success of this entry already bought in this cycle and not applied: one booked in the ledger
  * (a holder died, or lost its database, after booking it), or one a holder landed and died
@@ -531,21 +550,25 @@ async function bookedAnswer(
  */
 async function recoverLanded(deps: JobDeps, claim: Claim): Promise<Bought | null> {
   const { sql } = deps;
-  const [booked] = await sql<{ id: string; body_json: unknown; landed_at: Date; credits: number }[]>`
-    select r.id, r.body_json, r.landed_at, l.credits from credit_ledger l
+  const [booked] = await sql<(LandedBody & { credits: number })[]>`
+    select r.id, r.body_json, case when r.body_json is null then r.body_text end as body_text,
+           r.landed_at, l.credits from credit_ledger l
     join raw_answers r on r.id = l.raw_response_id
     where l.cycle = ${claim.cycle} and l.watch_id = ${claim.watchId} and l.status = 'booked' and r.outcome = 'success'
     order by l.id desc limit 1`;
-  let raw: { id: string; body_json: unknown; landed_at: Date } | undefined = booked;
+  let raw: LandedBody | undefined = booked;
   if (!raw && claim.lapsedCall) {
-    [raw] = await sql<{ id: string; body_json: unknown; landed_at: Date }[]>`
-      select id, body_json, landed_at from raw_answers
+    [raw] = await sql<LandedBody[]>`
+      select id, body_json, case when body_json is null then body_text end as body_text, landed_at
+      from raw_answers
       where operation = 'enterprise-search' and cycle = ${claim.cycle} and outcome = 'success'
         and params->>'ent_name' = ${claim.keyword} and landed_at >= ${claim.lapsedCall.startedAt}
       order by id desc limit 1`;
   }
   if (!raw) return null;
-  const parsed = EnterpriseSuccess.safeParse(raw.body_json);
+  // JSON jsonb refused (a \u0000 escape) landed as text: it is read from there.
+  const body = raw.body_json ?? (raw.body_text === null ? null : jsonOrNull(raw.body_text));
+  const parsed = readStored(EnterpriseSuccess, body);
   if (!parsed.success) return null;
   const paid = costOfAnswer(parsed.data.metadata.usage, deps.config.DAYBOOK_CREDITS_PER_QUERY);
   const rawResponseId = Number(raw.id);
@@ -563,7 +586,7 @@ async function recoverLanded(deps: JobDeps, claim: Claim): Promise<Bought | null
     );
     claim.lapsedCall = null;
   }
-  const text = JSON.stringify(raw.body_json);
+  const text = raw.body_text ?? stringifyExact(body);
   // The run that finishes the purchase reports its credits (the one that bought it was cut short).
   return {
     rawResponseId,
@@ -576,7 +599,7 @@ async function recoverLanded(deps: JobDeps, claim: Claim): Promise<Bought | null
         params: { ent_name: claim.keyword },
         httpStatus: 200,
         bodyText: text,
-        bodyJson: raw.body_json,
+        bodyJson: body,
         durationMs: 0,
         fetchedAt: raw.landed_at,
       },

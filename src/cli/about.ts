@@ -6,7 +6,7 @@ import { Command } from 'commander';
 
 export const ABOUT = {
   'analytics-role':
-    'Create (or update) a login role that can SELECT the analytics views and nothing else: no writes, no raw landing, no internal tables, no temporary tables or large objects (taken from PUBLIC in this database). Says on stderr what Postgres still allows it.',
+    'Create (or update) a login role that can SELECT the analytics views and nothing else: no writes, no raw landing, no internal tables, no temporary tables or large objects (taken from PUBLIC in this database), and a statement timeout (60 seconds unless --statement-timeout says otherwise). Says on stderr what Postgres still allows it.',
   changes:
     'Read the change log (analytics.enterprise_changes), newest first. --since and --until select by the cycle shown (the Beijing date of the refresh the change was found in); --detected-since by when daybook found it.',
   compact:
@@ -46,7 +46,7 @@ export const ABOUT = {
   serve:
     'The admin server: Bull Board at /queues, Prometheus metrics at /metrics, /healthz (Postgres and Redis). Bound to 127.0.0.1 unless --host; elsewhere a token (DAYBOOK_ADMIN_TOKEN) is required.',
   sim: 'Run the upstream simulator: both API operations over a seeded world, with keys, credits, a sliding-window rate limit, a settable clock and fault injection.',
-  sql: 'Run one read-only SQL statement as a read-only role and print the rows (the analytics.* views, the stable contract).',
+  sql: 'Run one read-only SQL statement as a read-only role and print the rows (the analytics.* views, the stable contract). The statement is cancelled after --timeout seconds (60), and the table shows at most --max-rows rows (1,000); --csv and --json print every row.',
   status:
     'Show the current cycle: progress, credits against budget, deferred entries, recent failures and queue counts.',
   subscribe: 'Webhook subscriptions: where events are pushed, signed (Standard Webhooks).',

@@ -55,7 +55,7 @@ import {
 import { command } from './about.ts';
 import { configOrExit } from './context.ts';
 import { formatTable } from './terminal.ts';
-import { UsageError } from './usage.ts';
+import { intArg, secondsArg, UsageError } from './usage.ts';
 
 /** One CSV field (RFC 4180). */
 function csvField(v: unknown): string {
@@ -68,6 +68,11 @@ function csvField(v: unknown): string {
 interface Opened {
   sql: postgres.Sql;
   embedded: boolean;
+  /**
+   * The embedded database only: ends a statement from this side, as it does not end one itself
+   * at its statement_timeout (src/db/embedded.ts says why). The database is closed after it.
+   */
+  kill?: () => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -88,12 +93,13 @@ async function openAsIs(config: Config): Promise<Opened> {
       `there is no embedded database in ${config.DAYBOOK_DATA_DIR}/ yet: run \`daybook migrate\` (or \`daybook demo\`) first, or set DATABASE_URL`,
     );
   }
-  const { startEmbedded } = await import('../db/embedded.ts');
-  const embedded = await startEmbedded(config.DAYBOOK_DATA_DIR);
+  const { startEmbeddedWorker } = await import('../db/embedded.ts');
+  const embedded = await startEmbeddedWorker(config.DAYBOOK_DATA_DIR);
   const db = openDatabase(embedded.url, { max: 1, applicationName: 'daybook sql' });
   return {
     sql: db.sql,
     embedded: true,
+    kill: embedded.kill,
     close: async () => {
       await db.close();
       await embedded.close();
@@ -196,16 +202,83 @@ function calendarDay(v: unknown): unknown {
   return v;
 }
 
+/** How far the text may go: its statement_timeout, and the rows to fetch (null: every row). */
+interface Limits {
+  timeoutSeconds: number;
+  maxRows: number | null;
+}
+
 interface Answer {
   rows: Record<string, unknown>[];
   columns: string[];
+  /** Rows were left out: there were more than Limits.maxRows. */
+  more: boolean;
 }
 
-/** Runs `text` as one statement in a read-only transaction that is always rolled back. */
-async function runText(sql: postgres.Sql, runner: Runner, text: string): Promise<Answer> {
+/** The statement ran past its statement_timeout and the server cancelled it. */
+class StatementTimeout extends Error {
+  override readonly name = 'StatementTimeout';
+}
+
+/** A failed statement as the person should see it: a timeout (exit 1), else a usage error (exit 2). */
+function statementFailure(err: unknown): unknown {
+  const e = err as { message?: string; code?: string; position?: string };
+  if (!e.code) return err;
+  // 57014 is also a cancel by hand (pg_cancel_backend): only the timeout's message names it.
+  if (e.code === '57014' && /statement timeout/.test(e.message ?? '')) return new StatementTimeout(e.message);
+  // A person's SQL mistake, or a refusal: the server's message, no stack.
+  const several =
+    e.code === '42601' && /multiple commands/.test(e.message ?? '')
+      ? ' (daybook sql runs one statement at a time)'
+      : '';
+  return new UsageError(
+    `query failed: ${e.message}${e.position ? ` (at character ${e.position})` : ''}${several}`,
+  );
+}
+
+/**
+ * Runs the statement: every row, or with a row limit the first `maxRows + 1` through a cursor (a
+ * portal the server stops after that many rows, then closed), so that a large answer is neither
+ * sent nor held. The extra row tells that rows were left out.
+ */
+async function fetchRows(
+  sql: postgres.Sql,
+  tx: postgres.TransactionSql,
+  text: string,
+  maxRows: number | null,
+): Promise<{ result: postgres.RowList<postgres.Row[]>; more: boolean }> {
+  const query = tx.unsafe(text, [], { simple: false } as postgres.UnsafeQueryOptions);
+  if (maxRows === null) return { result: await query, more: false };
+  let first: postgres.Row[] | undefined;
+  const done = await query.cursor(maxRows + 1, (rows) => {
+    first ??= rows;
+    return sql.CLOSE;
+  });
+  // A COPY answers with a stream, whatever came before: the caller refuses it.
+  if (!Array.isArray(done) || !first)
+    return { result: done as postgres.RowList<postgres.Row[]>, more: false };
+  const result = first as postgres.RowList<postgres.Row[]>;
+  return { result, more: result.length > maxRows };
+}
+
+/**
+ * Runs `text` as one statement in a read-only transaction that is always rolled back. With `kill`
+ * (the embedded database), a timer here ends a statement that runs past the timeout.
+ */
+async function runText(
+  sql: postgres.Sql,
+  runner: Runner,
+  text: string,
+  limits: Limits,
+  kill?: () => Promise<void>,
+): Promise<Answer> {
   let answer: Answer | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let killed = false;
   try {
     await sql.begin('read only', async (tx) => {
+      // For this transaction only: a pooler in transaction mode hands on no session setting.
+      await tx.unsafe(`set local statement_timeout = ${Math.round(limits.timeoutSeconds * 1000)}`);
       if (runner.kind === 'set-role') await tx.unsafe(`set local role ${ident(runner.role)}`);
       // Takes the snapshot (so `set transaction read write` is refused) and checks who runs it.
       const [who] = await tx<{ session_user: string; current_user: string }[]>`
@@ -216,21 +289,21 @@ async function runText(sql: postgres.Sql, runner: Runner, text: string): Promise
       ) {
         throw new Error(`daybook sql: the session runs as ${who?.current_user}, not ${runner.role}`);
       }
-      let result: postgres.RowList<postgres.Row[]>;
-      try {
-        result = await tx.unsafe(text, [], { simple: false } as postgres.UnsafeQueryOptions);
-      } catch (err) {
-        const e = err as { message?: string; code?: string; position?: string };
-        if (!e.code) throw err;
-        // A person's SQL mistake, or a refusal: the server's message, no stack.
-        const several =
-          e.code === '42601' && /multiple commands/.test(e.message ?? '')
-            ? ' (daybook sql runs one statement at a time)'
-            : '';
-        throw new UsageError(
-          `query failed: ${e.message}${e.position ? ` (at character ${e.position})` : ''}${several}`,
-        );
+      let fetched: Awaited<ReturnType<typeof fetchRows>>;
+      if (kill) {
+        timer = setTimeout(() => {
+          killed = true;
+          void kill();
+        }, limits.timeoutSeconds * 1000);
       }
+      try {
+        fetched = await fetchRows(sql, tx, text, limits.maxRows);
+      } catch (err) {
+        throw statementFailure(err);
+      } finally {
+        clearTimeout(timer);
+      }
+      const { result, more } = fetched;
       if (!Array.isArray(result)) {
         // COPY … TO STDOUT answers with a stream; the transaction is rolled back, the connection closed.
         (result as unknown as NodeJS.ReadableStream).resume();
@@ -238,25 +311,42 @@ async function runText(sql: postgres.Sql, runner: Runner, text: string): Promise
       }
       // A date is a calendar day: printed YYYY-MM-DD in every format, not a midnight timestamp.
       const dates = (result.columns ?? []).filter((c) => c.type === DATE_OID || c.type === DATE_ARRAY_OID);
-      const rows = ([...result] as Record<string, unknown>[]).map((r) => {
+      const kept = limits.maxRows === null ? [...result] : [...result].slice(0, limits.maxRows);
+      const rows = (kept as Record<string, unknown>[]).map((r) => {
         for (const c of dates) r[c.name] = calendarDay(r[c.name]);
         return r;
       });
-      answer = { rows, columns: result.columns?.map((c) => c.name) ?? Object.keys(rows[0] ?? {}) };
+      answer = { rows, columns: result.columns?.map((c) => c.name) ?? Object.keys(rows[0] ?? {}), more };
       throw ROLLBACK;
     });
   } catch (err) {
+    // Whatever the driver says of the connection that was cut.
+    if (killed) throw new StatementTimeout('the statement ran past its timeout and was ended');
     if (err !== ROLLBACK) throw err;
   }
   if (!answer) throw new Error('daybook sql: the query gave no answer');
   return answer;
 }
 
+/** A count as a person reads it: 1,000. */
+const count = (n: number) => n.toLocaleString('en-US');
+
 export function sqlCommand(): Command {
   return command('sql')
     .argument('<query>', 'the SQL, e.g. "select * from analytics.product_trending limit 5"')
-    .option('--json', 'print rows as a JSON array')
-    .option('--csv', 'print rows as CSV with a header')
+    .option('--json', 'print rows as a JSON array (every row)')
+    .option('--csv', 'print rows as CSV with a header (every row)')
+    .option(
+      '--timeout <seconds>',
+      'cancel the statement when it runs longer than this (a number above 0, as 60 or 0.5)',
+      secondsArg('--timeout'),
+      DEFAULT_TIMEOUT_SECONDS,
+    )
+    .option(
+      '--max-rows <n>',
+      'the table shows at most this many rows, 1,000 unless given (not with --json or --csv, which print every row)',
+      intArg('--max-rows', 1, MAX_ROWS_LIMIT),
+    )
     .addHelpText(
       'after',
       `
@@ -267,33 +357,90 @@ from the first \`daybook sql\` whose DATABASE_URL user can (a superuser, or CREA
 it, or when it cannot log in (pg_hba.conf, a pooler), a DATABASE_URL user that is no superuser
 runs the statement itself, read-only and rolled back; a superuser's is refused.
 
+Two limits, each said on stderr with exit code 1 when it is reached:
+  --timeout     a statement that runs longer is cancelled (statement_timeout, set for the
+                statement's transaction only; the embedded database, which does not act on it,
+                is stopped by daybook); 60 s unless given.
+  --max-rows    the table (without --json or --csv) shows at most this many rows, 1,000 unless
+                given, and fetches no more than one beyond them; --json and --csv print every row.
+
 Examples:
   daybook sql "select list_date, position, name, votes_count from analytics.product_trending where is_latest_pull order by list_date desc, position limit 10"
-  daybook sql --csv "select * from analytics.enterprise_changes where severity = 'high'" > high.csv`,
+  daybook sql --csv "select * from analytics.enterprise_changes where severity = 'high'" > high.csv
+  daybook sql --timeout 300 --json "select * from analytics.enterprise_history"`,
     )
-    .action(async (query: string, opts: { json?: boolean; csv?: boolean }) => {
+    .action(async (query: string, opts: SqlOptions) => {
       if (opts.json && opts.csv) throw new UsageError('choose one of --json and --csv');
-      if (query.trim() === '') throw new UsageError('the query is empty');
-      const config = configOrExit();
-      const opened = await openAsIs(config);
-      let runner: Runner | undefined;
-      let answer: Answer;
-      try {
-        await assertMigrated(opened.sql);
-        runner = await chooseRunner(config, opened);
-        answer = await runText(runner.kind === 'login' ? runner.sql : opened.sql, runner, query);
-      } finally {
-        if (runner?.kind === 'login') await runner.sql.end({ timeout: 5 });
-        await opened.close();
+      if (opts.maxRows !== undefined && (opts.json || opts.csv)) {
+        throw new UsageError(
+          `--max-rows limits the table only; --${opts.json ? 'json' : 'csv'} prints every row: leave one of them out`,
+        );
       }
-      const { rows, columns } = answer;
+      if (query.trim() === '') throw new UsageError('the query is empty');
+      const table = !opts.json && !opts.csv;
+      const limits = {
+        timeoutSeconds: opts.timeout,
+        maxRows: table ? (opts.maxRows ?? DEFAULT_MAX_ROWS) : null,
+      };
+      const answer = await answerOf(query, limits);
+      if (answer === 'timeout') {
+        process.stderr.write(
+          `daybook sql: the statement ran longer than ${opts.timeout} s and was cancelled (statement_timeout); raise it with --timeout SECONDS\n`,
+        );
+        process.exitCode = 1;
+        return;
+      }
+      const { rows, columns, more } = answer;
       if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
       else if (opts.csv) {
         process.stdout.write(`${columns.map(csvField).join(',')}\n`);
         for (const r of rows) process.stdout.write(`${columns.map((c) => csvField(r[c])).join(',')}\n`);
       } else {
         process.stdout.write(formatTable(rows, columns));
-        process.stdout.write(`(${rows.length} row${rows.length === 1 ? '' : 's'})\n`);
+        const n = `${count(rows.length)} row${rows.length === 1 ? '' : 's'}`;
+        process.stdout.write(more ? `(the first ${n}; more were left out)\n` : `(${n})\n`);
+      }
+      if (more) {
+        process.stderr.write(
+          `daybook sql: showing the first ${count(rows.length)} row${rows.length === 1 ? '' : 's'}; more were left out — use --max-rows N, --csv or --json for all of them\n`,
+        );
+        process.exitCode = 1;
       }
     });
+}
+
+interface SqlOptions {
+  json?: boolean;
+  csv?: boolean;
+  timeout: number;
+  maxRows?: number;
+}
+
+const DEFAULT_TIMEOUT_SECONDS = 60;
+const DEFAULT_MAX_ROWS = 1_000;
+/** A table of more rows than this is no longer read on a terminal: --csv or --json. */
+const MAX_ROWS_LIMIT = 1_000_000;
+
+/** Opens the database, picks who runs the text, and runs it; 'timeout' when it ran too long. */
+async function answerOf(query: string, limits: Limits): Promise<Answer | 'timeout'> {
+  const config = configOrExit();
+  const opened = await openAsIs(config);
+  let runner: Runner | undefined;
+  try {
+    await assertMigrated(opened.sql);
+    runner = await chooseRunner(config, opened);
+    return await runText(
+      runner.kind === 'login' ? runner.sql : opened.sql,
+      runner,
+      query,
+      limits,
+      opened.kill,
+    );
+  } catch (err) {
+    if (err instanceof StatementTimeout) return 'timeout';
+    throw err;
+  } finally {
+    if (runner?.kind === 'login') await runner.sql.end({ timeout: 5 });
+    await opened.close();
+  }
 }

@@ -29,6 +29,31 @@ export function intArg(what: string, min: number, max = Number.MAX_SAFE_INTEGER)
   };
 }
 
+/** The longest statement_timeout Postgres takes, in whole seconds (2^31 - 1 ms: about 24.8 days). */
+export const MAX_TIMEOUT_SECONDS = 2_147_483;
+
+/**
+ * A number of seconds above 0, whole or with up to three decimals (60, 1.5, 0.25), at most
+ * MAX_TIMEOUT_SECONDS: a whole number of milliseconds from 1 up, as Postgres keeps a timeout.
+ */
+export function secondsArg(what: string) {
+  return (raw: string): number => {
+    const s = raw.trim();
+    if (!/^\d+(\.\d{1,3})?$/.test(s)) {
+      throw new InvalidArgumentError(
+        `${what} must be a number of seconds, whole or with up to three decimals (as 60 or 0.5), got "${raw}".`,
+      );
+    }
+    const n = Number(s);
+    if (n <= 0 || n > MAX_TIMEOUT_SECONDS) {
+      throw new InvalidArgumentError(
+        `${what} must be more than 0 and at most ${MAX_TIMEOUT_SECONDS} seconds, got "${raw}".`,
+      );
+    }
+    return n;
+  };
+}
+
 /** One of a fixed set of words. */
 export function choiceArg<T extends string>(what: string, choices: readonly T[]) {
   return (raw: string): T => {

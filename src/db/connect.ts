@@ -6,6 +6,7 @@
  * (Date and sql.json parameters) that the history layer relies on.
  */
 import postgres from 'postgres';
+import { parseJsonExact, stringifyExact } from '../upstream/json.ts';
 
 /** The driver, or a transaction of it: the seam every read and write takes. */
 export type Sql = postgres.Sql | postgres.TransactionSql;
@@ -27,6 +28,17 @@ export interface OpenOptions {
   prepare?: boolean;
 }
 
+/**
+ * json and jsonb, numbers to the last digit both ways: a number a double cannot hold is read as
+ * an ExactNumber and written back as its digits (src/upstream/json.ts).
+ */
+export const EXACT_JSON = {
+  to: 114,
+  from: [114, 3802],
+  serialize: (x: unknown) => stringifyExact(x),
+  parse: (x: string) => parseJsonExact(x),
+};
+
 /** Opens a pool to `url`. Server notices are not for daybook's users and are dropped. */
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const sql = postgres(url, {
@@ -34,6 +46,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     prepare: options.prepare ?? true,
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'daybook' },
+    types: { json: EXACT_JSON },
   });
   return { sql, close: () => sql.end({ timeout: 5 }) };
 }

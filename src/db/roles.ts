@@ -2,8 +2,9 @@
  * Roles that read daybook's database without being able to harm it.
  *
  * The analytics role (`daybook analytics-role`): SELECT on the `analytics` views and nothing
- * else. The views run with their owner's rights, so the role reads them without any right on the
- * tables behind them (the raw landing included).
+ * else, and a statement timeout (60 s unless told otherwise). The views run with their owner's
+ * rights, so the role reads them without any right on the tables behind them (the raw landing
+ * included).
  *
  * The sql reader: the login role `daybook sql` runs a person's text as (src/cli/sql.ts says why).
  * Migration 0007 makes it, with `daybook_sql_reader_ensure()`, and keeps its name and password in
@@ -35,14 +36,29 @@ export const DANGEROUS_ROLES = [
 /** The functions that create a large object. lo_import needs superuser rights already. */
 const LO_CREATORS = ['lo_create(oid)', 'lo_creat(integer)', 'lo_from_bytea(oid, bytea)'];
 
+/** The statement timeout the analytics role gets unless told otherwise: 60 s. */
+export const ANALYTICS_STATEMENT_TIMEOUT_MS = 60_000;
+
 /**
- * Creates (or updates) `role` as a login role that can read the analytics schema only, and takes
- * from PUBLIC, in this database, TEMPORARY and the creation of large objects (see the README).
+ * Creates (or updates) `role` as a login role that can read the analytics schema only, whose
+ * statements are cancelled after `statementTimeoutMs` (its own statement_timeout, which a session
+ * may still change for itself), and takes from PUBLIC, in this database, TEMPORARY and the
+ * creation of large objects (see the README).
  * Returns what Postgres still lets the role do, one sentence each: CONNECT to the other databases
  * open to PUBLIC always, and TEMPORARY or large objects when the user running this may not revoke
  * them (TEMPORARY takes the database's owner; the large-object functions, a superuser).
  */
-export async function grantAnalyticsRole(sql: Sql, role: string, password: string | null): Promise<string[]> {
+export async function grantAnalyticsRole(
+  sql: Sql,
+  role: string,
+  password: string | null,
+  statementTimeoutMs = ANALYTICS_STATEMENT_TIMEOUT_MS,
+): Promise<string[]> {
+  if (!Number.isInteger(statementTimeoutMs) || statementTimeoutMs < 1 || statementTimeoutMs > 2_147_483_647) {
+    throw new RangeError(
+      `statement timeout ${statementTimeoutMs} ms must be a whole number from 1 to 2147483647`,
+    );
+  }
   if (!ROLE_NAME.test(role)) {
     throw new RoleNameError(
       `role name "${role}" must be lower-case letters, digits and _ (at most 63), starting with a letter`,
@@ -51,6 +67,9 @@ export async function grantAnalyticsRole(sql: Sql, role: string, password: strin
   const [exists] = await sql`select 1 from pg_roles where rolname = ${role}`;
   if (!exists) await sql.unsafe(`create role ${role} login nosuperuser nocreatedb nocreaterole noinherit`);
   if (password !== null) await sql.unsafe(`alter role ${role} with login password ${literal(password)}`);
+  const timeout =
+    statementTimeoutMs % 1000 === 0 ? `${statementTimeoutMs / 1000}s` : `${statementTimeoutMs}ms`;
+  await sql.unsafe(`alter role ${role} set statement_timeout = '${timeout}'`);
   const [{ db } = { db: '' }] = await sql<{ db: string }[]>`select current_database() as db`;
   const database = ident(db);
   await sql.unsafe(`grant connect on database ${database} to ${role}`);

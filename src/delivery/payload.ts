@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { Envelope } from '../events/feed.ts';
+import { stringifyExact } from '../upstream/json.ts';
 
 /** A new endpoint secret: `whsec_` and 32 random bytes in base64, as Standard Webhooks has them. */
 export function newSecret(): string {
@@ -17,7 +18,8 @@ export type Format = 'standard' | 'slack';
 /** The JSON body: Standard Webhooks' `type`, `timestamp` and `data` (the event), or Slack text. */
 export function bodyOf(format: Format, e: Envelope): string {
   if (format === 'slack') return JSON.stringify({ text: slackText(e) });
-  return JSON.stringify({ type: e.type, timestamp: e.detected_at, data: e });
+  // A number the upstream sent with more digits than a double holds goes out with every digit.
+  return stringifyExact({ type: e.type, timestamp: e.detected_at, data: e });
 }
 
 const SEVERITY_MARK: Record<Envelope['severity'], string> = {

@@ -22,7 +22,13 @@ import { suppressEvents } from '../events/outbox.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import { cycleOf } from '../time/cycles.ts';
-import { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from '../upstream/schemas.ts';
+import { parseJsonExact } from '../upstream/json.ts';
+import {
+  EnterpriseSuccess,
+  ProductDetailSuccess,
+  ProductListSuccess,
+  readStored,
+} from '../upstream/schemas.ts';
 import { emptyDrift, type LandedAnswer, recordDrift } from './drift-store.ts';
 import {
   applyEnterprises,
@@ -69,7 +75,7 @@ type RawRow = Recast<
   'cycle',
   string
 > &
-  Pick<DriverRow<typeof rawBodies>, 'body_json'> & { bytes_kept: boolean };
+  Pick<DriverRow<typeof rawBodies>, 'body_json' | 'body_text'> & { bytes_kept: boolean };
 
 interface KeptEvent {
   pid: string;
@@ -157,7 +163,8 @@ async function replayLanding(replay: Replay, batchSize: number, onProgress: (don
   const { tx } = replay;
   await tx.unsafe(`
     declare daybook_rebuild no scroll cursor for
-    select id, operation, params, body_json, outcome, fetched_at, landed_at,
+    select id, operation, params, body_json, case when body_json is null then body_text end as body_text,
+           outcome, fetched_at, landed_at,
            body_bytes is not null as bytes_kept, cycle::text as cycle
     from raw_answers
     where outcome in (${REPLAYED.map((o) => `'${o}'`).join(', ')})
@@ -219,6 +226,8 @@ async function replayRow(replay: Replay, r: RawRow): Promise<void> {
   summary.rawRead++;
   const rawId = Number(r.id);
   const cycle = r.cycle ?? cycleOf(r.landed_at);
+  // JSON jsonb refused (a \u0000 escape) landed as text: read from there, as live ingestion did.
+  if (r.body_json === null && r.body_text !== null) r.body_json = jsonOrNull(r.body_text);
   if (r.outcome !== 'not_found' && r.body_json !== null) {
     const answer: LandedAnswer = {
       rawResponseId: rawId,
@@ -263,7 +272,7 @@ async function replayEnterpriseSearch(
     });
     return;
   }
-  const parsed = EnterpriseSuccess.safeParse(r.body_json);
+  const parsed = readStored(EnterpriseSuccess, r.body_json);
   if (!parsed.success) {
     summary.unreadable++;
     return;
@@ -290,7 +299,7 @@ async function replayEnterpriseSearch(
 function replayProductListing(replay: Replay, r: RawRow, rawId: number): void {
   const { summary } = replay;
   if (r.params.date !== undefined) {
-    const parsed = ProductListSuccess.safeParse(r.body_json);
+    const parsed = readStored(ProductListSuccess, r.body_json);
     if (!parsed.success) {
       summary.unreadable++;
       return;
@@ -299,7 +308,7 @@ function replayProductListing(replay: Replay, r: RawRow, rawId: number): void {
     replay.products.push({ ...list, fetchedAt: r.landed_at, rawResponseId: rawId });
     summary.productPulls++;
   } else {
-    const parsed = ProductDetailSuccess.safeParse(r.body_json);
+    const parsed = readStored(ProductDetailSuccess, r.body_json);
     if (!parsed.success) {
       summary.unreadable++;
       return;
@@ -312,5 +321,14 @@ function replayProductListing(replay: Replay, r: RawRow, rawId: number): void {
       rawResponseId: rawId,
     });
     summary.productDetails++;
+  }
+}
+
+/** Landed text as JSON (numbers exact), or null when it is not JSON. */
+function jsonOrNull(text: string): unknown {
+  try {
+    return parseJsonExact(text);
+  } catch {
+    return null;
   }
 }

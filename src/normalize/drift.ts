@@ -13,6 +13,7 @@
  * participants, industry_middle) are checked for presence only.
  */
 import type { Operation } from '../upstream/errors.ts';
+import { ExactNumber, hasRefusedText, numberFits, storableText } from '../upstream/json.ts';
 import {
   ClearingMember,
   Comment,
@@ -183,17 +184,33 @@ export function detectDrift(
   const acc = new Accumulator();
   if (operation === 'enterprise-search') {
     if (body.status !== 'success') return [];
-    acc.record((out) => checkObject(body, ENTERPRISE_ENVELOPE, '$.', out));
+    acc.record((out) => {
+      checkObject(body, ENTERPRISE_ENVELOPE, '$.', out);
+      unstorable(body, '$.', out, (key, v) =>
+        key === 'metadata' && isObject(v) ? { ...v, content: undefined } : v,
+      );
+    });
     const content = isObject(body.metadata) ? body.metadata.content : undefined;
-    if (isObject(content)) acc.record((out) => checkObject(content, ENTERPRISE_RECORD_SPEC, '', out));
+    if (isObject(content))
+      acc.record((out) => {
+        checkObject(content, ENTERPRISE_RECORD_SPEC, '', out);
+        unstorable(content, '', out);
+      });
     return acc.items();
   }
   if (body.result !== 'success') return [];
   const list = params.date !== undefined;
-  acc.record((out) => checkObject(body, list ? LIST_ENVELOPE : DETAIL_ENVELOPE, '$.', out));
+  acc.record((out) => {
+    checkObject(body, list ? LIST_ENVELOPE : DETAIL_ENVELOPE, '$.', out);
+    unstorable(body, '$.', out, (key, v) => (key === 'metadata' ? undefined : v));
+  });
   const products = list ? (Array.isArray(body.metadata) ? body.metadata : []) : [body.metadata];
   for (const p of products) {
-    if (isObject(p)) acc.record((out) => checkObject(p, PRODUCT_SPEC, '', out));
+    if (isObject(p))
+      acc.record((out) => {
+        checkObject(p, PRODUCT_SPEC, '', out);
+        unstorable(p, '', out);
+      });
     else if (list) acc.record((out) => out(variant('$.metadata[]', 'object', p)));
   }
   return acc.items();
@@ -205,7 +222,13 @@ class Accumulator {
 
   record(check: (out: (item: Omit<DriftItem, 'records'>) => void) => void): void {
     const seen = new Set<string>();
-    check((item) => {
+    check((found) => {
+      // A key or a value may hold text Postgres refuses: the drift row names it as stored.
+      const item = {
+        ...found,
+        field: storableText(found.field),
+        example: found.example === null ? null : storableText(found.example),
+      };
       const key = `${item.field}\u0000${item.kind}\u0000${item.seen}`;
       if (seen.has(key)) return;
       seen.add(key);
@@ -273,6 +296,10 @@ function checkValue(value: unknown, s: FieldSpec, field: string, out: Out): void
     out(variant(field, describe(s), value));
     return;
   }
+  if (s.type === 'integer' && type === 'integer' && !fitsInt32(value)) {
+    out({ field, kind: 'type_variant', seen: BEYOND_INT32, expected: describe(s), example: example(value) });
+    return;
+  }
   if (s.values && !s.values.includes(value as string | number)) {
     out({
       field,
@@ -307,6 +334,56 @@ function checkValue(value: unknown, s: FieldSpec, field: string, out: Out): void
   }
 }
 
+/** What drift says of a value storable() changed (src/upstream/json.ts). */
+export const UNSTORABLE = {
+  text: 'text with a character Postgres cannot store (stored with U+FFFD)',
+  key: 'a key with a character Postgres cannot store (stored with U+FFFD)',
+  number: 'a number beyond any column (stored as null)',
+} as const;
+/** A documented integer beyond the 32-bit columns that hold counts and codes: stored as null. */
+export const BEYOND_INT32 = 'integer beyond 32 bits (stored as null)';
+
+function fitsInt32(v: unknown): boolean {
+  const n = v instanceof ExactNumber ? Number(v.text) : (v as number);
+  return Number.isSafeInteger(n) && Math.abs(n) <= 2_147_483_647;
+}
+
+/**
+ * Reports every value of `obj` that storable() changes: text or a key Postgres refuses, a number
+ * beyond any column; `keep` can leave members out (a record read on its own).
+ */
+function unstorable(
+  obj: Record<string, unknown>,
+  path: string,
+  out: Out,
+  keep: (key: string, v: unknown) => unknown = (_k, v) => v,
+): void {
+  // A member's own number is checkObject's (a type variant, or the shape of an unknown field).
+  const walk = (v: unknown, field: string, nested: boolean): void => {
+    if (typeof v === 'string') {
+      if (hasRefusedText(v)) out(changed(field, UNSTORABLE.text, storableText(v)));
+    } else if (v instanceof ExactNumber) {
+      if (nested && !numberFits(v.text)) out(changed(field, UNSTORABLE.number, v.text));
+    } else if (Array.isArray(v)) {
+      for (const item of v) walk(item, `${field}[]`, true);
+    } else if (isObject(v)) members(v, `${field}.`);
+  };
+  const members = (o: Record<string, unknown>, prefix: string, filter = false): void => {
+    for (const [key, raw] of Object.entries(o)) {
+      const v = filter ? keep(key, raw) : raw;
+      if (v === undefined) continue;
+      const name = storableText(key);
+      if (hasRefusedText(key)) out(changed(`${prefix}${name}`, UNSTORABLE.key, name));
+      walk(v, `${prefix}${name}`, prefix !== path);
+    }
+  };
+  members(obj, path, true);
+}
+
+function changed(field: string, seen: string, shown: string): Omit<DriftItem, 'records'> {
+  return { field, kind: 'type_variant', seen, expected: 'a value Postgres stores', example: example(shown) };
+}
+
 function variant(field: string, expected: string, value: unknown): Omit<DriftItem, 'records'> {
   return { field, kind: 'type_variant', seen: jsonType(value), expected, example: example(value) };
 }
@@ -324,6 +401,8 @@ export function jsonType(v: unknown): JsonType {
   // A number beyond double range (1e400) parses to Infinity: the shape to report, not a number.
   if (typeof v === 'number')
     return !Number.isFinite(v) ? 'non-finite number' : Number.isInteger(v) ? 'integer' : 'number';
+  if (v instanceof ExactNumber)
+    return !numberFits(v.text) ? 'non-finite number' : /^-?\d+$/.test(v.text) ? 'integer' : 'number';
   if (typeof v === 'boolean') return 'boolean';
   if (typeof v === 'string') return 'string';
   return 'object';

@@ -22,6 +22,7 @@
  *   shareholder is dropped only when both its name and its PID are empty.
  */
 import { shanghaiDate } from '../time/cycles.ts';
+import { decimalOf, ExactNumber, numberFits } from '../upstream/json.ts';
 import { EnterpriseRecord } from '../upstream/schemas.ts';
 import { canonicalJson, cleanText, extraOf, instantOf, parseTimestampParts } from './text.ts';
 import type {
@@ -264,11 +265,17 @@ type CapitalFields = Pick<
   'regCap' | 'regCapText' | 'capitalText' | 'capitalUnit' | 'capitalCurrency' | 'capitalAmount'
 >;
 
-function readCapital(regCapRaw: number | string | null | undefined, curRaw: unknown): CapitalFields {
+function readCapital(
+  regCapRaw: number | ExactNumber | string | null | undefined,
+  curRaw: unknown,
+): CapitalFields {
   const regCapText = cleanText(regCapRaw);
   const capitalText = cleanText(curRaw);
   let regCap: string | null = null;
   if (typeof regCapRaw === 'number') regCap = numberToDecimal(regCapRaw);
+  // Every digit as sent (a double would round 30 digits); storable() nulled what fits no column.
+  else if (regCapRaw instanceof ExactNumber)
+    regCap = numberFits(regCapRaw.text) ? decimalOf(regCapRaw.text) : null;
   else if (regCapText !== null) regCap = firstDecimal(regCapText);
   if (regCap === null && capitalText !== null) regCap = firstDecimal(capitalText);
 

@@ -2,12 +2,16 @@
  * Value conventions every normalizer shares: JSON values for `extra`, trimmed text, canonical
  * JSON, and ISO-like timestamp parsing. Pure.
  */
+import { decimalOf, ExactNumber, keyOf, numberFits, setOwn } from '../upstream/json.ts';
 import type { JsonObject, JsonValue } from './types.ts';
 
-/** Converts a JSON-parsed value to a JsonValue: undefined object members are dropped, non-finite numbers become null. */
+/**
+ * Converts a JSON-parsed value to a JsonValue: undefined object members are dropped, non-finite
+ * numbers become null, ExactNumbers stay, and keys are the upstream's own (`__proto__` included).
+ */
 export function toJsonValue(v: unknown): JsonValue {
   if (v === null || v === undefined) return null;
-  if (typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'string' || typeof v === 'boolean' || v instanceof ExactNumber) return v;
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
   if (typeof v === 'bigint') return v.toString();
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
@@ -15,7 +19,7 @@ export function toJsonValue(v: unknown): JsonValue {
   if (typeof v === 'object') {
     const out: JsonObject = {};
     for (const [k, val] of Object.entries(v)) {
-      if (val !== undefined) out[k] = toJsonValue(val);
+      if (val !== undefined) setOwn(out, keyOf(k), toJsonValue(val));
     }
     return out;
   }
@@ -24,6 +28,7 @@ export function toJsonValue(v: unknown): JsonValue {
 
 /** JSON text with object keys sorted at every level, so equal content gives equal text. */
 export function canonicalJson(v: JsonValue): string {
+  if (v instanceof ExactNumber) return numberFits(v.text) ? decimalOf(v.text) : 'null';
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   const keys = Object.keys(v).sort();
@@ -38,6 +43,7 @@ export function cleanText(v: unknown): string | null {
     return t === '' ? null : t;
   }
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (v instanceof ExactNumber) return v.text;
   return canonicalJson(toJsonValue(v));
 }
 
@@ -45,7 +51,7 @@ export function cleanText(v: unknown): string | null {
 export function extraOf(obj: Record<string, unknown>, known: ReadonlySet<string>): JsonObject {
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (!known.has(k) && v !== undefined) out[k] = toJsonValue(v);
+    if (!known.has(k) && v !== undefined) setOwn(out, keyOf(k), toJsonValue(v));
   }
   return out;
 }

@@ -11,7 +11,10 @@
  * unknown values exactly as received.
  */
 
-export type JsonPrimitive = string | number | boolean | null;
+import type { ExactNumber } from '../upstream/json.ts';
+
+/** A number a double cannot hold exactly is an ExactNumber: its digits as sent. */
+export type JsonPrimitive = string | number | ExactNumber | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 

@@ -1,6 +1,6 @@
 /**
  * Fault injection for the simulator. A spec such as
- * `latency=0.2@50-400,500=0.02,reset=0.01,timeout=0.005,html=0.01,truncated=0.01,error200=0.01,drift=0.1`
+ * `latency=0.2@50-400,500=0.02,reset=0.01,timeout=0.005,html=0.01,truncated=0.01,trickle=0.01,error200=0.01,drift=0.1`
  * gives each fault kind a probability per request. Decisions are deterministic: they are drawn
  * from the seed, the operation, the request parameters and how many times those parameters were
  * asked before, so the same run of requests meets the same faults whatever their interleaving.
@@ -16,6 +16,7 @@ export const FAULT_KINDS = [
   'timeout',
   'html',
   'truncated',
+  'trickle',
   'error200',
   'drift',
 ] as const;
@@ -83,6 +84,11 @@ export interface FaultPlan {
   gateway: GatewayFault | null;
   /** Truncate the (billed) answer in transit. */
   truncate: boolean;
+  /**
+   * Send the (billed) answer's first bytes, then one byte every ~200 ms until the client goes
+   * away: it never completes within any client timeout. Never together with `truncate`.
+   */
+  trickle: boolean;
   /** Answer with a drifted format. */
   drift: boolean;
   /** Randomness for the drift variants of this request. */
@@ -104,7 +110,9 @@ export function planFaults(spec: FaultSpec, rng: Rng): FaultPlan {
   }
   const truncate = gateway === null && rng.chance(r.truncated ?? 0);
   const drift = rng.chance(r.drift ?? 0);
-  return { latencyMs: latency, gateway, truncate, drift, rng };
+  // Drawn last, and only when asked for: a spec without it meets the same faults as before.
+  const trickle = gateway === null && !truncate && (r.trickle ?? 0) > 0 && rng.chance(r.trickle ?? 0);
+  return { latencyMs: latency, gateway, truncate, trickle, drift, rng };
 }
 
 const DROPPABLE_ENTERPRISE_FIELDS = [

@@ -432,8 +432,9 @@ function operationHandler(
       reply.code(status).send({ status: 'error', error: { code: err.code, message: err.message } });
       return;
     }
-    sim.count(operation, plan.truncate ? 'success:truncated' : 'success');
+    sim.count(operation, plan.truncate ? 'success:truncated' : plan.trickle ? 'success:trickle' : 'success');
     const text = JSON.stringify(body);
+    if (plan.trickle) return trickle(text, plan, reply, held);
     if (plan.truncate) {
       const cut = text.slice(0, Math.max(1, Math.floor(text.length * (0.2 + plan.rng.next() * 0.6))));
       reply.code(200).type('application/json; charset=utf-8').send(cut);
@@ -576,6 +577,41 @@ function registerControlRoutes(app: FastifyInstance, sim: Simulator): void {
   app.post('/_sim/reset', async () => {
     sim.resetCounters();
     return { ok: true };
+  });
+}
+
+/** How often a trickled answer sends its next byte. */
+const TRICKLE_INTERVAL_MS = 200;
+/** When a trickled answer lets go of a client that never went away (longer than any client timeout). */
+const TRICKLE_GIVE_UP_MS = 30 * 60_000;
+
+/**
+ * A billed answer that never completes: HTTP 200 and the first 1–12 bytes of `text` (at most
+ * `{"status":"s`: not yet the word "success"), then one byte every TRICKLE_INTERVAL_MS (the rest
+ * of the document, then spaces), until the client goes away.
+ */
+function trickle(text: string, plan: FaultPlan, reply: FastifyReply, held: Set<Socket>): void {
+  const bytes = Buffer.from(text);
+  let sent = plan.rng.int(1, Math.min(12, bytes.length));
+  reply.hijack();
+  const res = reply.raw;
+  const socket = res.socket;
+  if (socket) {
+    held.add(socket);
+    socket.once('close', () => held.delete(socket));
+  }
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+  res.write(bytes.subarray(0, sent));
+  const space = Buffer.from(' ');
+  const tick = setInterval(() => {
+    res.write(sent < bytes.length ? bytes.subarray(sent, ++sent) : space);
+  }, TRICKLE_INTERVAL_MS);
+  const giveUp = setTimeout(() => res.destroy(), TRICKLE_GIVE_UP_MS);
+  tick.unref();
+  giveUp.unref();
+  res.once('close', () => {
+    clearInterval(tick);
+    clearTimeout(giveUp);
   });
 }
 

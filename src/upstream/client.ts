@@ -18,6 +18,7 @@ import {
   NetworkError,
   type Operation,
   RateLimitedError,
+  RefusedBodyError,
   type RequestContext,
   type ResponseContext,
   ServerError,
@@ -25,8 +26,15 @@ import {
   UnexpectedResponseError,
   type UpstreamError,
 } from './errors.ts';
+import { parseJsonExact } from './json.ts';
 import { checkEntName, checkListDate, checkListLimit, checkProductName } from './params.ts';
-import { EnterpriseSuccess, ErrorBody, ProductDetailSuccess, ProductListSuccess } from './schemas.ts';
+import {
+  EnterpriseSuccess,
+  ErrorBody,
+  ProductDetailSuccess,
+  ProductListSuccess,
+  readStored,
+} from './schemas.ts';
 
 export interface ClientOptions {
   /** e.g. https://api.example.com (without /v1). */
@@ -180,7 +188,7 @@ export class UpstreamClient {
         `${operation} (HTTP ${res.status}): the body exceeded ${this.maxBodyBytes} bytes and was cut off there`,
         request,
         response,
-        res.status === 200 ? brokenSuccessOf(text) : null,
+        res.status === 200 ? brokenSuccessOf(text, operation) : null,
       );
     }
     if (body.timedOut) {
@@ -198,13 +206,14 @@ export class UpstreamClient {
         `${operation} (HTTP ${res.status}): the body is nested ${depth} levels deep, more than the ${MAX_JSON_DEPTH} daybook reads`,
         request,
         response,
-        res.status === 200 ? brokenSuccessOf(text) : null,
+        res.status === 200 ? brokenSuccessOf(text, operation) : null,
       );
     }
     const exchange: Exchange = { operation, params, ...response, bodyJson: parseJson(text) };
     const error = this.#errorOf(exchange, res.headers.get('retry-after'), request, response);
     if (error) throw error;
-    const parsed = schema.safeParse(exchange.bodyJson);
+    // The schemas read what Postgres can store; the landing keeps the answer as received.
+    const parsed = readStored(schema, exchange.bodyJson);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unknown shape';
@@ -240,10 +249,10 @@ export class UpstreamClient {
           response,
         );
       }
-      const broken = status === 200 ? brokenSuccessOf(response.bodyText) : null;
+      const broken = status === 200 ? brokenSuccessOf(response.bodyText, request.operation) : null;
       return new MalformedBodyError(
         broken
-          ? `${where}: a success answer broke off after ${response.bodyText?.length ?? 0} characters (billed by the upstream)`
+          ? `${where}: an answer that began as the upstream's JSON is cut off or malformed after ${response.bodyText?.length ?? 0} characters (presumed billed by the upstream)`
           : `${where}: the body is not JSON (${describeText(response.bodyText)})`,
         request,
         response,
@@ -374,27 +383,164 @@ export function decodeBody(
   }
 }
 
+/** The body as JSON, numbers to the last digit (src/upstream/json.ts); undefined when it is not JSON. */
 function parseJson(text: string): unknown {
   if (text.trim() === '') return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return parseJsonExact(text);
   } catch {
     return undefined;
   }
 }
 
 /**
- * When `text` is the start of a success document that broke off, what it shows of the billing;
- * null otherwise. Reads only keys outside strings: markdown text cannot fake them.
+ * Whether the part of an HTTP 200 answer that arrived shows that it was not billed. The upstream
+ * bills once it has processed the request, before it sends the body, so a 200 whose body began
+ * to arrive is a billed success unless its bytes prove otherwise: nothing but whitespace arrived;
+ * the first character is not `{` (an HTML gateway page, say: not the upstream's JSON); or the
+ * object shows, at its top level, the verdict key (`status`, and `result` for products) with a
+ * string value that cannot be "success" (`"status":"err`), or an `error` key (the documented
+ * error body). Only the top level is read, outside strings: text inside markdown or a nested
+ * object cannot fake a verdict. A verdict that says "success" in full wins over an `error` key.
  */
-export function brokenSuccessOf(text: string | null): BrokenSuccess | null {
-  if (!text || !/^\s*\{\s*"(?:status|result)"\s*:\s*"success"/.test(text)) return null;
-  const credits = /"usage"\s*:\s*\{[^{}]*?"credits"\s*:\s*"?(\d+)/.exec(text);
+export function provablyUnbilled(text: string, operation: Operation): boolean {
+  let i = skipSpace(text, 0);
+  if (i >= text.length) return true;
+  if (text.charCodeAt(i) !== 0x7b) return true;
+  const verdictKeys = operation === 'product-listing' ? ['result', 'status'] : ['status'];
+  let errorKey = false;
+  i++;
+  for (;;) {
+    i = skipSpace(text, i);
+    if (i >= text.length) break;
+    const c = text.charCodeAt(i);
+    if (c === 0x2c) {
+      i++;
+      continue;
+    }
+    // The object's end, or something that is not JSON: nothing more can be read at this level.
+    if (c !== 0x22) break;
+    const keyEnd = stringEnd(text, i);
+    if (keyEnd < 0) break;
+    const key = stringText(text.slice(i + 1, keyEnd - 1));
+    if (key === 'error') errorKey = true;
+    i = skipSpace(text, keyEnd);
+    if (text.charCodeAt(i) !== 0x3a) break;
+    i = skipSpace(text, i + 1);
+    if (i >= text.length) break;
+    if (key !== null && verdictKeys.includes(key) && text.charCodeAt(i) === 0x22) {
+      const end = stringEnd(text, i);
+      const said = stringText(text.slice(i + 1, end < 0 ? text.length : end - 1));
+      if (said !== null) {
+        if (end >= 0) return said !== 'success';
+        // Cut off inside the value: what arrived either can still become "success" or cannot.
+        return !'success'.startsWith(said);
+      }
+      if (end < 0) break;
+      i = end;
+      continue;
+    }
+    const end = valueEnd(text, i);
+    if (end < 0) break;
+    i = end;
+  }
+  return errorKey;
+}
+
+/**
+ * The billing an HTTP 200 answer that could not complete (cut off by the timeout, a broken
+ * connection or the size limit, nested too deep, not parseable) is presumed to have made: what
+ * the part that arrived shows of `metadata.usage.credits` (null when it got no further: the
+ * configured cost is booked) and of the enterprise's PID. Null when the bytes prove it was not
+ * billed (`provablyUnbilled`).
+ */
+export function brokenSuccessOf(text: string | null, operation: Operation): BrokenSuccess | null {
+  if (text === null || provablyUnbilled(text, operation)) return null;
+  // An amount counts only once a character after it arrived: "3" may be the start of "30".
+  const credits = /"usage"\s*:\s*\{[^{}]*?"credits"\s*:\s*"?(\d+)(?=[\s,}"])/.exec(text);
   const pid = /"content"\s*:\s*\{\s*"PID"\s*:\s*"((?:[^"\\]|\\.)+)"/.exec(text);
   return {
     credits: credits ? Number(credits[1]) : null,
-    pid: pid ? String(JSON.parse(`"${pid[1]}"`)) : null,
+    pid: pid ? stringText(pid[1] as string) : null,
   };
+}
+
+/**
+ * The billing a failed call is presumed to have made: an HTTP 200 answer that began to arrive
+ * and could not complete, unless its bytes prove it was not billed (`brokenSuccessOf`). Null for
+ * every other failure (an error answer, another status, nothing received).
+ */
+export function presumedBillingOf(err: UpstreamError): BrokenSuccess | null {
+  if (err.response?.httpStatus !== 200) return null;
+  if (err instanceof MalformedBodyError || err instanceof RefusedBodyError) return err.brokenSuccess;
+  if (err instanceof TimeoutError || err instanceof NetworkError)
+    return brokenSuccessOf(err.response.bodyText, err.request.operation);
+  return null;
+}
+
+/** JSON's whitespace: space, tab, line feed, carriage return. */
+function skipSpace(text: string, at: number): number {
+  let i = at;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
+  }
+  return i;
+}
+
+/** The index after the closing quote of the string opening at `at`; -1 when the text ends inside it. */
+function stringEnd(text: string, at: number): number {
+  for (let i = at + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i + 1;
+  }
+  return -1;
+}
+
+/**
+ * Where the value starting at `at` ends: after its string, object or array (nesting and strings
+ * skipped whole), or at the `,` or `}` after a number or literal. -1 when the text ends inside it.
+ */
+function valueEnd(text: string, at: number): number {
+  let depth = 0;
+  for (let i = at; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const end = stringEnd(text, i);
+      if (end < 0) return -1;
+      if (depth === 0) return end;
+      i = end - 1;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      if (depth === 0) return i;
+      depth--;
+      if (depth === 0) return i + 1;
+    } else if (c === 0x2c && depth === 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * What the characters of a string (between its quotes, perhaps cut short) say, escapes read; an
+ * escape cut off at the end is left out. Null when they are not a JSON string's characters.
+ */
+function stringText(raw: string): string | null {
+  let end = raw.length;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw.charCodeAt(i) !== 0x5c) continue;
+    const length = raw[i + 1] === 'u' ? 6 : 2;
+    if (i + length > raw.length) {
+      end = i;
+      break;
+    }
+    i += length - 1;
+  }
+  try {
+    return JSON.parse(`"${raw.slice(0, end)}"`) as string;
+  } catch {
+    return null;
+  }
 }
 
 function describeText(text: string | null): string {

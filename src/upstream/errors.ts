@@ -134,7 +134,10 @@ export class RateLimitedError extends transient('RateLimitedError', 'rate_limit_
   }
 }
 export class ServerError extends transient('ServerError', 'server_error') {}
-/** What the part of a success answer that arrived before it broke off says about billing. */
+/**
+ * What the part of an HTTP 200 answer that arrived before it broke off (or was refused) says
+ * about its billing, which is presumed made (src/upstream/client.ts `brokenSuccessOf`).
+ */
 export interface BrokenSuccess {
   /** metadata.usage.credits, when the answer got that far. */
   credits: number | null;
@@ -147,9 +150,9 @@ function unusableBody<K extends ErrorClass>(group: K) {
   abstract class UnusableBody extends UpstreamError {
     readonly errorClass = group;
     /**
-     * Set when an HTTP 200 body began as a success document and broke off, or was refused: the
-     * upstream processed the request and bills it (credits are deducted after processing), though
-     * the content is lost.
+     * Set when an HTTP 200 body began to arrive and broke off, or was refused, and what arrived
+     * does not prove it an error: the upstream bills once it has processed the request, before
+     * it sends the body, so the call is presumed billed, though the content is lost.
      */
     readonly brokenSuccess: BrokenSuccess | null;
     constructor(

@@ -6,13 +6,17 @@
  */
 import { type ZodType, z } from 'zod';
 import { ENT_NAME_MAX, LIST_LIMIT_MAX } from './params.ts';
-import { EnterpriseSuccess, ErrorBody, ProductDetailSuccess, ProductListSuccess } from './schemas.ts';
+import { EnterpriseSuccess, ErrorBody, exact, ProductDetailSuccess, ProductListSuccess } from './schemas.ts';
 
 function schema(s: ZodType): Record<string, unknown> {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, {
     io: 'input',
     unrepresentable: 'any',
     target: 'draft-2020-12',
+    // A number a double cannot hold exactly is still a JSON number on the wire.
+    override: (ctx) => {
+      if (ctx.zodSchema === exact) ctx.jsonSchema.type = 'number';
+    },
   });
   return rest;
 }

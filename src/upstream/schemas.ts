@@ -6,11 +6,14 @@
  * Only these parsers can build the parsed types.
  */
 import { z } from 'zod';
+import { ExactNumber, storable } from './json.ts';
 
+/** A number a double cannot hold exactly, as parseJsonExact reads it (its digits as sent). */
+export const exact = z.instanceof(ExactNumber);
 const text = z.string().nullish();
-const scalar = z.union([z.string(), z.number(), z.boolean()]).nullish();
+const scalar = z.union([z.string(), z.number(), exact, z.boolean()]).nullish();
 /** An identifier documented as a string that could plausibly arrive as a number. */
-const idString = z.union([z.string().min(1), z.number()]).transform((v) => String(v));
+const idString = z.union([z.string().min(1), z.number(), exact]).transform((v) => String(v));
 
 // Children are read leniently: one odd child (a null name) must not reject the whole record.
 export const Person = z.looseObject({
@@ -20,7 +23,7 @@ export const Person = z.looseObject({
 
 export const Shareholder = z.looseObject({
   PID: z
-    .union([z.string(), z.number()])
+    .union([z.string(), z.number(), exact])
     .transform((v) => String(v))
     .nullish(),
   INV: text,
@@ -46,9 +49,9 @@ export const EnterpriseRecord = z.looseObject({
   UNCID: text,
   ENTTYPECODE: z.unknown().optional(),
   ENTTYPE: text,
-  REGCAP: z.union([z.number(), z.string()]).nullish(),
+  REGCAP: z.union([z.number(), exact, z.string()]).nullish(),
   REGCAPCUR: text,
-  PROVINCE: z.union([z.number(), z.string()]).nullish(),
+  PROVINCE: z.union([z.number(), exact, z.string()]).nullish(),
   OPFROM: text,
   OPTO: text,
   REGORG: text,
@@ -103,7 +106,10 @@ export const Comment = z.looseObject({
   created_at: z.string(),
 });
 
-const count = z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)]);
+/** A count: a whole number the integer column holds (32 bits), else null (drift reports it). */
+const count = z
+  .union([z.number(), exact.transform(() => Number.NaN), z.string().regex(/^\d+$/).transform(Number)])
+  .transform((n) => (Number.isSafeInteger(n) && Math.abs(n) <= 2_147_483_647 ? n : null));
 
 export const Product = z.looseObject({
   id: z.string().min(1),
@@ -148,3 +154,12 @@ export const ErrorBody = z.looseObject({
   }),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/**
+ * Reads a parsed answer with `schema` as daybook stores it: through storable() (src/upstream/json.ts),
+ * so text Postgres refuses carries U+FFFD and a number beyond any column is null. The client, the
+ * rebuild and the recovery of a landed answer all read answers so.
+ */
+export function readStored<S extends z.ZodType>(schema: S, body: unknown) {
+  return schema.safeParse(storable(body));
+}

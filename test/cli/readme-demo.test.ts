@@ -2,12 +2,14 @@
  * The README's example queries that name a date return rows on the demo database. The demo runs on
  * a fixed simulated clock (its first cycle is 2026-11-18, whatever the date), so the dates it
  * produces never drift; this runs the real `daybook demo` on its embedded database, as the README
- * says (about 30 s), then each example through `daybook sql`, as a reader would paste it.
+ * says (about 30 s), then each example through `daybook sql`, as a reader would paste it. The same
+ * run checks the demo's output the README shows (its span, which `npm run readme:figures` writes).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_SPAN, demoSpans, readSpans } from '../../scripts/readme-figures.ts';
 import { runDaybook } from '../support/cli.ts';
 
 const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
@@ -33,6 +35,11 @@ describe("the README's dated examples on the demo database", { timeout: 300_000 
     expect(shown, 'the README shows the first cycle of the demo').toBeDefined();
     // The simulated clock, the cycle and the product dates are the README's, to the character.
     expect(demo.stdout).toContain(shown?.replace(/; enterprises .*$/, ''));
+  });
+
+  it('prints the first cycle and the summary the README shows (npm run readme:figures writes them)', () => {
+    expect(demo.code, demo.stderr).toBe(0);
+    expect(readSpans(README).get(DEMO_SPAN)).toBe(demoSpans(demo.stdout)[DEMO_SPAN]);
   });
 
   const examples = datedAnalyticsExamples(README);

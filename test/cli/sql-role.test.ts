@@ -209,6 +209,90 @@ describe('daybook sql against a Postgres server, as a superuser', { timeout: 120
     expectRefused(await sql('copy (select 1) to stdout'), /query failed: daybook sql does not run COPY/);
   });
 
+  it('cancels a statement that runs past --timeout: exit 1, said on stderr', async () => {
+    const r = await sql('select pg_sleep(5)', '--timeout', '1');
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(
+      'daybook sql: the statement ran longer than 1 s and was cancelled (statement_timeout); raise it with --timeout SECONDS',
+    );
+    expect(r.stderr).not.toMatch(STACK_LINE);
+    expect(r.stdout).toBe('');
+  });
+
+  it('sets the timeout in the statement’s own transaction: 60 s unless --timeout gives another', async () => {
+    const shown = async (...flags: string[]) => {
+      const r = await sql('show statement_timeout', '--json', ...flags);
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { statement_timeout: string }[])[0]?.statement_timeout;
+    };
+    expect(await shown()).toBe('1min');
+    expect(await shown('--timeout', '0.25')).toBe('250ms');
+    expect(await shown('--timeout', '300')).toBe('5min');
+  });
+
+  it('refuses a --timeout that is not a number of seconds above 0, and --max-rows below 1, naming the option', async () => {
+    for (const bad of ['0', '-1', 'abc', '1e3', '0.0001', '2147484']) {
+      expectRefused(
+        await sql('select 1', '--timeout', bad),
+        /option '--timeout <seconds>' argument .* is invalid/,
+      );
+    }
+    expectRefused(await sql('select 1', '--max-rows', '0'), /--max-rows must be from 1 to/);
+    expectRefused(await sql('select 1', '--max-rows', '2.5'), /--max-rows must be a whole number/);
+    expectRefused(
+      await sql('select 1', '--json', '--max-rows', '3'),
+      /--max-rows limits the table only; --json prints every row/,
+    );
+  });
+
+  it('shows at most --max-rows rows in the table, says that more were left out, exit 1', async () => {
+    const r = await sql('select g from generate_series(1, 10) g', '--max-rows', '3');
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(
+      'daybook sql: showing the first 3 rows; more were left out — use --max-rows N, --csv or --json for all of them',
+    );
+    expect(r.stdout.split('\n')).toEqual([
+      'g',
+      '-',
+      '1',
+      '2',
+      '3',
+      '(the first 3 rows; more were left out)',
+      '',
+    ]);
+  });
+
+  it('fetches no row past the one that tells more were left out', async () => {
+    // Row 5 divides by zero: the table of 3 never reaches it, the fourth row says there are more.
+    const failing = 'select 1 / (g - 5) as x from generate_series(1, 10) g';
+    const capped = await sql(failing, '--max-rows', '3');
+    expect(capped.code, capped.stderr).toBe(1);
+    expect(capped.stderr).toMatch(/showing the first 3 rows; more were left out/);
+    expectRefused(await sql(failing, '--max-rows', '5'), /query failed: division by zero/);
+  });
+
+  it('says nothing when the rows are exactly --max-rows, and caps the table at 1,000 rows by default', async () => {
+    const exact = await sql('select g from generate_series(1, 10) g', '--max-rows', '10');
+    expect(exact.code, exact.stderr).toBe(0);
+    expect(exact.stdout).toMatch(/\n10\n\(10 rows\)\n$/);
+    const thousand = await sql('select g from generate_series(1, 1000) g');
+    expect(thousand.code, thousand.stderr).toBe(0);
+    expect(thousand.stdout).toMatch(/\(1,000 rows\)\n$/);
+    const more = await sql('select g from generate_series(1, 1001) g');
+    expect(more.code, more.stderr).toBe(1);
+    expect(more.stderr).toMatch(/showing the first 1,000 rows; more were left out/);
+    expect(more.stdout).toMatch(/\n1000\n\(the first 1,000 rows; more were left out\)\n$/);
+  });
+
+  it('prints every row with --json and --csv, whatever the table’s cap', async () => {
+    const json = await sql('select g from generate_series(1, 10) g', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(Array.from({ length: 10 }, (_, i) => ({ g: i + 1 })));
+    const csv = await sql('select g from generate_series(1, 1001) g', '--csv');
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout).toBe(`g\n${Array.from({ length: 1001 }, (_, i) => `${i + 1}\n`).join('')}`);
+  });
+
   it('refuses, and says why, when the stored role is a member of pg_signal_backend', async () => {
     const role = `daybook_sql_bad_${randomBytes(3).toString('hex')}`;
     const [stored] = await t.sql<{ role: string; password: string }[]>`select role, password from sql_reader`;
@@ -343,6 +427,37 @@ describe('daybook sql on the embedded database', { timeout: 180_000 }, () => {
       await sql("do $$ begin reset role; perform pg_read_file('PG_VERSION'); end $$"),
       /query failed: permission denied for language plpgsql/,
     );
+  });
+
+  it('ends a statement that runs past --timeout, which PGlite does not, and the database opens again after', async () => {
+    const r = await sql('select pg_sleep(5)', '--timeout', '1');
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(
+      'daybook sql: the statement ran longer than 1 s and was cancelled (statement_timeout); raise it with --timeout SECONDS',
+    );
+    expect(r.stderr).not.toMatch(STACK_LINE);
+    expect(r.stdout).toBe('');
+    const after = await sql('select count(*)::int as n from analytics.enterprise_current', '--json');
+    expect(after.code, after.stderr).toBe(0);
+    expect(JSON.parse(after.stdout)).toEqual([{ n: 0 }]);
+  });
+
+  it('shows at most --max-rows rows, and --csv prints every row', async () => {
+    const r = await sql('select g from generate_series(1, 10) g', '--max-rows', '3');
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/daybook sql: showing the first 3 rows; more were left out/);
+    expect(r.stdout.split('\n')).toEqual([
+      'g',
+      '-',
+      '1',
+      '2',
+      '3',
+      '(the first 3 rows; more were left out)',
+      '',
+    ]);
+    const csv = await sql('select g from generate_series(1, 10) g', '--csv');
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout.trim().split('\n')).toEqual(['g', ...Array.from({ length: 10 }, (_, i) => `${i + 1}`)]);
   });
 
   it('refuses copy to a program, reading a file and writing', async () => {

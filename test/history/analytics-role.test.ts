@@ -13,6 +13,11 @@ describe('the read-only analytics role', () => {
   const role = `daybook_reader_${randomBytes(3).toString('hex')}`;
   // A database of the server daybook knows nothing of, open to PUBLIC as every new one is.
   const other = `daybook_t_${randomBytes(5).toString('hex')}`;
+  const rolconfig = async (name: string) => {
+    const [r] = await t.sql<{ rolconfig: string[] | null }[]>`
+      select rolconfig from pg_roles where rolname = ${name}`;
+    return r?.rolconfig;
+  };
   const lobjects = async () => {
     const [r] = await t.sql<{ n: number }[]>`select count(*)::int as n from pg_largeobject_metadata`;
     return r?.n ?? -1;
@@ -35,6 +40,12 @@ describe('the read-only analytics role', () => {
     const admin = postgres(adminUrl(), { max: 1, onnotice: () => {} });
     await admin.unsafe(`drop role if exists ${role}`);
     await admin.end();
+  });
+
+  it('has a statement timeout of 60 s, which its sessions start with', async () => {
+    expect(await rolconfig(role)).toEqual(['statement_timeout=60s']);
+    const [r] = await reader<{ statement_timeout: string }[]>`show statement_timeout`;
+    expect(r?.statement_timeout).toBe('1min');
   });
 
   it('reads every analytics view', async () => {
@@ -124,8 +135,24 @@ describe('the read-only analytics role', () => {
       const r = await runDaybook(['analytics-role', second], { DATABASE_URL: t.url });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe(
-        `role ${second} can read the analytics schema, and nothing else in this database\n`,
+        `role ${second} can read the analytics schema, and nothing else in this database\n` +
+          'its statements are cancelled after 60 s (statement_timeout; change it with --statement-timeout SECONDS)\n',
       );
+      expect(await rolconfig(second)).toEqual(['statement_timeout=60s']);
+      const changed = await runDaybook(['analytics-role', second, '--statement-timeout', '1.5'], {
+        DATABASE_URL: t.url,
+      });
+      expect(changed.code, changed.stderr).toBe(0);
+      expect(changed.stdout).toMatch(/its statements are cancelled after 1\.5 s \(statement_timeout;/);
+      expect(await rolconfig(second)).toEqual(['statement_timeout=1500ms']);
+      for (const bad of ['0', 'abc', '-5']) {
+        const refused = await runDaybook(['analytics-role', second, '--statement-timeout', bad], {
+          DATABASE_URL: t.url,
+        });
+        expect(refused.code, refused.stderr).toBe(2);
+        expect(refused.stderr).toMatch(/option '--statement-timeout <seconds>' argument .* is invalid/);
+      }
+      expect(await rolconfig(second)).toEqual(['statement_timeout=1500ms']);
       expect(r.stderr).toMatch(
         new RegExp(`daybook: note: role ${second} can still connect to \\d+ other databases: .* pg_hba.conf`),
       );

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import { rebuild } from '../../src/history/rebuild.ts';
 import { createLogger } from '../../src/log/log.ts';
 import { secretMatcher } from '../../src/log/redact.ts';
+import { BEYOND_INT32, UNSTORABLE } from '../../src/normalize/drift.ts';
 import { type InlineSummary, runInline } from '../../src/runtime/inline.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
@@ -89,6 +90,19 @@ const BEHAVIOURS: Record<string, Behaviour> = {
     res.write(success('truncated').slice(0, 120));
     setTimeout(() => res.destroy(), 20);
   },
+  // A 200 that began as a success, then one byte every 200 ms, far past any timeout. The rest of
+  // "success" comes spelled in escapes (`\u0063`…, as JSON allows), so no part that arrives in time
+  // says "success" in full: only the rule for a body that began to arrive books it.
+  trickle: (_q, res, bill) => {
+    bill();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"status":"suc');
+    const rest = `\\u0063\\u0065\\u0073\\u0073${success('trickle').slice('{"status":"success'.length)}`;
+    let at = 0;
+    const t = setInterval(() => res.write(rest[at++] ?? ' '), 200);
+    res.on('close', () => clearInterval(t));
+    setTimeout(() => res.destroy(), 60_000).unref();
+  },
   gbk: (_q, res, bill) => {
     bill();
     res.writeHead(200, { 'content-type': 'application/json; charset=GBK' });
@@ -99,6 +113,48 @@ const BEHAVIOURS: Record<string, Behaviour> = {
     bill();
     res.setHeader('content-type', 'application/json');
     res.end(success('nul-in-name', { ENTNAME: '上海\u0000示例' }));
+  },
+  // Text Postgres refuses, numbers no double holds, keys that are object internals: kept, marked.
+  'nul-in-scope': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    const persons = [{ NAME: '王\u0000五', POSITION: '董事', 'NOTE\u0000': 'k' }];
+    res.end(success('nul-in-scope', { OPSCOPE: '软件开发\u0000；技术服务', PERSONS: persons }));
+  },
+  'lone-surrogate': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    // JSON escapes of half a surrogate pair: valid JSON, text no database can hold.
+    res.end(
+      success('lone-surrogate', { HISTORYNAME: 'H', NICK: 'N' })
+        .replace('"HISTORYNAME":"H"', '"HISTORYNAME":"旧名\\ud800"')
+        .replace('"NICK":"N"', '"NICK":{"deep":["ok","\\udc00x"]}'),
+    );
+  },
+  'thirty-digits': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    res.end(
+      success('thirty-digits', { REGCAPCUR: '万元人民币' }).replace(
+        /"REGCAP":[^,]+,/,
+        '"REGCAP":123456789012345678901234567890,"RATIO":0.1000000000000000055511151231257827,"TINY":1e-400,"HUGE_IN":{"v":[1e400]},',
+      ),
+    );
+  },
+  'exponent-capital': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    res.end(success('exponent-capital').replace(/"REGCAP":[^,]+,/, '"REGCAP":1.5E+3,'));
+  },
+  'proto-key': (_q, res, bill) => {
+    bill();
+    res.setHeader('content-type', 'application/json');
+    res.end(
+      success('proto-key').replace(
+        '"ENTNAME"',
+        '"__proto__":{"polluted":true},"constructor":"c","toString":1,"hasOwnProperty":[1],"ENTNAME"',
+      ),
+    );
   },
   'long-pid': (_q, res, bill) => {
     bill();
@@ -174,9 +230,15 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
           comments_count: 1,
           comments: [{ body: 'nice\u0000tool', created_at: '2026-11-18T10:00:00Z' }],
         };
+        const big = {
+          ...product,
+          id: '0b6f7a5e-3333-4a4a-9b9b-444444444444',
+          product_id: '902',
+          name: 'BigVotes',
+        };
         res.setHeader('content-type', 'application/json');
         res.end(
-          `{"result":"success","markdown":["# NulNotes"],"metadata":[${JSON.stringify(product).replace('\\\\u0000', '\\u0000')}]}`,
+          `{"result":"success","markdown":["# NulNotes"],"metadata":[${JSON.stringify(product).replace('\\\\u0000', '\\u0000')},${JSON.stringify({ ...big, comments: [] }).replace('"votes_count":5', '"votes_count":3000000000')}]}`,
         );
         return;
       }
@@ -251,8 +313,12 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
     expect(presumed?.n).toBe(0);
     const [landed] = await t.sql<{ n: number }[]>`
       select count(distinct r.id)::int as n from raw_answers r join credit_ledger l on l.raw_response_id = r.id`;
+    // Stored: billed answers whose content reached history (a version or an observation).
+    const [stored] = await t.sql<{ n: number }[]>`
+      select count(distinct l.raw_response_id)::int as n from credit_ledger l
+      where exists (select 1 from enterprise_observations o where o.raw_response_id = l.raw_response_id)`;
     console.log(
-      `[hostile] ${Object.keys(BEHAVIOURS).length} behaviours: answers billed ${Object.values(billed).reduce((a, b) => a + b, 0)}, landed ${landed?.n}, booked ${ledger.reduce((a, l) => a + l.n, 0)}, bought twice ${Object.values(billed).filter((n) => n > 1).length}, hung 0 (whole run ${Math.round(wallMs / 100) / 10} s)`,
+      `[hostile] ${Object.keys(BEHAVIOURS).length} behaviours: answers billed ${Object.values(billed).reduce((a, b) => a + b, 0)}, landed ${landed?.n}, booked ${ledger.reduce((a, l) => a + l.n, 0)}, bought twice ${Object.values(billed).filter((n) => n > 1).length}, stored in history ${stored?.n} (the rest: cut off, too large, too deep or too many persons), hung 0 (whole run ${Math.round(wallMs / 100) / 10} s)`,
     );
   });
 
@@ -272,15 +338,42 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
     // Nested deeper than daybook reads: refused before anything walks it, billed, not bought again.
     expect(of('deep')).toMatchObject({ status: 'failed', error_code: 'body_too_deep' });
     expect(of('deep')?.error_message).toMatch(/nested \d+ levels deep, more than the 64 daybook reads/);
-    for (const k of ['nul-in-name', 'long-pid', 'many-persons']) {
+    for (const k of ['long-pid', 'many-persons']) {
       expect(of(k), k).toMatchObject({ status: 'failed', error_code: 'unusable_answer' });
       expect(of(k)?.error_message).toMatch(/^billed, landed \(raw response \d+\), not applicable: /);
     }
-    // A number no double holds (1e400) is refused loudly, not rounded; its answer is landed exact.
-    expect(of('big-number')).toMatchObject({ status: 'failed', error_code: 'unexpected_response' });
-    expect(of('big-number')?.error_message).toMatch(/REGCAP/);
+    // Kept, not refused: text Postgres refuses, numbers no double holds, object-internal keys.
+    for (const k of [
+      'nul-in-name',
+      'nul-in-scope',
+      'lone-surrogate',
+      'big-number',
+      'thirty-digits',
+      'exponent-capital',
+      'proto-key',
+    ])
+      expect(of(k), `${k}: ${of(k)?.error_message}`).toMatchObject({ status: 'succeeded' });
     expect(of('invalid-utf8'), JSON.stringify(of('invalid-utf8'))).toMatchObject({ status: 'succeeded' });
     expect(of('invalid-utf8')?.status).toBe('succeeded');
+  });
+
+  it('books a 200 that trickled past the timeout once, presumed billed, and does not buy it again', async () => {
+    expect(billed.trickle).toBe(1);
+    const [fetch] = await t.sql<{ status: string; error_code: string; error_message: string }[]>`
+      select f.status, f.error_code, f.error_message from cycle_fetches f join watchlist w on w.id = f.watch_id
+      where w.keyword = 'trickle' and f.cycle = ${CYCLE}`;
+    expect(fetch).toMatchObject({ status: 'failed', error_code: 'timeout' });
+    expect(fetch?.error_message).toMatch(/^presumed billed, not usable, not bought again this cycle: /);
+    const ledger = await t.sql`select credits, status, remark from credit_ledger where keyword = 'trickle'`;
+    expect(ledger).toEqual([
+      {
+        credits: 3,
+        status: 'booked',
+        remark: expect.stringMatching(
+          /^a success cut off by the timeout after its first \d+ bytes; presumed billed/,
+        ),
+      },
+    ]);
   });
 
   it('pauses the cycle, saying why, rather than wait a day for a Retry-After', async () => {
@@ -315,6 +408,58 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
       { field: '$body', seen: 'bytes that are not UTF-8 text (kept in body_bytes)', responses: 2 },
       { field: 'REGCAP', seen: 'non-finite number', responses: 1 },
     ]);
+    // What storable() changed, one row per field and kind of change, with how many answers.
+    const changed = await t.sql<{ field: string; seen: string; responses: number }[]>`
+      select field, seen, responses from analytics.format_drift
+      where seen like '%Postgres cannot store%' or seen like '%beyond%' order by field, seen`;
+    expect(changed).toEqual([
+      { field: 'ENTNAME', seen: UNSTORABLE.text, responses: 1 },
+      { field: 'HISTORYNAME', seen: UNSTORABLE.text, responses: 1 },
+      { field: 'HUGE_IN.v[]', seen: UNSTORABLE.number, responses: 1 },
+      { field: 'NICK.deep[]', seen: UNSTORABLE.text, responses: 1 },
+      { field: 'OPSCOPE', seen: UNSTORABLE.text, responses: 1 },
+      { field: 'PERSONS[].NAME', seen: UNSTORABLE.text, responses: 1 },
+      { field: 'PERSONS[].NOTE\uFFFD', seen: UNSTORABLE.key, responses: 1 },
+    ]);
+  });
+
+  it('stores every answer it kept: exact numbers, marked text, every key', async () => {
+    const rows = await t.sql<
+      {
+        pid: string;
+        ent_name: string;
+        history_name: string | null;
+        op_scope: string | null;
+        reg_cap: string | null;
+        capital_amount: string | null;
+        extra: string;
+      }[]
+    >`
+      select e.pid, v.ent_name, v.history_name, v.op_scope, v.reg_cap::text, v.capital_amount::text, v.extra::text
+      from enterprises e join enterprise_versions v on v.id = e.current_version_id order by e.pid`;
+    const of = (k: string) => rows.find((r) => r.pid === `pid-${k}`);
+    expect(of('nul-in-name')?.ent_name).toBe('上海\uFFFD示例');
+    expect(of('nul-in-scope')?.op_scope).toBe('软件开发\uFFFD；技术服务');
+    expect(of('lone-surrogate')?.history_name).toBe('旧名\uFFFD');
+    expect(JSON.parse(of('lone-surrogate')?.extra ?? '{}').NICK).toEqual({ deep: ['ok', '\uFFFDx'] });
+    // Every digit, and the amount in yuan computed on the digits.
+    expect(of('thirty-digits')?.reg_cap).toBe('123456789012345678901234567890');
+    expect(of('thirty-digits')?.capital_amount).toBe('1234567890123456789012345678900000');
+    expect(of('thirty-digits')?.extra).toContain('"RATIO": 0.1000000000000000055511151231257827');
+    expect(of('thirty-digits')?.extra).toContain('"TINY": null');
+    expect(of('thirty-digits')?.extra).toContain('"HUGE_IN": {"v": [null]}');
+    expect(of('exponent-capital')?.reg_cap).toBe('1500');
+    // 1e400 is beyond any column: null, and drift says so (above), never a rounded value.
+    expect(of('big-number')?.reg_cap).toBeNull();
+    expect(of('big-number')?.extra).toContain('"BIG_ID": 123456789012345678901234567890');
+    const extra = JSON.parse(of('proto-key')?.extra ?? '{}');
+    expect(Object.keys(extra).sort()).toEqual(['__proto__', 'constructor', 'hasOwnProperty', 'toString']);
+    expect(Object.getOwnPropertyDescriptor(extra, '__proto__')?.value).toEqual({ polluted: true });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const [person] = await t.sql<{ name: string; extra: Record<string, string> }[]>`
+      select p.name, p.extra from enterprise_persons p join enterprises e on e.current_version_id = p.version_id
+      where e.pid = 'pid-nul-in-scope'`;
+    expect(person).toEqual({ name: '王\uFFFD五', extra: { 'NOTE\uFFFD': 'k' } });
   });
 
   it('decodes a body in its declared charset', async () => {
@@ -339,28 +484,120 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
     }
   });
 
-  it('reports a product list it cannot store as a failed pull, pulled once, landed as received', async () => {
+  it('stores every product of a list whose text or counts Postgres cannot hold as sent, pulled once, landed as received', async () => {
     const r = await runInline(deps, {
       cycle: CYCLE,
       only: 'products',
       concurrency: 1,
       productDates: [{ date: '2026-11-18', pull: 'd1' }],
     });
-    expect(r.productPulls).toEqual([
-      { date: '2026-11-18', outcome: 'failed', detail: expect.stringMatching(/not applicable/) },
-    ]);
+    expect(r.productPulls).toMatchObject([{ date: '2026-11-18', outcome: 'succeeded' }]);
     expect(productCalls).toBe(1);
-    const [run] = await t.sql<{ error_code: string }[]>`
-      select error_code from runs where kind = 'products' order by id desc limit 1`;
-    expect(run?.error_code).toBe('unusable_answer');
+    // Every product of the list is stored, the comment with U+FFFD for its NUL, the count beyond
+    // 32 bits as null (and as drift).
+    const trending = await t.sql<{ name: string; votes: number | null }[]>`
+      select p.name, s.votes_count as votes from trending_snapshots s
+      join product_versions p on p.product_id = s.product_id and p.is_current order by s.position`;
+    expect(trending).toEqual([
+      { name: 'NulNotes', votes: 5 },
+      { name: 'BigVotes', votes: null },
+    ]);
+    const comments = await t.sql<{ body: string }[]>`select body from product_comments order by body`;
+    expect(comments.map((c) => c.body)).toEqual(['nice\uFFFDtool']);
+    const drift = await t.sql<{ field: string; seen: string }[]>`
+      select field, seen from analytics.format_drift where operation = 'product-listing' order by field`;
+    expect(drift).toEqual(
+      expect.arrayContaining([
+        { field: 'comments[].body', seen: UNSTORABLE.text },
+        { field: 'votes_count', seen: BEYOND_INT32 },
+      ]),
+    );
     const [raw] = await t.sql<{ text: string | null }[]>`
       select body_text as text from raw_answers where operation = 'product-listing'`;
     expect(raw?.text).toContain('nice\\u0000tool');
   });
 
   it('rebuilds afterwards, keeping every event', async () => {
+    const versions = () =>
+      t.sql`select e.pid, v.ent_name, v.op_scope, v.reg_cap::text, v.extra::text from enterprises e
+            join enterprise_versions v on v.pid = e.pid order by e.pid, v.version`;
     const before = await t.sql`select pid, kind from enterprise_observations order by pid, kind`;
+    const versionsBefore = await versions();
+    const productsBefore = await t.sql`select body from product_comments order by body`;
     await rebuild(t.sql);
     expect(await t.sql`select pid, kind from enterprise_observations order by pid, kind`).toEqual(before);
+    // The kept answers come back the same: marked text, exact numbers, every key.
+    expect(await versions()).toEqual(versionsBefore);
+    expect(await t.sql`select body from product_comments order by body`).toEqual(productsBefore);
+  });
+});
+
+describe('an upstream that trickles a billed answer, cycle after cycle', { timeout: 60_000 }, () => {
+  const CYCLES = ['2026-11-20', '2026-11-21'];
+  let t: TestDatabase;
+  let server: Server;
+  let calls = 0;
+  let billedCalls = 0;
+  let deps: Omit<JobDeps, 'enqueue'>;
+
+  beforeAll(async () => {
+    t = await freshDatabase();
+    server = createServer((req, res) => {
+      calls++;
+      BEHAVIOURS.trickle?.(req, res, () => {
+        billedCalls++;
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = server.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    await t.sql`insert into watchlist ${t.sql({ keyword: 'trickle', keyword_key: keywordKey('trickle') })}`;
+    const config = loadConfig(
+      {
+        DATABASE_URL: t.url,
+        DAYBOOK_API_BASE_URL: url,
+        DAYBOOK_API_KEY: KEY,
+        DAYBOOK_RETRY_BASE_MS: '10',
+        DAYBOOK_RETRY_ATTEMPTS: '3',
+        LOG_LEVEL: 'silent',
+      },
+      '/nonexistent',
+    );
+    deps = {
+      sql: t.sql,
+      client: new UpstreamClient({ baseUrl: url, apiKey: KEY, timeoutMs: TIMEOUT_MS }),
+      limiter: fastLimiter(t.sql),
+      config,
+      log: createLogger({ level: 'silent' }),
+      now: () => new Date(),
+    };
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await t.drop();
+  });
+
+  it('buys it once a cycle and books it each time: the ledger equals what the upstream billed', async () => {
+    for (const [i, cycle] of CYCLES.entries()) {
+      const summary = await runInline(deps, { cycle, only: 'enterprises', concurrency: 1 });
+      expect(summary.enterprises.failed, cycle).toBe(1);
+      // One call in the cycle: the retries of the job did not buy it again.
+      expect(calls, cycle).toBe(i + 1);
+      expect(billedCalls, cycle).toBe(i + 1);
+      const [fetch] = await t.sql<{ status: string; error_message: string }[]>`
+        select status, error_message from cycle_fetches where cycle = ${cycle}`;
+      expect(fetch?.status, cycle).toBe('failed');
+      expect(fetch?.error_message, cycle).toMatch(
+        /^presumed billed, not usable, not bought again this cycle/,
+      );
+      const ledger = await t.sql<{ cycle: string; n: number; credits: number }[]>`
+        select cycle::text, count(*)::int as n, sum(credits)::int as credits from credit_ledger
+        where status = 'booked' group by cycle order by cycle`;
+      expect(ledger).toEqual(CYCLES.slice(0, i + 1).map((c) => ({ cycle: c, n: 1, credits: 3 })));
+      const [budget] = await t.sql<{ spent: number; reserved: number }[]>`
+        select spent, reserved from cycle_budgets where cycle = ${cycle}`;
+      expect(budget).toEqual({ spent: 3, reserved: 0 });
+    }
   });
 });

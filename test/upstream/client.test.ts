@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/sim/server.ts';
+import { presumedBillingOf } from '../../src/upstream/client.ts';
 import {
   AuthenticationError,
   InsufficientCreditsError,
@@ -377,6 +378,19 @@ describe('fault injection maps to the right error class', () => {
     sim.sim.setFaults({ rates: { truncated: 1 }, latencyMs: [0, 0] });
     await failure(clientFor(sim).searchEnterprise(name));
     expect(await balanceOf(sim)).toBe(before - 3);
+  });
+
+  it('trickle → TimeoutError with the first bytes kept: billed by the simulator, presumed billed by daybook', async () => {
+    const name = sim.sim.world().all()[2]?.ENTNAME ?? '';
+    sim.sim.setFaults({ rates: { trickle: 1 }, latencyMs: [0, 0] });
+    const before = await balanceOf(sim);
+    const err = await failure(clientFor(sim, TEST_KEY, 600).searchEnterprise(name));
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(err.response?.httpStatus).toBe(200);
+    expect(err.response?.bodyText).toMatch(/^\{/);
+    expect(presumedBillingOf(err)).not.toBeNull();
+    expect(await balanceOf(sim)).toBe(before - 3);
+    sim.sim.setFaults({ rates: {}, latencyMs: [0, 0] });
   });
 
   it('latency delays the answer but it still arrives', async () => {

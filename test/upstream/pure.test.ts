@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseFaultSpec } from '../../src/sim/faults.ts';
+import { parseFaultSpec, planFaults } from '../../src/sim/faults.ts';
 import { SlidingWindowLimiter } from '../../src/sim/ratelimit.ts';
+import { Rng } from '../../src/sim/rng.ts';
 import { brokenSuccessOf, jsonDepth } from '../../src/upstream/client.ts';
 import { charLength, checkEntName, checkListLimit } from '../../src/upstream/params.ts';
 
@@ -21,6 +22,26 @@ describe('fault specs', () => {
     const spec = parseFaultSpec('latency=0.2@50-400, 500=0.02,reset=0.01,drift');
     expect(spec.rates).toEqual({ latency: 0.2, '500': 0.02, reset: 0.01, drift: 1 });
     expect(spec.latencyMs).toEqual([50, 400]);
+  });
+  it('parses trickle, which is never drawn together with truncated, nor changes a spec without it', () => {
+    const spec = parseFaultSpec('trickle=0.5,truncated=0.5');
+    expect(spec.rates).toEqual({ trickle: 0.5, truncated: 0.5 });
+    const plans = Array.from({ length: 200 }, (_, i) => planFaults(spec, new Rng(i)));
+    expect(plans.some((p) => p.trickle)).toBe(true);
+    expect(plans.some((p) => p.truncate)).toBe(true);
+    expect(plans.filter((p) => p.trickle && p.truncate)).toEqual([]);
+    const without = parseFaultSpec('truncated=0.5,drift=0.5');
+    for (let i = 0; i < 50; i++) {
+      const a = planFaults(without, new Rng(i));
+      expect(a.trickle).toBe(false);
+      // The draws after the plan (drift variants, the cut) are those of a spec from before trickle.
+      const b = new Rng(i);
+      b.next();
+      b.next();
+      b.next();
+      b.next();
+      expect(a.rng.next()).toBe(b.next());
+    }
   });
   it('names what is wrong', () => {
     expect(() => parseFaultSpec('explode=0.1')).toThrow(/unknown fault kind "explode"/);
@@ -52,14 +73,19 @@ describe('a success answer that broke off', () => {
     metadata: { usage: { credits: 3, remark: 'x' }, content: { PID: 'p-42', ENTNAME: '某公司' } },
   });
   it('is recognised as billed, with the credits and PID it got as far as', () => {
-    expect(brokenSuccessOf(full.slice(0, full.indexOf('ENTNAME')))).toEqual({ credits: 3, pid: 'p-42' });
-    expect(brokenSuccessOf(full.slice(0, 40))).toEqual({ credits: null, pid: null });
-    expect(brokenSuccessOf('{"result":"success","markdown":["# A')).toEqual({ credits: null, pid: null });
+    const E = 'enterprise-search';
+    expect(brokenSuccessOf(full.slice(0, full.indexOf('ENTNAME')), E)).toEqual({ credits: 3, pid: 'p-42' });
+    expect(brokenSuccessOf(full.slice(0, 40), E)).toEqual({ credits: null, pid: null });
+    expect(brokenSuccessOf('{"result":"success","markdown":["# A', 'product-listing')).toEqual({
+      credits: null,
+      pid: null,
+    });
   });
   it('is not confused with an error body, HTML or markdown that mentions the keys', () => {
-    expect(brokenSuccessOf('{"status":"error","error":{"code":"x"')).toBeNull();
-    expect(brokenSuccessOf('<html><body>')).toBeNull();
-    expect(brokenSuccessOf(full.slice(0, full.indexOf('metadata')))).toEqual({ credits: null, pid: null });
+    const E = 'enterprise-search';
+    expect(brokenSuccessOf('{"status":"error","error":{"code":"x"', E)).toBeNull();
+    expect(brokenSuccessOf('<html><body>', E)).toBeNull();
+    expect(brokenSuccessOf(full.slice(0, full.indexOf('metadata')), E)).toEqual({ credits: null, pid: null });
   });
 });
 

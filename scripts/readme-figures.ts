@@ -1,0 +1,316 @@
+/**
+ * `npm run readme:figures [-- --check] [--skip-demo]`: the README's figures that come from a
+ * bench run (bench/results.json) or from the demo (its own output) are written between markers,
+ *
+ *     <!-- figures:NAME -->…<!-- /figures -->
+ *
+ * and this script computes every such span and rewrites only those, leaving the rest of the
+ * README as it is. `--check` changes nothing: it lists the spans that differ and exits 1.
+ * `--skip-demo` leaves the demo's span alone (the demo takes about half a minute).
+ *
+ * test/docs/readme-figures.test.ts checks the bench spans, and test/cli/readme-demo.test.ts the
+ * demo's span on the demo run it makes anyway.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { RefreshResult } from '../bench/refresh.ts';
+import type { Machine } from '../bench/support.ts';
+import { type Line, partLines } from '../bench/table.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const README_PATH = join(ROOT, 'README.md');
+export const RESULTS_PATH = join(ROOT, 'bench', 'results.json');
+const BIN = join(ROOT, 'bin', 'daybook.js');
+
+/** bench/results.json as bench/run.ts writes it. */
+export interface BenchDocument {
+  command: string;
+  machine: Machine;
+  parts: Record<string, unknown>;
+}
+
+/** The parts in the main table of the Benchmarks section; soak and refresh have sections of their own. */
+export const MAIN_PARTS = [
+  'rate',
+  'credit',
+  'load',
+  'memory',
+  'planner',
+  'diff',
+  'cli',
+  'delivery',
+  'export',
+];
+
+/** The span that holds the demo's output. */
+export const DEMO_SPAN = 'demo-output';
+
+const n = (x: number) => x.toLocaleString('en-US');
+const VERDICT: Record<string, string> = { met: '✓ met', MISSED: '✗ missed', ERROR: '✗ failed', '': '' };
+const cell = (text: string) => text.replace(/\|/g, '\\|');
+/** A span that holds whole blocks (a table, a paragraph): blank lines around them, for markdown. */
+const block = (text: string) => `\n\n${text}\n\n`;
+const dateOf = (result: unknown) => String((result as { takenAt?: unknown }).takenAt ?? '').slice(0, 10);
+
+function markdownTable(header: string[], rows: string[][]): string {
+  const line = (r: string[]) => `| ${r.map(cell).join(' | ')} |`;
+  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+const tableRow = (l: Line) => [l[0], l[1], l[2], VERDICT[l[3]] ?? l[3]];
+
+function part<T>(doc: BenchDocument, name: string): T {
+  const found = doc.parts[name];
+  if (!found) throw new Error(`bench/results.json has no figures of the part "${name}"`);
+  return found as T;
+}
+
+/** What introduces the main table: how long every part takes, where the figures come from. */
+function benchHeader(doc: BenchDocument): string {
+  const seconds = Object.values(doc.parts).reduce<number>((sum, p) => {
+    const s = (p as { seconds?: unknown }).seconds;
+    return sum + (typeof s === 'number' ? s : 0);
+  }, 0);
+  const m = doc.machine;
+  return (
+    `\`npm run bench\` runs every part, one after another, in about ${Math.round(seconds / 60)} minutes ` +
+    `(the times of the parts' latest runs added up). The table holds each part's figures from its ` +
+    `latest run, taken on the date in its last column. The latest run (\`${doc.command}\`) was on ` +
+    `${m.cpus} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os.replace(/ \(Linux [^)]*\)$/, '')}, Node ${m.node.replace(/^v/, '')}, ` +
+    `PostgreSQL ${m.postgres.split(' ')[0]}, Redis ${m.redis}.`
+  );
+}
+
+function benchTable(doc: BenchDocument): string {
+  const rows: string[][] = [];
+  for (const name of MAIN_PARTS) {
+    const result = doc.parts[name];
+    if (!result) continue;
+    for (const l of partLines(name, result)) rows.push([...tableRow(l), dateOf(result)]);
+  }
+  return markdownTable(['figure', 'value', 'target', '', 'taken'], rows);
+}
+
+function soakTable(doc: BenchDocument): string {
+  const soak = part<{ seconds: number }>(doc, 'soak');
+  const rows = partLines('soak', soak).map(tableRow);
+  return (
+    `Figures of \`npm run bench -- soak\` on ${dateOf(soak)} (the run took ${(soak.seconds / 60).toFixed(1)} minutes):\n\n` +
+    markdownTable(['figure', 'value', 'target', ''], rows)
+  );
+}
+
+function plannerInline(doc: BenchDocument): string {
+  const p = part<{ planMs: number; planJobMs: number }>(doc, 'planner');
+  return `${n(Math.round(p.planMs))} ms to read and plan, the whole plan job ${n(Math.round(p.planJobMs))} ms`;
+}
+
+function soakUnchanged(doc: BenchDocument): string {
+  const { run } = part<{ run: { firms: number; unchangedBytesPerDay: number } }>(doc, 'soak');
+  return `${n(run.firms)} gave ${n(run.unchangedBytesPerDay)}`;
+}
+
+const pct = (share: number, digits: number) => `${(share * 100).toFixed(digits)}%`;
+
+function refreshTable(doc: BenchDocument): string {
+  const r = part<RefreshResult>(doc, 'refresh');
+  const seen = new Set<number>();
+  const rows = r.runs.map((f) => {
+    const first = !seen.has(f.budgetShare);
+    seen.add(f.budgetShare);
+    return [
+      first ? `${pct(f.budgetShare, 0)} (${n(f.perDay)}/day)` : pct(f.budgetShare, 0),
+      f.policy,
+      pct(f.detectedShare, 1),
+      `${f.meanLag.toFixed(2)} d`,
+      `${f.p95Lag} d`,
+      `${f.highMeanLag.toFixed(2)} d`,
+      pct(f.meanFreshness, 1),
+      `${f.maxStalenessDays} d`,
+      n(f.credits),
+    ];
+  });
+  const header = ['budget', 'policy', 'detected', 'mean lag', 'p95 lag', 'high-severity mean lag', 'fresh'];
+  return (
+    `Figures of ${dateOf(r)}, as on every run, since the backtest is deterministic (seed ${r.seed}, ` +
+    `${n(r.events)} changes, ${n(r.highEvents)} of them high-severity; the busiest tenth of the firms ` +
+    `made ${pct(r.top10Share, 0)} of them):\n\n` +
+    markdownTable([...header, 'longest unrefreshed', 'credits'], rows)
+  );
+}
+
+/** The new planner's and the oracle's figures at the budget the goals are set at. */
+function goalRuns(r: RefreshResult) {
+  const at = r.runs.filter((f) => f.budgetShare === r.goals.budgetShare);
+  const of = (policy: string) => {
+    const found = at.find((f) => f.policy === policy);
+    if (!found) throw new Error(`bench/results.json: refresh has no "${policy}" run at the goals' budget`);
+    return found;
+  };
+  return { now: of('new'), oracle: of('oracle'), today: of('today') };
+}
+
+function refreshGoals(doc: BenchDocument): string {
+  const r = part<RefreshResult>(doc, 'refresh');
+  const g = r.goals;
+  const { now, oracle } = goalRuns(r);
+  const mark = (ok: boolean) => (ok ? '✓ **met**' : '✗ **missed**');
+  const stalest = Math.max(now.maxStalenessDays, oracle.maxStalenessDays);
+  return (
+    `Goals at ${pct(g.budgetShare, 0)}: mean lag at most 0.7 × today's — ${mark(g.met.meanLagVsToday)} ` +
+    `(${g.meanLagVsToday.toFixed(2)}); high-severity lag at most 0.5 × today's — ${mark(g.met.highLagVsToday)} ` +
+    `(${g.highLagVsToday.toFixed(2)}); the 30-day staleness bound held — ${mark(g.met.staleness)} ` +
+    `(${stalest} days at most); mean lag within 15% of the oracle — ${mark(g.met.meanLagVsOracle)}: ` +
+    `${g.meanLagVsOracle.toFixed(2)} × (${now.meanLag.toFixed(2)} against ${oracle.meanLag.toFixed(2)} days).`
+  );
+}
+
+function refreshLate(doc: BenchDocument): string {
+  const { now, oracle } = goalRuns(part<RefreshResult>(doc, 'refresh'));
+  return `${(now.lateMeanLag / oracle.lateMeanLag).toFixed(2)} × (${now.lateMeanLag.toFixed(2)} against ${oracle.lateMeanLag.toFixed(2)})`;
+}
+
+/** Every span that comes from bench/results.json: its name and its text. */
+export function benchSpans(doc: BenchDocument): Record<string, string> {
+  return {
+    'bench-header': block(benchHeader(doc)),
+    'bench-table': block(benchTable(doc)),
+    'planner-inline': plannerInline(doc),
+    'soak-table': block(soakTable(doc)),
+    'soak-unchanged': soakUnchanged(doc),
+    'refresh-table': block(refreshTable(doc)),
+    'refresh-goals': block(refreshGoals(doc)),
+    'refresh-late': refreshLate(doc),
+  };
+}
+
+/** The demo's span from what `daybook demo` printed: its first cycle, then its summary. */
+export function demoSpans(stdout: string): Record<string, string> {
+  const lines = stdout.split('\n');
+  const first = lines.find((l) => l.startsWith('cycle '));
+  const start = lines.indexOf('summary');
+  const end = lines.indexOf('', start);
+  if (first === undefined || start < 0 || end < 0)
+    throw new Error(`the demo printed no cycle line or no summary:\n${stdout}`);
+  return { [DEMO_SPAN]: block(['```', first, '…', ...lines.slice(start, end), '```'].join('\n')) };
+}
+
+export function readBenchDocument(path = RESULTS_PATH): BenchDocument {
+  return JSON.parse(readFileSync(path, 'utf8')) as BenchDocument;
+}
+
+const SPAN = /<!-- figures:([a-z0-9-]+) -->([\s\S]*?)<!-- \/figures -->/g;
+
+/** The spans of a README: name → text between the markers. Throws on a marker left open or a name used twice. */
+export function readSpans(readme: string): Map<string, string> {
+  const spans = new Map<string, string>();
+  for (const m of readme.matchAll(SPAN)) {
+    const [, name = '', text = ''] = m;
+    if (spans.has(name)) throw new Error(`README.md: the span figures:${name} appears twice`);
+    if (text.includes('<!-- figures:'))
+      throw new Error(`README.md: the span figures:${name} is not closed before the next one opens`);
+    spans.set(name, text);
+  }
+  const opened = readme.match(/<!-- figures:/g)?.length ?? 0;
+  if (opened !== spans.size)
+    throw new Error('README.md: a <!-- figures:… --> marker has no <!-- /figures -->');
+  return spans;
+}
+
+/** The README with these spans' texts put between their markers; every one must be there. */
+export function writeSpans(readme: string, spans: Record<string, string>): string {
+  const present = readSpans(readme);
+  const missing = Object.keys(spans).filter((name) => !present.has(name));
+  if (missing.length > 0)
+    throw new Error(
+      `README.md has no span ${missing.map((m) => `figures:${m}`).join(', ')}: add <!-- figures:NAME --><!-- /figures --> where it goes`,
+    );
+  return readme.replace(SPAN, (whole, name: string) =>
+    name in spans ? `<!-- figures:${name} -->${spans[name]}<!-- /figures -->` : whole,
+  );
+}
+
+/** The names of the spans whose text in the README differs from these. */
+export function staleSpans(readme: string, spans: Record<string, string>): string[] {
+  const present = readSpans(readme);
+  return Object.keys(spans).filter((name) => present.get(name) !== spans[name]);
+}
+
+/** Runs `daybook demo` in a folder of its own, as the README says to; its stdout. */
+async function runDemo(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'daybook-readme-figures-'));
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'demo'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? dir,
+        DAYBOOK_DATA_DIR: dir,
+        LOG_LEVEL: 'warn',
+      },
+      cwd: dir,
+      timeout: 300_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return stdout;
+  } catch (err) {
+    const e = err as { code?: unknown; stderr?: string; message?: string };
+    throw new Error(`the demo failed (exit ${String(e.code)}): ${(e.stderr || e.message || '').trim()}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const USAGE = 'usage: npm run readme:figures [-- --check] [--skip-demo]';
+
+async function main(argv: string[]): Promise<number> {
+  const flags = argv.filter((a) => a !== '--');
+  if (flags.includes('--help')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const unknown = flags.filter((f) => f !== '--check' && f !== '--skip-demo');
+  if (unknown.length > 0) {
+    process.stderr.write(`readme:figures: unknown option ${unknown.join(', ')}\n${USAGE}\n`);
+    return 2;
+  }
+  const check = flags.includes('--check');
+  const readme = readFileSync(README_PATH, 'utf8');
+  const spans = benchSpans(readBenchDocument());
+  if (!flags.includes('--skip-demo')) Object.assign(spans, demoSpans(await runDemo()));
+  const stale = staleSpans(readme, spans);
+  if (check) {
+    const present = readSpans(readme);
+    for (const name of stale)
+      process.stderr.write(
+        present.has(name)
+          ? `README.md: figures:${name} differs from its source; run npm run readme:figures\n`
+          : `README.md: the span figures:${name} is missing: add <!-- figures:${name} --><!-- /figures --> where it goes\n`,
+      );
+    if (stale.length === 0)
+      process.stdout.write(`README.md: ${Object.keys(spans).length} spans up to date\n`);
+    return stale.length === 0 ? 0 : 1;
+  }
+  if (stale.length > 0) writeFileSync(README_PATH, writeSpans(readme, spans));
+  process.stdout.write(
+    stale.length === 0
+      ? `README.md: ${Object.keys(spans).length} spans up to date\n`
+      : `README.md: rewrote ${stale.map((s) => `figures:${s}`).join(', ')}\n`,
+  );
+  return 0;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`readme:figures: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
