@@ -5,6 +5,7 @@
  * times, mid-cycle, and restarted each time. A kill between the upstream billing a call and
  * daybook landing its answer is the only way to buy an enterprise twice.
  */
+import { DEFAULT_LOCK_MS } from '../src/runtime/worker.ts';
 import { startBenchPipeline } from './pipeline.ts';
 import { pollUntil, round, since } from './support.ts';
 
@@ -24,8 +25,19 @@ export interface CreditResult {
   note: string;
 }
 
-export async function benchCredit(entries = 1000, kills = 5, limit = 600): Promise<CreditResult> {
-  const p = await startBenchPipeline({ part: 'credit', entries, simRate: limit, daybookRate: limit });
+export async function benchCredit(
+  entries = 1000,
+  kills = 5,
+  limit = 600,
+  lockMs?: number,
+): Promise<CreditResult> {
+  const p = await startBenchPipeline({
+    part: 'credit',
+    entries,
+    simRate: limit,
+    daybookRate: limit,
+    ...(lockMs === undefined ? {} : { lockMs }),
+  });
   try {
     const steady = p.spawnWorker('w1');
     let victim = p.spawnWorker('victim-0');
@@ -59,7 +71,7 @@ export async function benchCredit(entries = 1000, kills = 5, limit = 600): Promi
       wallSeconds,
       target: '1.00 clean; <= 1 extra billed query per kill',
       met: extra <= kills,
-      note: `2 worker processes, one killed with SIGKILL ${kills} times and restarted; L = ${limit}/min. The wall time is mostly the wait for the killed worker's job locks to expire (BullMQ lockDuration 120 s)`,
+      note: `2 worker processes, one killed with SIGKILL ${kills} times and restarted; L = ${limit}/min. The wall time is mostly the wait for the killed worker's job locks to expire (DAYBOOK_JOB_LOCK_MS, ${(lockMs ?? DEFAULT_LOCK_MS) / 1000} s)`,
     };
   } finally {
     await p.close();

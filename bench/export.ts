@@ -7,8 +7,10 @@
  *    personnel, 100,000 shareholders, liquidation members, 50,000 field changes with their events,
  *    observations, sightings (written by the triggers of migration 0013), 100,000 credit ledger
  *    entries and 2,000 runs: about 800,000 rows to export, Chinese text where the registry has
- *    it. Each step commits on its own, so the rows carry several writing transactions. The
- *    product tables stay empty.
+ *    it. The upstream calls the versions were read from are landed by the project's own
+ *    `landRaw` (src/landing/landing.ts, stub bodies: the export reads none), so the seed follows
+ *    the raw landing as it changes. Each step commits on its own, so the rows carry several
+ *    writing transactions. The product tables stay empty.
  * 2. Baseline: for every table, `COPY (<the select the NDJSON writer runs inside to_json>) TO
  *    STDOUT` through psql, its output to /dev/null: the same rows, columns, expressions, range and
  *    order (selectSql of src/export/formats.ts), only not turned into JSON.
@@ -32,6 +34,8 @@ import type { Sql } from '../src/db/connect.ts';
 import { EXPORT_TABLES, type ExportTable, rangeSql, SNAPSHOT_ZERO } from '../src/export/contract.ts';
 import { type Format, openParquetWriter, selectSql, writeNdjson } from '../src/export/formats.ts';
 import { exportPackages } from '../src/export/package.ts';
+import { type LandingRow, landRaw } from '../src/landing/landing.ts';
+import { addDays } from '../src/time/cycles.ts';
 import { type BenchDatabase, freshDatabase, round } from './support.ts';
 
 const REPEATS = 2;
@@ -111,10 +115,16 @@ const toJsonSelect = (table: ExportTable, lo: string, hi: string) =>
 // ---------------------------------------------------------------------------------------------
 // The history.
 
-const ENTERPRISES = 90_000;
+/** How much history: enterprises (each with its first version) and runs. */
+export interface ExportSize {
+  enterprises: number;
+  runs: number;
+}
+
+/** The measured size; a smoke run seeds a hundredth of it. */
+export const EXPORT_SIZE: ExportSize = { enterprises: 90_000, runs: 2_000 };
 /** Every ninth enterprise has a second version (its first closed). */
 const REVISED_EVERY = 9;
-const RUNS = 2_000;
 
 const arr = (xs: string[]) => `array[${xs.map((x) => `'${x}'`).join(',')}]`;
 const pick = (xs: string[], index: string) => `(${arr(xs)})[1 + ((${index}) % ${xs.length})::integer]`;
@@ -187,18 +197,58 @@ const INDUSTRIES: [string, string, string][] = [
   ['文化、体育和娱乐业', '文化艺术业', '文艺创作与表演'],
 ];
 
-interface Step {
-  what: string;
-  sql: string;
+/** A seeding step: a statement, or a call of the project's own functions. */
+type Step = { what: string; sql: string } | { what: string; apply: (sql: Sql) => Promise<void> };
+
+const LANDING_BATCH = 5000;
+
+/**
+ * The upstream calls the versions were read from, through `landRaw`: call g (1..n) answered the
+ * first version of enterprise g, call n + k the second version of enterprise 9k. Each body is a
+ * stub naming its PID (distinct, so each lands a body of its own). The ids must be 1, 2, … in
+ * order (the SQL steps point at call g by id g), which a fresh database gives.
+ */
+async function landCalls(sql: Sql, size: ExportSize): Promise<void> {
+  const n = size.enterprises;
+  const calls = n + Math.floor(n / REVISED_EVERY);
+  const start = Date.parse('2025-06-01T03:00:00+08:00');
+  for (let from = 1; from <= calls; from += LANDING_BATCH) {
+    const rows: LandingRow[] = [];
+    for (let g = from; g <= Math.min(calls, from + LANDING_BATCH - 1); g++) {
+      const enterprise = g <= n ? g : (g - n) * REVISED_EVERY;
+      const pid = createHash('md5').update(`pid${enterprise}`).digest('hex').slice(0, 24);
+      rows.push({
+        runId: 1 + (g % (size.runs - 1)),
+        cycle: addDays('2025-06-01', Math.floor(g / 2000)),
+        operation: 'enterprise-search',
+        params: { ent_name: `kw${g}` },
+        httpStatus: 200,
+        bodyText: JSON.stringify({
+          status: 'success',
+          markdown: null,
+          metadata: { usage: { credits: 3, remark: 'enterprise-search' }, content: { PID: pid } },
+        }),
+        outcome: 'success',
+        fetchedAt: new Date(start + g * 53_000),
+        durationMs: 150 + (g % 400),
+      });
+    }
+    const landed = await landRaw(sql, rows);
+    const wrong = landed.findIndex((l, i) => l.id !== from + i);
+    if (wrong >= 0)
+      throw new Error(
+        `raw_responses: call ${from + wrong} landed with id ${landed[wrong]?.id} (the seed needs a fresh database)`,
+      );
+  }
 }
 
 /**
  * The seeding statements, each its own transaction, in stages: a stage's lanes run side by side
  * (two connections: the machine has 2 cores), a lane's steps one after the other.
  */
-function seedStages(): Step[][][] {
-  const n = ENTERPRISES;
-  const revised = Math.floor(n / REVISED_EVERY);
+function seedStages(size: ExportSize): Step[][][] {
+  const n = size.enterprises;
+  const RUNS = size.runs;
   const city = pick(CITIES, 'g');
   const person = (k: string) => `${pick(SURNAMES, k)} || ${pick(GIVEN, `(${k}) / 14`)}`;
   const trade = '((g / 160) % 8)';
@@ -286,15 +336,7 @@ function seedStages(): Step[][][] {
           (g % 100) * 3
         from generate_series(1, ${RUNS}) g`,
     },
-    {
-      what: 'raw_responses',
-      sql: `
-        insert into raw_responses (run_id, operation, params, http_status, outcome, cycle, fetched_at, sha256, duration_ms)
-        select 1 + g % ${RUNS - 1}, 'enterprise-search', jsonb_build_object('ent_name', 'kw' || g), 200, 'success',
-          date '2025-06-01' + g / 2000, timestamptz '2025-06-01 03:00+08' + g * interval '53 seconds',
-          encode(sha256(g::text::bytea), 'hex'), 150 + g % 400
-        from generate_series(1, ${n + revised}) g`,
-    },
+    { what: 'raw_responses', apply: (sql) => landCalls(sql, size) },
     {
       what: 'enterprises',
       sql: `
@@ -449,14 +491,15 @@ function seedStages(): Step[][][] {
 }
 
 /** Fills `db` with the history; returns the seconds it took (vacuum and analyze included). */
-export async function seedExportHistory(db: BenchDatabase): Promise<number> {
+export async function seedExportHistory(db: BenchDatabase, size: ExportSize = EXPORT_SIZE): Promise<number> {
   const t = performance.now();
-  for (const stage of seedStages()) {
+  for (const stage of seedStages(size)) {
     await Promise.all(
       stage.map(async (lane) => {
         for (const step of lane) {
           const s = performance.now();
-          await db.sql.unsafe(step.sql);
+          if ('sql' in step) await db.sql.unsafe(step.sql);
+          else await step.apply(db.sql);
           process.stderr.write(
             `bench: export: seeded ${step.what} (${round((performance.now() - s) / 1000, 1)} s)\n`,
           );
@@ -631,12 +674,21 @@ async function profileStages(
   return { copyToJson, cursorFetch, writeNdjson: ndjson, duckdb };
 }
 
-export async function benchExport(options: { profile?: 'auto' | 'always' } = {}): Promise<ExportResult> {
+export interface ExportOptions {
+  /** `always`: the profile even when every goal is met. */
+  profile?: 'auto' | 'always';
+  size?: ExportSize;
+  /** Runs of each export (the better is kept). */
+  repeats?: number;
+}
+
+export async function benchExport(options: ExportOptions = {}): Promise<ExportResult> {
+  const repeats = options.repeats ?? REPEATS;
   const loadBefore = loadavg()[0] as number;
   const db = await freshDatabase('export', 2);
   const root = mkdtempSync(join(tmpdir(), 'daybook-bench-export-'));
   try {
-    const seedSeconds = await seedExportHistory(db);
+    const seedSeconds = await seedExportHistory(db, options.size ?? EXPORT_SIZE);
     const lo = SNAPSHOT_ZERO;
     const hi = await currentSnapshot(db.sql);
     const counts: Record<string, number> = {};
@@ -674,7 +726,7 @@ export async function benchExport(options: { profile?: 'auto' | 'always' } = {})
     ];
     for (const [i, p] of plan.entries()) {
       const runs: ExportRun[] = [];
-      for (let r = 0; r < REPEATS; r++) runs.push(await timeExport(db, root, p.label, p.format, p.gzip));
+      for (let r = 0; r < repeats; r++) runs.push(await timeExport(db, root, p.label, p.format, p.gzip));
       const b = runs.reduce((a, x) => (x.seconds < a.seconds ? x : a));
       best[p.label] = b;
       all[p.label] = runs;
@@ -750,14 +802,14 @@ export async function benchExport(options: { profile?: 'auto' | 'always' } = {})
         allSeconds: baselineRuns.map((r) => round(sum(r), 2)),
         rowsPerSecond: Math.round(baselineRate),
       },
-      repeats: REPEATS,
+      repeats,
       formats,
       rssBeforeExportsMiB,
       profile,
       loadAverage: { before: round(loadBefore, 2), after: round(loadAfter, 2) },
       target: `NDJSON >= ${NDJSON_GOAL} x baseline rows/s, Parquet >= ${PARQUET_GOAL} x`,
       met,
-      note: `full package of all ${EXPORT_TABLES.length} tables (the product tables empty) through exportPackages, wall time including the ledger claim and fsyncs; every export figure the better of ${REPEATS} runs, the baseline the best of ${baselineRuns.length} (before, between and after the exports); bytes: the table files of the package; peak RSS: this process (DuckDB runs in it)`,
+      note: `full package of all ${EXPORT_TABLES.length} tables (the product tables empty) through exportPackages, wall time including the ledger claim and fsyncs; every export figure the better of ${repeats} runs, the baseline the best of ${baselineRuns.length} (before, between and after the exports); bytes: the table files of the package; peak RSS: this process (DuckDB runs in it)`,
     };
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -14,7 +14,8 @@
  * Then the same payloads again, fetched later (the no-change path), and once more with the
  * world one refresh later (about 2% of enterprises changed).
  */
-import { Readable, Writable } from 'node:stream';
+import { spawn } from 'node:child_process';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { getTableColumns, getTableName, type Table } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -23,6 +24,7 @@ import type { Sql } from '../src/db/connect.ts';
 import * as schema from '../src/db/schema.ts';
 import { applyEnterprises, type EnterpriseObservation } from '../src/history/enterprise-store.ts';
 import { applyProductPulls, type ProductPull } from '../src/history/product-store.ts';
+import { landRaw } from '../src/landing/landing.ts';
 import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
 import { normalizeProductList } from '../src/normalize/product.ts';
 import { EnterpriseWorld } from '../src/sim/enterprises.ts';
@@ -119,15 +121,32 @@ function productLists(productCount: number, seenAt: Date): Payloads['lists'] {
   return lists;
 }
 
-/** Lands one raw row per payload (set-based, untimed) and returns their ids in order. */
-async function landStubs(sql: Sql, operation: string, params: string[], fetchedAt: Date): Promise<number[]> {
+/**
+ * Lands one call per payload through the project's landing (`landRaw`, untimed), without its body
+ * (the payloads are applied from memory), and returns their ids in order.
+ */
+async function landStubs(
+  sql: Sql,
+  operation: 'enterprise-search' | 'product-listing',
+  params: string[],
+  fetchedAt: Date,
+): Promise<number[]> {
   const key = operation === 'enterprise-search' ? 'ent_name' : 'date';
-  const rows = await sql<{ id: string }[]>`
-    insert into raw_responses (operation, params, http_status, outcome, fetched_at)
-    select ${operation}, jsonb_build_object(${key}::text, p), 200, 'success', ${fetchedAt}
-    from unnest(${params}::text[]) with ordinality as u(p, n) order by n
-    returning id`;
-  return rows.map((r) => Number(r.id));
+  const landed = await landRaw(
+    sql,
+    params.map((p) => ({
+      runId: null,
+      cycle: null,
+      operation,
+      params: { [key]: p },
+      httpStatus: 200,
+      bodyText: null,
+      outcome: 'success',
+      fetchedAt,
+      durationMs: null,
+    })),
+  );
+  return landed.map((l) => l.id);
 }
 
 /** Pushes every payload through normalize + diff + persist, in batches. */
@@ -200,22 +219,40 @@ async function daybookPass(
   };
 }
 
-async function dumpTables(sql: postgres.Sql): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  for (const name of names()) {
-    const chunks: Buffer[] = [];
-    const readable = await sql`copy ${sql(name)} to stdout`.readable();
-    await pipeline(
-      readable,
-      new Writable({
-        write(chunk: Buffer, _enc, cb) {
-          chunks.push(chunk);
-          cb();
-        },
-      }),
+/** A table's rows in COPY's text format, through psql. */
+function psqlCopyOut(url: string, table: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'psql',
+      ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', `copy "${table}" to stdout`],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
-    out.set(name, Buffer.concat(chunks));
-  }
+    const chunks: Buffer[] = [];
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(Buffer.concat(chunks))
+        : reject(new Error(`psql: copy ${table} to stdout exited ${code}: ${err.trim()}`)),
+    );
+  });
+}
+
+/**
+ * Every derived table's rows (untimed), through psql rather than the driver's COPY TO stream: the
+ * driver (postgres 3.4.9) pauses its socket when a copy's data outruns the stream's buffer before
+ * anything reads it, and when the copy's end came in the same packet nothing resumes it, so the
+ * connection's next query never hears its answer (small tables, as a smoke run makes, hit it).
+ */
+async function dumpTables(url: string): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  for (const name of names()) out.set(name, await psqlCopyOut(url, name));
   return out;
 }
 
@@ -320,7 +357,7 @@ export async function benchLoad(
     const rowsWritten = await rowCount(sql);
 
     // 2. COPY of exactly those rows into the same tables, emptied.
-    const dump = await dumpTables(sql);
+    const dump = await dumpTables(db.url);
     await truncate(sql);
     let t = performance.now();
     await copyTables(sql, dump);

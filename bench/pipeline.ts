@@ -5,7 +5,7 @@
  * operator (or a crash) would.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,8 @@ export interface PipelineOptions {
   /** Enterprise jobs at once per worker process. */
   concurrency?: number;
   logLevel?: string;
+  /** A job's lock (DAYBOOK_JOB_LOCK_MS): how soon a killed worker's jobs come back. Default: daybook's. */
+  lockMs?: number;
 }
 
 export interface WorkerProcess {
@@ -65,6 +67,8 @@ export async function startBenchPipeline(options: PipelineOptions): Promise<Benc
   const db = await freshDatabase(options.part, 3);
   const prefix = redisPrefix(options.part);
   const logDir = mkdtempSync(join(os.tmpdir(), `daybook-bench-${options.part}-`));
+  /** The workers' logs stay for a look when the entries did not settle; else they go with the rest. */
+  let keepLogs = false;
   const sim = await startSimulator({
     ...defaultSimOptions(),
     enterprises: Math.max(options.entries, 1000),
@@ -98,6 +102,7 @@ export async function startBenchPipeline(options: PipelineOptions): Promise<Benc
     DAYBOOK_WORKER_CONCURRENCY: String(options.concurrency ?? 4),
     DAYBOOK_HTTP_TIMEOUT_MS: '10000',
     LOG_LEVEL: options.logLevel ?? 'info',
+    ...(options.lockMs === undefined ? {} : { DAYBOOK_JOB_LOCK_MS: String(options.lockMs) }),
   };
   // For profiling a worker: DAYBOOK_BENCH_WORKER_FLAGS='--cpu-prof --cpu-prof-dir=…'.
   const nodeFlags = (process.env.DAYBOOK_BENCH_WORKER_FLAGS ?? '').split(' ').filter(Boolean);
@@ -141,11 +146,14 @@ export async function startBenchPipeline(options: PipelineOptions): Promise<Benc
         workers.length > 0 && workers.every((w) => w.child.exitCode !== null && w.child.exitCode !== 0);
       await pollUntil(
         async () => {
+          keepLogs = true;
           if (failedEarly()) {
             const tail = readFileSync(join(logDir, 'w1.log'), 'utf8').slice(-2000);
             throw new Error(`every worker exited with an error; last log lines:\n${tail}`);
           }
-          return (await settledCount()) >= options.entries;
+          const settled = (await settledCount()) >= options.entries;
+          keepLogs = !settled;
+          return settled;
         },
         `settling ${options.entries} entries (logs in ${logDir})`,
         timeoutMs,
@@ -171,6 +179,7 @@ export async function startBenchPipeline(options: PipelineOptions): Promise<Benc
       await deleteRedisKeys(prefix);
       await sim.close();
       await db.drop();
+      if (!keepLogs) rmSync(logDir, { recursive: true, force: true });
     },
   };
 }

@@ -2,6 +2,11 @@
  * `npm run bench [-- part...]`: runs the benchmarks (all of them, or the parts named),
  * prints a table and writes bench/results.json. A part run alone replaces only its own entry in
  * results.json, so the file always holds the latest figure of every part.
+ *
+ * `npm run bench -- [part...] --smoke`: every part (or those named) in a small, quick form (tiny
+ * sizes, a few seconds a part), which checks that the part still completes and prints its figures.
+ * A smoke run writes nothing and judges no target: its figures say nothing about speed
+ * (test/bench/smoke.test.ts runs it, so a part cannot rot unseen).
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -17,40 +22,79 @@ import { benchRate } from './rate.ts';
 import { benchRefresh } from './refresh.ts';
 import { benchSoak } from './soak.ts';
 import { describeMachine, round } from './support.ts';
-import { renderTable } from './table.ts';
+import { partLines, renderTable } from './table.ts';
+
+interface PartForms {
+  /** The measured form, whose figures go to results.json. */
+  full: () => Promise<object>;
+  /** The same code at tiny sizes: a few seconds, figures printed only. */
+  smoke: () => Promise<object>;
+}
 
 const PARTS = {
-  planner: () => benchPlanner(),
-  load: () => benchLoad(),
-  memory: () => benchMemory(),
-  rate: () => benchRate(),
-  credit: () => benchCredit(),
-  diff: () => benchDiff(),
-  cli: () => benchCli(),
-  delivery: () => benchDelivery(),
-  export: () => benchExport(),
-  refresh: () => benchRefresh(),
-  soak: () => benchSoak(),
-} as const;
+  planner: { full: () => benchPlanner(), smoke: () => benchPlanner(2_000, 1) },
+  load: { full: () => benchLoad(), smoke: () => benchLoad(200, 200, 20) },
+  memory: { full: () => benchMemory(), smoke: () => benchMemory(20) },
+  rate: { full: () => benchRate(), smoke: () => benchRate(20, 600) },
+  credit: { full: () => benchCredit(), smoke: () => benchCredit(40, 1, 6000, 2000) },
+  diff: { full: () => benchDiff(), smoke: () => benchDiff(100, 1) },
+  cli: { full: () => benchCli(), smoke: () => benchCli(5, 1) },
+  delivery: { full: () => benchDelivery(), smoke: () => benchDelivery(50, 10) },
+  export: {
+    full: () => benchExport(),
+    smoke: () => benchExport({ size: { enterprises: 900, runs: 20 }, repeats: 1, profile: 'always' }),
+  },
+  refresh: { full: () => benchRefresh(), smoke: () => benchRefresh({ firms: 300, days: 20, tail: 10 }) },
+  soak: {
+    full: () => benchSoak(),
+    smoke: () => benchSoak({ firms: 100, cycles: 3, baselineFirms: 10, queryRepeats: 1 }),
+  },
+} satisfies Record<string, PartForms>;
 type Part = keyof typeof PARTS;
 
 const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
 
-function partsFrom(argv: string[]): Part[] {
-  const names = argv.filter((a) => a !== '--');
-  if (names.length === 0) return Object.keys(PARTS) as Part[];
-  const unknown = names.filter((n) => !(n in PARTS));
-  if (unknown.length > 0) {
-    process.stderr.write(
-      `bench: unknown part ${unknown.map((u) => `"${u}"`).join(', ')}; the parts are: ${Object.keys(PARTS).join(', ')}\n`,
-    );
-    process.exit(2);
-  }
-  return [...new Set(names)] as Part[];
+const USAGE = `usage: npm run bench [-- [part ...] [--smoke]]
+
+Runs the benchmarks (every part, or the parts named), prints a table of the figures and writes
+bench/results.json (a part run alone replaces only its own entry). Postgres and Redis must be up.
+
+  --smoke   every part named (or all) in a small, quick form, a few seconds a part: checks that
+            it completes and prints its figures; writes nothing and judges no target
+  --help    this text
+
+parts: ${Object.keys(PARTS).join(', ')}
+`;
+
+function fail(message: string): never {
+  process.stderr.write(`bench: ${message}\n`);
+  process.exit(2);
 }
 
-async function main(): Promise<void> {
-  const parts = partsFrom(process.argv.slice(2));
+function argsFrom(argv: string[]): { parts: Part[]; smoke: boolean } {
+  const words = argv.filter((a) => a !== '--');
+  if (words.includes('--help') || words.includes('-h')) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const options = words.filter((w) => w.startsWith('-'));
+  const unknownOptions = options.filter((o) => o !== '--smoke');
+  if (unknownOptions.length > 0)
+    fail(`unknown option ${unknownOptions.map((o) => `"${o}"`).join(', ')} (see npm run bench -- --help)`);
+  const names = words.filter((w) => !w.startsWith('-'));
+  const unknown = names.filter((n) => !(n in PARTS));
+  if (unknown.length > 0)
+    fail(
+      `unknown part ${unknown.map((u) => `"${u}"`).join(', ')}; the parts are: ${Object.keys(PARTS).join(', ')}`,
+    );
+  const parts = names.length === 0 ? (Object.keys(PARTS) as Part[]) : ([...new Set(names)] as Part[]);
+  return { parts, smoke: options.includes('--smoke') };
+}
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** The measured run: every part named, its figures into results.json and a table. */
+async function runFull(parts: Part[]): Promise<void> {
   const started = performance.now();
   const previous: Record<string, unknown> = existsSync(RESULTS)
     ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>)
@@ -61,12 +105,12 @@ async function main(): Promise<void> {
     process.stderr.write(`bench: ${part} …\n`);
     const t = performance.now();
     try {
-      const result = await PARTS[part]();
+      const result = await PARTS[part].full();
       results[part] = { ...result, seconds: round((performance.now() - t) / 1000, 1), takenAt: new Date() };
     } catch (err) {
       failures.push(part);
-      process.stderr.write(`bench: ${part} failed: ${err instanceof Error ? err.message : String(err)}\n`);
-      results[part] = { error: err instanceof Error ? err.message : String(err), takenAt: new Date() };
+      process.stderr.write(`bench: ${part} failed: ${messageOf(err)}\n`);
+      results[part] = { error: messageOf(err), takenAt: new Date() };
     }
     process.stderr.write(`bench: ${part} done in ${round((performance.now() - t) / 1000, 1)} s\n`);
   }
@@ -83,4 +127,40 @@ async function main(): Promise<void> {
   if (failures.length > 0) process.exitCode = 1;
 }
 
-await main();
+/**
+ * The smoke run: every part named at tiny sizes, one after the other; each prints `smoke: <part>`,
+ * its figure lines (figure, then value) and `smoke: <part> ok` or `smoke: <part> FAILED: …`.
+ */
+async function runSmoke(parts: Part[]): Promise<void> {
+  const started = performance.now();
+  const failures: string[] = [];
+  for (const part of parts) {
+    process.stderr.write(`bench: ${part} (smoke) …\n`);
+    const t = performance.now();
+    try {
+      const result = await PARTS[part].smoke();
+      // Figure and value only: a smoke run judges no target.
+      const lines = partLines(part, result).map(([figure, value]) => [figure, value] as const);
+      const width = Math.max(...lines.map(([figure]) => figure.length));
+      process.stdout.write(
+        `smoke: ${part}\n${lines.map(([f, v]) => `  ${f.padEnd(width)}  ${v}`.trimEnd()).join('\n')}\n`,
+      );
+      process.stdout.write(`smoke: ${part} ok (${round((performance.now() - t) / 1000, 1)} s)\n`);
+    } catch (err) {
+      failures.push(part);
+      process.stdout.write(`smoke: ${part} FAILED: ${messageOf(err)}\n`);
+      if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    }
+  }
+  const seconds = round((performance.now() - started) / 1000, 1);
+  process.stdout.write(
+    failures.length === 0
+      ? `smoke: ${parts.length} part${parts.length === 1 ? '' : 's'} ok in ${seconds} s (tiny sizes: no target judged, bench/results.json not written)\n`
+      : `smoke: ${failures.length} of ${parts.length} failed (${failures.join(', ')}) in ${seconds} s\n`,
+  );
+  if (failures.length > 0) process.exitCode = 1;
+}
+
+const args = argsFrom(process.argv.slice(2));
+if (args.smoke) await runSmoke(args.parts);
+else await runFull(args.parts);

@@ -426,7 +426,17 @@ async function timed(n: number, f: () => Promise<unknown>): Promise<number> {
   return round(ms[Math.floor(ms.length / 2)] as number, 1);
 }
 
-async function queryTimings(db: BenchDatabase, pid: string, cycle: string): Promise<QueryTiming[]> {
+/**
+ * The queries' timings on the soaked database; `repeats` (when given) replaces each query's own
+ * count of runs (5 or 9).
+ */
+async function queryTimings(
+  db: BenchDatabase,
+  pid: string,
+  cycle: string,
+  repeats?: number,
+): Promise<QueryTiming[]> {
+  const times = (n: number) => repeats ?? n;
   const redis = redisConnection(REDIS_URL);
   const queues = new Queues(redis, `soak-${process.pid}`);
   const out: QueryTiming[] = [];
@@ -434,7 +444,7 @@ async function queryTimings(db: BenchDatabase, pid: string, cycle: string): Prom
     out.push({ query, ms, boundMs, met: ms < boundMs, ...(note ? { note } : {}) });
   try {
     const registry = metricsRegistry(db.sql, queues);
-    add('/metrics scrape', await timed(5, () => registry.metrics()), 250);
+    add('/metrics scrape', await timed(times(5), () => registry.metrics()), 250);
   } finally {
     await queues.close();
     redis.disconnect();
@@ -453,20 +463,20 @@ async function queryTimings(db: BenchDatabase, pid: string, cycle: string): Prom
   const empty = await freshDatabase('soak_empty', 1);
   let startMs: number;
   try {
-    startMs = await timed(5, status(empty.url));
+    startMs = await timed(times(5), status(empty.url));
   } finally {
     await empty.drop();
   }
   add(
     `daybook status --cycle ${cycle} (the whole command, Node start included)`,
-    await timed(5, status(db.url)),
+    await timed(times(5), status(db.url)),
     1000,
     `the same command on an empty database: ${startMs} ms`,
   );
   add(
     'daybook changes --pid P (its query)',
     await timed(
-      9,
+      times(9),
       () => db.sql`
         select cycle::text, detected_at, pid, current_name as name, category, field, kind, before, after, severity
         from analytics.enterprise_changes
@@ -477,24 +487,38 @@ async function queryTimings(db: BenchDatabase, pid: string, cycle: string): Prom
   );
   add(
     'analytics.enterprise_current, one PID',
-    await timed(9, () => db.sql`select * from analytics.enterprise_current where pid = ${pid}`),
+    await timed(times(9), () => db.sql`select * from analytics.enterprise_current where pid = ${pid}`),
     20,
   );
   add(
     'analytics.enterprise_history, one PID',
-    await timed(9, () => db.sql`select * from analytics.enterprise_history where pid = ${pid}`),
+    await timed(times(9), () => db.sql`select * from analytics.enterprise_history where pid = ${pid}`),
     20,
   );
   return out;
 }
 
-export async function benchSoak(): Promise<SoakResult> {
+export interface SoakOptions {
+  /** Watched firms (default DAYBOOK_SOAK_FIRMS or 20,000). */
+  firms?: number;
+  /** Daily cycles (default DAYBOOK_SOAK_CYCLES or 30). */
+  cycles?: number;
+  /** Firms of the baseline soak (default DAYBOOK_SOAK_BASELINE_FIRMS or a tenth). */
+  baselineFirms?: number;
+  /** Runs of each timed query, instead of its own 5 or 9. */
+  queryRepeats?: number;
+}
+
+export async function benchSoak(options: SoakOptions = {}): Promise<SoakResult> {
+  const firms = options.firms ?? FIRMS;
+  const cycles = options.cycles ?? CYCLES;
+  const baselineFirms = options.baselineFirms ?? BASELINE_FIRMS;
   const say = (line: string) => process.stderr.write(`soak: ${line}\n`);
   const mib = (b: number) => `${round(b / 1024 / 1024, 1)} MiB`;
   say(
-    `${FIRMS} firms x ${CYCLES} cycles (deduplicated landing), then ${BASELINE_FIRMS} firms on today's landing`,
+    `${firms} firms x ${cycles} cycles (deduplicated landing), then ${baselineFirms} firms on today's landing`,
   );
-  const main = await soak('deduplicated', FIRMS, CYCLES, (c) =>
+  const main = await soak('deduplicated', firms, cycles, (c) =>
     say(
       `${c.cycle}: ${c.fetches} fetches, ${c.changed} changed, ${c.seconds} s (plan ${c.planMs} ms), database ${mib(c.databaseBytes)}`,
     ),
@@ -505,7 +529,12 @@ export async function benchSoak(): Promise<SoakResult> {
     const [busy] = await main.db.sql<{ pid: string }[]>`
       select pid from enterprise_changes group by pid order by count(*) desc, pid limit 1`;
     await main.db.sql.unsafe('analyze');
-    queries = await queryTimings(main.db, busy?.pid ?? '', main.run.cyclesRun.at(-1)?.cycle ?? '');
+    queries = await queryTimings(
+      main.db,
+      busy?.pid ?? '',
+      main.run.cyclesRun.at(-1)?.cycle ?? '',
+      options.queryRepeats,
+    );
     for (const q of queries)
       say(`${q.query}: ${q.ms} ms (bound ${q.boundMs} ms)${q.note ? `; ${q.note}` : ''}`);
   } finally {
@@ -513,7 +542,7 @@ export async function benchSoak(): Promise<SoakResult> {
     if (process.env.DAYBOOK_SOAK_KEEP === '1') say(`kept the soaked database: ${main.db.url}`);
     else await main.db.drop();
   }
-  const base = await soak('baseline', BASELINE_FIRMS, CYCLES, (c) =>
+  const base = await soak('baseline', baselineFirms, cycles, (c) =>
     say(`baseline ${c.cycle}: ${c.fetches} fetches, ${c.seconds} s, database ${mib(c.databaseBytes)}`),
   );
   await base.db.drop();
@@ -523,8 +552,8 @@ export async function benchSoak(): Promise<SoakResult> {
       (r.unchangedBytesPerDay + r.changedExtraBytesPerDay) * r.changedFetches) /
     Math.max(1, r.fetches);
   const result: SoakResult = {
-    firms: FIRMS,
-    cycles: CYCLES,
+    firms,
+    cycles,
     run: main.run,
     baseline: base.run,
     ratio: round(base.run.unchangedBytesPerDay / Math.max(1, main.run.unchangedBytesPerDay), 1),

@@ -314,10 +314,19 @@ export function capitalWords(text: string): { unit: CapitalUnit | null; currency
   return { unit, currency };
 }
 
-/** The first decimal number written in `text` ('1,000' → '1000', '300.000000' → '300'), canonical. */
+/**
+ * The first decimal number written in `text` ('1,000' → '1000', '300.000000' → '300', '1.5E+3' →
+ * '1500'), canonical; null when there is none, or when its exponent puts it beyond any column
+ * ('1e400'): never a rounded or truncated value.
+ */
 export function firstDecimal(text: string): string | null {
-  const m = /[-+]?\d+(?:\.\d+)?/.exec(text.replace(/(\d)[,，](?=\d{3})/g, '$1'));
-  return m === null ? null : canonicalDecimal(m[0]);
+  const m = /([-+]?\d+(?:\.\d+)?)(?:[eE]([-+]?\d+)(?![\d.]))?/.exec(
+    text.replace(/(\d)[,，](?=\d{3})/g, '$1'),
+  );
+  if (m === null) return null;
+  if (m[2] === undefined) return canonicalDecimal(m[1] as string);
+  const token = `${(m[1] as string).replace(/^\+/, '')}e${m[2]}`;
+  return numberFits(token) ? decimalOf(token) : null;
 }
 
 /** A finite number as a canonical decimal string, expanding exponent notation exactly. */

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
+import { firstDecimal, normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { canonicalJson, toJsonValue } from '../../src/normalize/text.ts';
 import {
   decimalOf,
@@ -103,6 +103,19 @@ describe('storable', () => {
   it('makes a number beyond any column null, and keeps the others', () => {
     const v = storable(parseJsonExact('[1e400,-1e400,1e-400,0e-400,123456789012345678901234567890]'));
     expect(v).toEqual([null, null, null, 0, new ExactNumber('123456789012345678901234567890')]);
+  });
+});
+
+describe('a capital written as text', () => {
+  it('reads the number in any notation, and never a rounded or truncated one', () => {
+    expect(firstDecimal('1.5E+3')).toBe('1500');
+    expect(firstDecimal('2e-2 万元')).toBe('0.02');
+    expect(firstDecimal('1,000.50 万元')).toBe('1000.5');
+    expect(firstDecimal('100 Euro')).toBe('100');
+    expect(firstDecimal('123456789012345678901234567890元')).toBe('123456789012345678901234567890');
+    // Beyond any column: none, rather than the 1 before its exponent.
+    expect(firstDecimal('1e400')).toBeNull();
+    expect(normalized(answer('"1e400"')).regCap).toBeNull();
   });
 });
 
