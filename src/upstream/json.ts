@@ -226,6 +226,7 @@ class ExactParser {
 /** U+FFFD, in place of each character Postgres refuses. */
 export const REPLACEMENT = '\uFFFD';
 /** NUL, and a surrogate that is not half of a pair: neither text nor jsonb can hold them. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the very character to find
 const REFUSED = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Whether `s` holds a character Postgres refuses. */
