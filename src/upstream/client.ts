@@ -26,7 +26,7 @@ import {
   UnexpectedResponseError,
   type UpstreamError,
 } from './errors.ts';
-import { parseJsonExact } from './json.ts';
+import { outsideStrings, parseJsonExact } from './json.ts';
 import { checkEntName, checkListDate, checkListLimit, checkProductName } from './params.ts';
 import {
   EnterpriseSuccess,
@@ -76,18 +76,11 @@ export const MAX_JSON_DEPTH = 64;
 export function jsonDepth(text: string): number {
   let depth = 0;
   let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      depth++;
-      if (depth > max) max = depth;
-    } else if (c === 0x7d || c === 0x5d) depth--;
-  }
+  outsideStrings(text, (_i, c) => {
+    if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+    return 0;
+  });
   return max;
 }
 

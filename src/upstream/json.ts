@@ -90,26 +90,38 @@ export function decimalOf(token: string): string {
  * fast path's test: most answers have none, and JSON.parse reads them.
  */
 function hasInexactNumber(text: string): boolean {
+  let found = false;
+  outsideStrings(text, (i, c) => {
+    if (c !== 0x2d && (c < 0x30 || c > 0x39)) return 0;
+    NUMBER_RE.lastIndex = i;
+    const token = NUMBER_RE.exec(text)?.[0];
+    if (token === undefined) return 0;
+    // Up to 15 significant digits and no exponent: always exact as a double.
+    found = (token.length > 15 || /[eE]/.test(token)) && !doubleHolds(token);
+    return found ? false : token.length - 1;
+  });
+  return found;
+}
+
+/**
+ * Calls `visit` with each character of `text` outside its JSON strings (index and code unit), in
+ * one pass with no recursion; `visit` returns how many characters after this one it read itself,
+ * or false to stop.
+ */
+export function outsideStrings(text: string, visit: (i: number, c: number) => number | false): void {
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 0x5c) i++;
       else if (c === 0x22) inString = false;
-      continue;
-    }
-    if (c === 0x22) inString = true;
-    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      NUMBER_RE.lastIndex = i;
-      const m = NUMBER_RE.exec(text);
-      if (!m) continue;
-      // Up to 15 significant digits and no exponent: always exact as a double.
-      const token = m[0];
-      if ((token.length > 15 || /[eE]/.test(token)) && !doubleHolds(token)) return true;
-      i += token.length - 1;
+    } else if (c === 0x22) inString = true;
+    else {
+      const read = visit(i, c);
+      if (read === false) return;
+      i += read;
     }
   }
-  return false;
 }
 
 /** JSON.parse, with numbers to the last digit (see the module note); throws SyntaxError as it does. */
@@ -168,41 +180,38 @@ class ExactParser {
 
   #object(depth: number): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    this.#i++;
-    this.#space();
-    if (this.#text[this.#i] === '}') {
-      this.#i++;
-      return out;
-    }
-    for (;;) {
-      this.#space();
+    this.#items('}', () => {
       if (this.#text[this.#i] !== '"') this.#fail('expected a key');
       const key = this.#string();
       this.#space();
       if (this.#text[this.#i] !== ':') this.#fail("expected ':'");
       this.#i++;
       setOwn(out, key, this.#value(depth + 1));
-      this.#space();
-      const c = this.#text[this.#i++];
-      if (c === '}') return out;
-      if (c !== ',') this.#fail("expected ',' or '}'");
-    }
+    });
+    return out;
   }
 
   #array(depth: number): unknown[] {
     const out: unknown[] = [];
+    this.#items(']', () => out.push(this.#value(depth + 1)));
+    return out;
+  }
+
+  /** Reads the comma-separated items of an object or array (`item` reads one) up to `close`. */
+  #items(close: string, item: () => void): void {
     this.#i++;
     this.#space();
-    if (this.#text[this.#i] === ']') {
+    if (this.#text[this.#i] === close) {
       this.#i++;
-      return out;
+      return;
     }
     for (;;) {
-      out.push(this.#value(depth + 1));
+      this.#space();
+      item();
       this.#space();
       const c = this.#text[this.#i++];
-      if (c === ']') return out;
-      if (c !== ',') this.#fail("expected ',' or ']'");
+      if (c === close) return;
+      if (c !== ',') this.#fail(`expected ',' or '${close}'`);
     }
   }
 

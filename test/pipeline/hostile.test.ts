@@ -205,6 +205,29 @@ const BEHAVIOURS: Record<string, Behaviour> = {
   },
 };
 
+/** What the jobs run with against the upstream at `url`: short backoff, three tries, the test's bounds. */
+function depsFor(t: TestDatabase, url: string): Omit<JobDeps, 'enqueue'> {
+  const config = loadConfig(
+    {
+      DATABASE_URL: t.url,
+      DAYBOOK_API_BASE_URL: url,
+      DAYBOOK_API_KEY: KEY,
+      DAYBOOK_RETRY_BASE_MS: '10',
+      DAYBOOK_RETRY_ATTEMPTS: '3',
+      LOG_LEVEL: 'silent',
+    },
+    '/nonexistent',
+  );
+  return {
+    sql: t.sql,
+    client: new UpstreamClient({ baseUrl: url, apiKey: KEY, timeoutMs: TIMEOUT_MS, maxBodyBytes: MAX_BODY }),
+    limiter: fastLimiter(t.sql),
+    config,
+    log: createLogger({ level: 'silent' }),
+    now: () => new Date(),
+  };
+}
+
 describe('a hostile upstream', { timeout: 120_000 }, () => {
   let t: TestDatabase;
   let server: Server;
@@ -258,30 +281,7 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
     url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     const keywords = Object.keys(BEHAVIOURS);
     await t.sql`insert into watchlist ${t.sql(keywords.map((k, i) => ({ keyword: k, keyword_key: keywordKey(k), priority: k === 'retry-after-a-day' ? -1 : 100 - i })))}`;
-    const config = loadConfig(
-      {
-        DATABASE_URL: t.url,
-        DAYBOOK_API_BASE_URL: url,
-        DAYBOOK_API_KEY: KEY,
-        DAYBOOK_RETRY_BASE_MS: '10',
-        DAYBOOK_RETRY_ATTEMPTS: '3',
-        LOG_LEVEL: 'silent',
-      },
-      '/nonexistent',
-    );
-    deps = {
-      sql: t.sql,
-      client: new UpstreamClient({
-        baseUrl: url,
-        apiKey: KEY,
-        timeoutMs: TIMEOUT_MS,
-        maxBodyBytes: MAX_BODY,
-      }),
-      limiter: fastLimiter(t.sql),
-      config,
-      log: createLogger({ level: 'silent' }),
-      now: () => new Date(),
-    };
+    deps = depsFor(t, url);
     const started = Date.now();
     // One at a time, in priority order: the day-long Retry-After comes last and pauses the cycle.
     summary = await runInline(deps, { cycle: CYCLE, only: 'enterprises', concurrency: 1 });
@@ -552,25 +552,7 @@ describe('an upstream that trickles a billed answer, cycle after cycle', { timeo
     const address = server.address();
     const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     await t.sql`insert into watchlist ${t.sql({ keyword: 'trickle', keyword_key: keywordKey('trickle') })}`;
-    const config = loadConfig(
-      {
-        DATABASE_URL: t.url,
-        DAYBOOK_API_BASE_URL: url,
-        DAYBOOK_API_KEY: KEY,
-        DAYBOOK_RETRY_BASE_MS: '10',
-        DAYBOOK_RETRY_ATTEMPTS: '3',
-        LOG_LEVEL: 'silent',
-      },
-      '/nonexistent',
-    );
-    deps = {
-      sql: t.sql,
-      client: new UpstreamClient({ baseUrl: url, apiKey: KEY, timeoutMs: TIMEOUT_MS }),
-      limiter: fastLimiter(t.sql),
-      config,
-      log: createLogger({ level: 'silent' }),
-      now: () => new Date(),
-    };
+    deps = depsFor(t, url);
   });
   afterAll(async () => {
     server.closeAllConnections();
