@@ -17,6 +17,16 @@ import { adminUrl, databaseUrl } from '../support/pg-url.ts';
 const STACK_LINE = /\n\s+at .+[:(].*\d+:\d+\)?/;
 
 /** Exit code 2, `message` on stderr, no stack trace, nothing on stdout. */
+/** The statement ran past `--timeout 1`: exit 1, said on stderr, no stack, nothing printed. */
+function expectTimedOut(r: CliResult): void {
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stderr).toContain(
+    'daybook sql: the statement ran longer than 1 s and was cancelled (statement_timeout); raise it with --timeout SECONDS',
+  );
+  expect(r.stderr).not.toMatch(STACK_LINE);
+  expect(r.stdout).toBe('');
+}
+
 function expectRefused(r: CliResult, message: RegExp): void {
   expect(r.code, r.stderr).toBe(2);
   expect(r.stderr).toMatch(message);
@@ -210,13 +220,7 @@ describe('daybook sql against a Postgres server, as a superuser', { timeout: 120
   });
 
   it('cancels a statement that runs past --timeout: exit 1, said on stderr', async () => {
-    const r = await sql('select pg_sleep(5)', '--timeout', '1');
-    expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain(
-      'daybook sql: the statement ran longer than 1 s and was cancelled (statement_timeout); raise it with --timeout SECONDS',
-    );
-    expect(r.stderr).not.toMatch(STACK_LINE);
-    expect(r.stdout).toBe('');
+    expectTimedOut(await sql('select pg_sleep(5)', '--timeout', '1'));
   });
 
   it('sets the timeout in the statement’s own transaction: 60 s unless --timeout gives another', async () => {
@@ -430,13 +434,7 @@ describe('daybook sql on the embedded database', { timeout: 180_000 }, () => {
   });
 
   it('ends a statement that runs past --timeout, which PGlite does not, and the database opens again after', async () => {
-    const r = await sql('select pg_sleep(5)', '--timeout', '1');
-    expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain(
-      'daybook sql: the statement ran longer than 1 s and was cancelled (statement_timeout); raise it with --timeout SECONDS',
-    );
-    expect(r.stderr).not.toMatch(STACK_LINE);
-    expect(r.stdout).toBe('');
+    expectTimedOut(await sql('select pg_sleep(5)', '--timeout', '1'));
     const after = await sql('select count(*)::int as n from analytics.enterprise_current', '--json');
     expect(after.code, after.stderr).toBe(0);
     expect(JSON.parse(after.stdout)).toEqual([{ n: 0 }]);
