@@ -161,7 +161,7 @@ export function normalizeEnterprise(record: EnterpriseRecord): NormalizedEnterpr
     ),
     clearingMembers: unique(
       (record.CLEARINGINFO ?? []).flatMap((c): NormalizedClearingMember[] => {
-        const name = cleanText(stripHtml(c.liqMem ?? ''));
+        const name = cleanText(stripHtml(cleanText(c.liqMem) ?? ''));
         if (name === null) return [];
         return [{ name, position: liquidationRole(c.ligpriSign), extra: extraOf(c, CLEARING_FIELDS) }];
       }),

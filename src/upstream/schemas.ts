@@ -10,8 +10,16 @@ import { ExactNumber, storable } from './json.ts';
 
 /** A number a double cannot hold exactly, as parseJsonExact reads it (its digits as sent). */
 export const exact = z.instanceof(ExactNumber);
-const text = z.string().nullish();
-const scalar = z.union([z.string(), z.number(), exact, z.boolean()]).nullish();
+/**
+ * A documented text field. Read leniently: a number or a boolean in its place is read as its text
+ * (REGNO as digits, say), and any other shape as null, so one odd value never refuses a paid
+ * record; format drift reports the variant either way.
+ */
+const text = z
+  .union([z.string(), z.number(), exact, z.boolean()])
+  .nullish()
+  .catch(null);
+const scalar = z.union([z.string(), z.number(), exact, z.boolean()]).nullish().catch(null);
 /** An identifier documented as a string that could plausibly arrive as a number. */
 const idString = z.union([z.string().min(1), z.number(), exact]).transform((v) => String(v));
 
@@ -49,9 +57,9 @@ export const EnterpriseRecord = z.looseObject({
   UNCID: text,
   ENTTYPECODE: z.unknown().optional(),
   ENTTYPE: text,
-  REGCAP: z.union([z.number(), exact, z.string()]).nullish(),
+  REGCAP: z.union([z.number(), exact, z.string()]).nullish().catch(null),
   REGCAPCUR: text,
-  PROVINCE: z.union([z.number(), exact, z.string()]).nullish(),
+  PROVINCE: z.union([z.number(), exact, z.string()]).nullish().catch(null),
   OPFROM: text,
   OPTO: text,
   REGORG: text,
@@ -61,13 +69,13 @@ export const EnterpriseRecord = z.looseObject({
   ENTSTATUS: text,
   OPLOC: text,
   OPSCOPE: text,
-  PERSONS: z.array(Person).nullish(),
-  BE_INVEST: z.array(Shareholder).nullish(),
+  PERSONS: z.array(Person.catch({})).nullish().catch(null),
+  BE_INVEST: z.array(Shareholder.catch({})).nullish().catch(null),
   participants: z.unknown().optional(),
   INDUSTRYPHY: text,
   INDUSTRYBIG: text,
   industry_middle: z.unknown().optional(),
-  CLEARINGINFO: z.array(ClearingMember).nullish(),
+  CLEARINGINFO: z.array(ClearingMember.catch({})).nullish().catch(null),
 });
 export type EnterpriseRecord = z.infer<typeof EnterpriseRecord>;
 
@@ -90,20 +98,22 @@ export const EnterpriseSuccess = z.looseObject({
 });
 export type EnterpriseSuccess = z.infer<typeof EnterpriseSuccess>;
 
+// A product's children are read leniently too: a child without its url is dropped by the
+// normalizer, and one odd child never refuses the day's list.
 export const Media = z.looseObject({
-  url: z.string(),
-  type: z.string(),
+  url: text,
+  type: text,
   videoUrl: text,
 });
 
 export const ProductLink = z.looseObject({
-  url: z.string(),
+  url: text,
   type: text,
 });
 
 export const Comment = z.looseObject({
-  body: z.string(),
-  created_at: z.string(),
+  body: text,
+  created_at: text,
 });
 
 /** A count: a whole number the integer column holds (32 bits), else null (drift reports it). */
@@ -118,15 +128,15 @@ export const Product = z.looseObject({
   tagline: text,
   description: text,
   url: text,
-  votes_count: count.nullish(),
-  comments_count: count.nullish(),
+  votes_count: count.nullish().catch(null),
+  comments_count: count.nullish().catch(null),
   created_at: text,
   featured_at: text,
-  topics: z.array(z.string()).nullish(),
-  media: z.array(Media).nullish(),
-  thumbnail: z.looseObject({ url: z.string(), type: text }).nullish(),
-  product_links: z.array(ProductLink).nullish(),
-  comments: z.array(Comment).nullish(),
+  topics: z.array(text).nullish().catch(null),
+  media: z.array(Media.catch({})).nullish().catch(null),
+  thumbnail: z.looseObject({ url: text, type: text }).nullish().catch(null),
+  product_links: z.array(ProductLink.catch({})).nullish().catch(null),
+  comments: z.array(Comment.catch({})).nullish().catch(null),
   updated_at: text,
 });
 export type Product = z.infer<typeof Product>;

@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstDecimal, normalizeEnterprise } from '../../src/normalize/enterprise.ts';
+import { normalizeProductList } from '../../src/normalize/product.ts';
 import { canonicalJson, toJsonValue } from '../../src/normalize/text.ts';
 import {
   decimalOf,
@@ -16,7 +17,7 @@ import {
   storableText,
   stringifyExact,
 } from '../../src/upstream/json.ts';
-import { EnterpriseSuccess, readStored } from '../../src/upstream/schemas.ts';
+import { EnterpriseSuccess, ProductListSuccess, readStored } from '../../src/upstream/schemas.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { sampleEnterpriseRecord } from '../support/records.ts';
 
@@ -116,6 +117,54 @@ describe('a capital written as text', () => {
     // Beyond any column: none, rather than the 1 before its exponent.
     expect(firstDecimal('1e400')).toBeNull();
     expect(normalized(answer('"1e400"')).regCap).toBeNull();
+  });
+});
+
+describe('an odd value never refuses a paid record', () => {
+  it('reads a number where text was documented as its text, and an object there as null', () => {
+    const content = sampleEnterpriseRecord({
+      PID: 'p2',
+      REGNO: 310115000999888,
+      LEGALPERSON: { name: 'x' },
+      PERSONS: ['王五', { NAME: '李四' }],
+    });
+    const n = normalized(JSON.stringify({ status: 'success', metadata: { content } }));
+    expect(n.regNo).toBe('310115000999888');
+    expect(n.legalPerson).toBeNull();
+    expect(n.persons.map((p) => p.name)).toEqual(['李四']);
+  });
+
+  it('keeps a product list whose children or counts are odd', () => {
+    const list = {
+      result: 'success',
+      metadata: [
+        {
+          id: 'a1',
+          product_id: 7,
+          name: 'Odd',
+          votes_count: '1,234',
+          media: [
+            { url: null, type: 'image' },
+            { url: 'https://m/1.png', type: 7 },
+          ],
+          product_links: 'none',
+          comments: [
+            { body: null, created_at: '2026-11-18T00:00:00Z' },
+            { body: 'ok', created_at: 5 },
+          ],
+          topics: ['AI', 3],
+        },
+      ],
+    };
+    const parsed = readStored(ProductListSuccess, parseJsonExact(JSON.stringify(list)));
+    expect(parsed.success).toBe(true);
+    if (!parsed.success) return;
+    const p = normalizeProductList(parsed.data.metadata, '2026-11-18', new Date()).products[0];
+    expect(p?.votesCount).toBeNull();
+    expect(p?.media.map((m) => [m.url, m.type])).toEqual([['https://m/1.png', '7']]);
+    expect(p?.links).toEqual([]);
+    expect(p?.comments.map((c) => c.body)).toEqual(['ok']);
+    expect(p?.topics).toEqual(['AI', '3']);
   });
 });
 
