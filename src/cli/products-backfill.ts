@@ -1,12 +1,13 @@
 /** `daybook products backfill`: the trending lists of a range of dates, in this process. */
 import type { Command } from 'commander';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
+import type { Config } from '../config/config.ts';
 import type { Sql } from '../db/connect.ts';
 import { realSleep, withRetries } from '../runtime/inline.ts';
 import { addDays, daysBetween, pacificDayOver } from '../time/cycles.ts';
 import { command } from './about.ts';
 import { clientFor, clockFor, loggerFor, productCommandDeps } from './assemble.ts';
-import { configOrExit, openStore } from './context.ts';
+import { configOrExit, openStore, type Store } from './context.ts';
 import { forTerminal } from './terminal.ts';
 import { dateOption, intArg, notAfterToday, UsageError } from './usage.ts';
 
@@ -34,51 +35,12 @@ export function productsBackfillCommand(): Command {
       const client = clientFor(config, now);
       const log = loggerFor(config, false);
       const db = await openStore(config);
-      const deps = productCommandDeps(config, client, db.sql, log, now);
-      const landed = await landedListDates(db.sql, opts.from, opts.to);
-      const dates = Array.from({ length: days + 1 }, (_, i) => addDays(opts.from, i));
-      const todo = opts.force ? dates : dates.filter((d) => !landed.has(d));
-      const tty = process.stderr.isTTY === true;
-      const bar = tty
-        ? new (await import('cli-progress')).SingleBar({
-            format: 'backfill [{bar}] {value}/{total} {date}',
-            hideCursor: true,
-          })
-        : null;
-      bar?.start(todo.length, 0, { date: '' });
-      const result = {
-        requested: dates.length,
-        skipped: dates.length - todo.length,
-        pulled: 0,
-        failed: [] as string[],
-      };
-      // Dates pulled empty before their US-Pacific day was over: not landed, pulled again next time.
-      const notFinal: string[] = [];
-      try {
-        for (const [i, date] of todo.entries()) {
-          const data = ProductsJobData.parse({
-            date,
-            pull: 'backfill',
-            limit: opts.limit ?? config.DAYBOOK_PRODUCT_LIMIT,
-          });
-          const r = await withRetries(
-            deps,
-            'product-listing',
-            `backfill ${date}`,
-            (last) => processProducts(deps, data, `backfill-${date}`, last),
-            realSleep,
-          );
-          if (r.outcome === 'failed') result.failed.push(`${date}: ${r.detail ?? 'failed'}`);
-          else result.pulled++;
-          if (r.outcome === 'succeeded' && r.counts?.products === 0 && !pacificDayOver(date, now()))
-            notFinal.push(date);
-          if (bar) bar.update(i + 1, { date });
-          else process.stderr.write(`backfill: ${i + 1}/${todo.length} ${date}\n`);
-        }
-      } finally {
-        bar?.stop();
-        await db.close();
-      }
+      // Whatever fails from here, the database is closed before the error is reported.
+      const { result, notFinal } = await pullRange(
+        db,
+        { ...opts, days },
+        { config, client, log, now },
+      ).finally(() => db.close());
       if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
       else {
         process.stdout.write(
@@ -92,6 +54,66 @@ export function productsBackfillCommand(): Command {
       }
       if (result.failed.length > 0) process.exitCode = 1;
     });
+}
+
+/** Pulls the dates of the range not landed yet (all with --force), with progress on stderr. */
+async function pullRange(
+  db: Store,
+  opts: { from: string; to: string; days: number; limit?: number; force?: boolean },
+  ctx: {
+    config: Config;
+    client: ReturnType<typeof clientFor>;
+    log: ReturnType<typeof loggerFor>;
+    now: () => Date;
+  },
+) {
+  const { config, client, log, now } = ctx;
+  const days = opts.days;
+  const deps = productCommandDeps(config, client, db.sql, log, now);
+  const landed = await landedListDates(db.sql, opts.from, opts.to);
+  const dates = Array.from({ length: days + 1 }, (_, i) => addDays(opts.from, i));
+  const todo = opts.force ? dates : dates.filter((d) => !landed.has(d));
+  const tty = process.stderr.isTTY === true;
+  const bar = tty
+    ? new (await import('cli-progress')).SingleBar({
+        format: 'backfill [{bar}] {value}/{total} {date}',
+        hideCursor: true,
+      })
+    : null;
+  bar?.start(todo.length, 0, { date: '' });
+  const result = {
+    requested: dates.length,
+    skipped: dates.length - todo.length,
+    pulled: 0,
+    failed: [] as string[],
+  };
+  // Dates pulled empty before their US-Pacific day was over: not landed, pulled again next time.
+  const notFinal: string[] = [];
+  try {
+    for (const [i, date] of todo.entries()) {
+      const data = ProductsJobData.parse({
+        date,
+        pull: 'backfill',
+        limit: opts.limit ?? config.DAYBOOK_PRODUCT_LIMIT,
+      });
+      const r = await withRetries(
+        deps,
+        'product-listing',
+        `backfill ${date}`,
+        (last) => processProducts(deps, data, `backfill-${date}`, last),
+        realSleep,
+      );
+      if (r.outcome === 'failed') result.failed.push(`${date}: ${r.detail ?? 'failed'}`);
+      else result.pulled++;
+      if (r.outcome === 'succeeded' && r.counts?.products === 0 && !pacificDayOver(date, now()))
+        notFinal.push(date);
+      if (bar) bar.update(i + 1, { date });
+      else process.stderr.write(`backfill: ${i + 1}/${todo.length} ${date}\n`);
+    }
+  } finally {
+    bar?.stop();
+  }
+  return { result, notFinal };
 }
 
 /**
