@@ -96,7 +96,7 @@ export function chatBody(format: ChatFormat, m: Message): string {
 }
 
 /** The bodies of folded events for `format`: as many as the items need, none left out. */
-export function chatBodies(format: ChatFormat, m: Message): string[] {
+export function chatBodies(format: ChatFormat, m: Message): { body: string; count: number }[] {
   return fitAll(m, BUILDS[format], SIZE_LIMITS[format]);
 }
 

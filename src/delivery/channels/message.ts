@@ -66,7 +66,11 @@ export function eventMessage(e: Envelope, lang: Lang, publicUrl?: string): Messa
   const title: Part[] = [{ ours: `[${sev}] ${what}` }];
   if (company) title.push({ ours: ' · ' }, { theirs: company });
   const facts: Message['facts'] = [];
-  if (e.pid) facts.push({ label: w.company, value: [{ theirs: e.name ?? '' }, { ours: ` (${e.pid})` }] });
+  if (e.pid)
+    facts.push({
+      label: w.company,
+      value: [{ theirs: e.name ?? '' }, { ours: ' (' }, { theirs: e.pid }, { ours: ')' }],
+    });
   const change = changeParts(
     { field: str(e.data.field), before: str(e.data.previous), after: str(e.data.current) },
     lang,

@@ -33,7 +33,7 @@ export function joined(parts: readonly Part[], esc: Escape, clip: number): strin
 export function itemLine(m: Message, x: Item, esc: Escape, clip: number, bold = (s: string) => s): string {
   const who = x.company ?? x.pid ?? '';
   const parts: Part[] = [{ theirs: who }];
-  if (x.pid && x.company) parts.push({ ours: ` (${x.pid})` });
+  if (x.pid && x.company) parts.push({ ours: ' (' }, { theirs: x.pid }, { ours: ')' });
   parts.push({ ours: ` · ${x.what}` });
   const change = changeParts(x, m.lang);
   if (change.length) parts.push({ ours: ' · ' }, ...change);
@@ -117,8 +117,11 @@ export function fitOne(m: Message, build: Build, limit: number): string {
   );
 }
 
-/** The message split over as many bodies as its items need, every item in one of them. */
-export function fitAll(m: Message, build: Build, limit: number): string[] {
+/**
+ * The message split over as many bodies as its items need, every item in one of them, in order:
+ * each body with how many items it carries.
+ */
+export function fitAll(m: Message, build: Build, limit: number): { body: string; count: number }[] {
   const chunks: Item[][] = [];
   let start = 0;
   // First the split, with a placeholder part number (two digits each, as wide as most).
@@ -132,12 +135,13 @@ export function fitAll(m: Message, build: Build, limit: number): string[] {
     chunks.push(m.items.slice(start, start + n));
     start += n;
   }
-  if (chunks.length <= 1) return [fitOne(m, build, limit)];
+  if (chunks.length <= 1) return [{ body: fitOne(m, build, limit), count: m.items.length }];
   return chunks.map((items, i) => {
+    const part = { i: i + 1, of: chunks.length };
     for (const clip of CLIPS) {
-      const out = build({ m, clip, items, omitted: 0, part: { i: i + 1, of: chunks.length } });
-      if (bytes(out.counted) <= limit) return out.body;
+      const out = build({ m, clip, items, omitted: 0, part });
+      if (bytes(out.counted) <= limit) return { body: out.body, count: items.length };
     }
-    return build({ m, clip: 12, items, omitted: 0, part: { i: i + 1, of: chunks.length } }).body;
+    return { body: build({ m, clip: 12, items, omitted: 0, part }).body, count: items.length };
   });
 }

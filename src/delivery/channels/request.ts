@@ -35,7 +35,17 @@ export function chatRequest(t: ChatTarget, e: Envelope, at: Date): ChatRequest {
   return signed(t, chatBody(t.format, eventMessage(e, t.lang, t.publicUrl)), at);
 }
 
-/** The requests of `events` folded: each names its share of them, and together they name all. */
-export function foldedRequests(t: ChatTarget, events: readonly Envelope[], at: Date): ChatRequest[] {
-  return chatBodies(t.format, foldedMessage(events, t.lang, t.publicUrl)).map((b) => signed(t, b, at));
+/**
+ * The requests of `events` folded: each names its share of them (`count`, in order), and
+ * together they name all.
+ */
+export function foldedRequests(
+  t: ChatTarget,
+  events: readonly Envelope[],
+  at: Date,
+): (ChatRequest & { count: number })[] {
+  return chatBodies(t.format, foldedMessage(events, t.lang, t.publicUrl)).map((b) => ({
+    ...signed(t, b.body, at),
+    count: b.count,
+  }));
 }

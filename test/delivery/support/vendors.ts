@@ -150,6 +150,8 @@ export interface Options {
   token?: string;
   /** Messages a minute before the vendor says "too fast" (DingTalk and WeCom: 20). */
   perMinute?: number;
+  /** The minute, shorter for a test (the receiver counts the messages of the last `windowMs`). */
+  windowMs?: number;
 }
 
 /** A receiver for `vendor` on loopback. */
@@ -164,6 +166,15 @@ export async function vendorReceiver(vendor: Vendor, o: Options = {}): Promise<V
         const body = Buffer.concat(chunks).toString('utf8');
         const url = new URL(req.url ?? '/', 'http://receiver');
         if (state.down) {
+          got.push({
+            at: Date.now(),
+            url: req.url ?? '',
+            body,
+            json: {},
+            text: '',
+            answer: null,
+            accepted: false,
+          });
           res.writeHead(503).end('down');
           return;
         }
@@ -171,7 +182,7 @@ export async function vendorReceiver(vendor: Vendor, o: Options = {}): Promise<V
         try {
           json = JSON.parse(body) as Record<string, unknown>;
         } catch {}
-        const recent = got.filter((g) => g.accepted && g.at > Date.now() - 60_000).length;
+        const recent = got.filter((g) => g.accepted && g.at > Date.now() - (o.windowMs ?? 60_000)).length;
         let r: { status?: number; answer: Record<string, unknown> | null; text?: string };
         if (o.perMinute !== undefined && recent >= o.perMinute)
           r =
