@@ -227,6 +227,34 @@ describe('chat channels', { timeout: 120_000 }, () => {
     }
   });
 
+  it('spreads a burst that needs more than 20 messages over several windows, never past 20 in one', async () => {
+    const windowMs = 1500;
+    const r = await receiver('dingtalk', { secret: SIGNING, perMinute: 20, windowMs });
+    await subscribe({ url: r.url, format: 'dingtalk', signingSecret: SIGNING });
+    // Long values: a few events fill a message, so 100 need more messages than one window allows.
+    const scope = '经营范围：技术开发、技术咨询、技术服务。'.repeat(20);
+    const events = Array.from({ length: 100 }, () =>
+      changeEvent(CHINESE, {
+        type: 'company.business_scope.changed',
+        severity: 'low',
+        data: {
+          category: 'business_scope',
+          field: 'OPSCOPE',
+          kind: 'modified',
+          previous: scope,
+          current: `${scope}。`,
+        },
+      }),
+    );
+    await write(events);
+    const e = engine({ rateWindowMs: windowMs, vendorWaitMs: windowMs });
+    const pids = events.map((x) => x.pid as string);
+    const named = () => new Set(r.accepted().flatMap((g) => g.text.match(/CHAT\d{5}/g) ?? []));
+    await until(e, 'all 100 named over several windows', () => pids.every((p) => named().has(p)));
+    expect(r.accepted().length).toBeGreaterThan(20);
+    expect(r.got.filter((g) => !g.accepted).map((g) => g.answer)).toEqual([]);
+  });
+
   it('waits out a vendor\'s "too fast" answer without failing the endpoint', async () => {
     const wecom = await receiver('wecom', { perMinute: 0, windowMs: 60_000 });
     const { subscription } = await subscribe({ url: wecom.url, format: 'wecom' });
