@@ -49,13 +49,16 @@ export const ABOUT = {
   sql: 'Run one read-only SQL statement as a read-only role and print the rows (the analytics.* views, the stable contract). The statement is cancelled after --timeout seconds (60), and the table shows at most --max-rows rows (1,000); --csv and --json print every row.',
   status:
     'Show the current cycle: progress, credits against budget, deferred entries, recent failures and queue counts.',
-  subscribe: 'Webhook subscriptions: where events are pushed, signed (Standard Webhooks).',
+  subscribe:
+    'Subscriptions: where events are pushed: a webhook signed with Standard Webhooks, a Slack, Feishu, DingTalk, WeCom or Teams channel, or mail.',
   'subscribe add':
-    'Subscribe a URL to events. Prints the signing secret (whsec_…) once: keep it, it is never shown again. Deliveries are signed with the Standard Webhooks headers and start with the events written from now on (--from-start for the whole history).',
+    'Subscribe a URL (or mailto: addresses, --format email) to events. For a webhook, prints the signing secret (whsec_…) once: keep it, it is never shown again. Chat and mail subscriptions get one readable message per event and per digest, in Chinese or English (--lang). Deliveries start with the events written from now on (--from-start for the whole history).',
   'subscribe list': 'List subscriptions and their state (never their secrets).',
   'subscribe pause': 'Pause deliveries to a subscription; they wait and go on resume.',
   'subscribe remove': 'Remove a subscription and its pending deliveries (the attempt log goes with it).',
   'subscribe resume': 'Resume a paused or disabled subscription: what was written meanwhile is delivered.',
+  'subscribe test':
+    'Send a subscription a sample message now and print what its receiver answered (exit code 1 when it refused).',
   'subscribe rotate-secret':
     'Give a subscription a new signing secret, shown once. For --overlap (default 24h) deliveries carry signatures by both the old and the new secret, so the receiver can switch without losing one.',
   watch: 'Manage the watchlist: the enterprises re-queried after each 03:00 Beijing refresh.',

@@ -7,6 +7,7 @@ import type postgres from 'postgres';
 import type { JobDeps } from '../../jobs/deps.ts';
 import type { Config } from '../config/config.ts';
 import { DeliveryEngine } from '../delivery/engine.ts';
+import { type Mailer, smtpMailer, smtpSecrets } from '../delivery/mailer.ts';
 import { createLogger, type Logger } from '../log/log.ts';
 import { DatabaseRateLimiter, perMinute, type RateLimiter } from '../purchase/limiter.ts';
 import { redisConnection } from '../runtime/queues.ts';
@@ -17,7 +18,11 @@ import { UsageError } from './usage.ts';
 export function loggerFor(config: Config, pretty?: boolean): Logger {
   return createLogger({
     level: config.LOG_LEVEL,
-    secrets: [config.DAYBOOK_API_KEY, config.DAYBOOK_ADMIN_TOKEN].filter((s): s is string => Boolean(s)),
+    secrets: [
+      config.DAYBOOK_API_KEY,
+      config.DAYBOOK_ADMIN_TOKEN,
+      ...(config.DAYBOOK_SMTP_URL ? smtpSecrets(config.DAYBOOK_SMTP_URL) : []),
+    ].filter((s): s is string => Boolean(s)),
     ...(pretty === undefined ? {} : { pretty }),
   });
 }
@@ -129,5 +134,17 @@ export function deliveryEngine(config: Config, sql: postgres.Sql, log: Logger): 
     timeoutMs: config.DAYBOOK_WEBHOOK_TIMEOUT_MS,
     disableAfterMs: config.DAYBOOK_WEBHOOK_DISABLE_AFTER,
     concurrency: config.DAYBOOK_WEBHOOK_CONCURRENCY,
+    publicUrl: config.DAYBOOK_PUBLIC_URL,
+    mailer: mailerFor(config),
+  });
+}
+
+/** The mailer of DAYBOOK_SMTP_URL and DAYBOOK_SMTP_FROM; null when either is unset. */
+export function mailerFor(config: Config): Mailer | null {
+  if (!config.DAYBOOK_SMTP_URL || !config.DAYBOOK_SMTP_FROM) return null;
+  return smtpMailer({
+    url: config.DAYBOOK_SMTP_URL,
+    from: config.DAYBOOK_SMTP_FROM,
+    timeoutMs: config.DAYBOOK_WEBHOOK_TIMEOUT_MS,
   });
 }

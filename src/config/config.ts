@@ -244,6 +244,23 @@ export const ENV_SCHEMA = z.object({
     .default('5d')
     .transform((v) => parseDuration(v)),
   DAYBOOK_WEBHOOK_CONCURRENCY: int('DAYBOOK_WEBHOOK_CONCURRENCY', 1, 1000).default(32),
+  /** The language of chat and mail messages when a subscription names none: zh or en. */
+  DAYBOOK_LANG: z.enum(['zh', 'en'], { message: 'DAYBOOK_LANG must be zh or en' }).default('zh'),
+  /** Where people reach daybook's admin server: chat and mail messages link to the event there. */
+  DAYBOOK_PUBLIC_URL: url('DAYBOOK_PUBLIC_URL', ['http:', 'https:']).optional(),
+  /**
+   * The SMTP server mail subscriptions send through: smtp://user:password@host:587 (STARTTLS when
+   * offered) or smtps://…:465. Its password is a secret: never logged or quoted.
+   */
+  DAYBOOK_SMTP_URL: url('DAYBOOK_SMTP_URL', ['smtp:', 'smtps:']).optional(),
+  /** The sender of those mails: an address, or a name and an address (daybook <daybook@example.com>). */
+  DAYBOOK_SMTP_FROM: z
+    .string()
+    .trim()
+    .refine((v) => /^(?:[^<>@]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/.test(v), {
+      message: 'DAYBOOK_SMTP_FROM must be a mail address, such as daybook <daybook@example.com>',
+    })
+    .optional(),
   /**
    * The warehouse export's folder (docs/export.md): when set, a package is written there after
    * every cycle completes, and `daybook export` writes there without --to.

@@ -811,7 +811,8 @@ export const events = pgTable(
 
 /**
  * Webhook subscriptions (src/delivery/). `secret` (whsec_…) signs deliveries; during a rotation
- * `previous_secret` signs too until `previous_secret_until`. Neither is in any analytics view.
+ * `previous_secret` signs too until `previous_secret_until`. Neither is in any analytics view, nor
+ * is `signing_secret` (a chat vendor's).
  * `cursor_seq`: the events up to it were considered for this subscription.
  */
 export const subscriptions = pgTable(
@@ -827,6 +828,12 @@ export const subscriptions = pgTable(
     pids: text('pids').array().notNull().default(sql`'{}'::text[]`),
     digestOnly: boolean('digest_only').notNull().default(false),
     format: text('format').notNull().default('standard'),
+    /** The language of a chat or mail message: zh or en. */
+    lang: text('lang').notNull().default('zh'),
+    /** A Feishu or DingTalk bot's signing secret (the vendor's, not ours); never listed. */
+    signingSecret: text('signing_secret'),
+    /** A rate-limited chat bot's messages within its vendor's window (DingTalk, WeCom: 20 a minute). */
+    recentSends: tstz('recent_sends').array().notNull().default(sql`'{}'::timestamptz[]`),
     allowPrivate: boolean('allow_private').notNull().default(false),
     state: text('state').notNull().default('active'),
     disabledReason: text('disabled_reason'),
@@ -836,7 +843,11 @@ export const subscriptions = pgTable(
   },
   (t) => [
     check('subscriptions_state_check', sql`${t.state} in ('active', 'paused', 'disabled')`),
-    check('subscriptions_format_check', sql`${t.format} in ('standard', 'slack')`),
+    check(
+      'subscriptions_format_check',
+      sql`${t.format} in ('standard', 'slack', 'feishu', 'dingtalk', 'wecom', 'teams', 'email')`,
+    ),
+    check('subscriptions_lang_check', sql`${t.lang} in ('zh', 'en')`),
     check('subscriptions_severity_check', sql`${t.minSeverity} in ('high', 'medium', 'low')`),
   ],
 );

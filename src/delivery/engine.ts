@@ -4,7 +4,8 @@
  * each one ends, so a slow or failing endpoint never holds the others up. Any number of engines
  * (workers, `daybook deliver`, `daybook run`) share the queue through claims in Postgres.
  *
- * Outcomes: a 2xx delivers; a 410 disables the endpoint (`endpoint.disabled`); anything else is
+ * Outcomes: a 2xx delivers (for a chat vendor, a 2xx whose body says the vendor took it:
+ * dispatch.ts); a vendor's "too fast" waits the vendor's time, failing nothing; a 410 disables the endpoint (`endpoint.disabled`); anything else is
  * tried again on the schedule (schedule.ts) until it is used up. An endpoint failing for
  * `disableAfterMs` is disabled too; one that had been failing for a while and answers again
  * emits `endpoint.recovered`.
@@ -17,8 +18,9 @@ import { parseRetryAfter } from '../retry/retry-after.ts';
 import { nextAttemptAt } from '../retry/schedule.ts';
 import { within } from '../time/deadline.ts';
 import { sleepUnless } from '../time/sleep.ts';
-import { bodyOf, signedHeaders } from './payload.ts';
-import { post, type SendResult } from './send.ts';
+import { PER_WINDOW, WINDOW_MS } from './channels/limits.ts';
+import { foldedRequests } from './channels/request.ts';
+import { chatTarget, type Dispatched, type DispatchOptions, dispatchEvent, sendChat } from './dispatch.ts';
 import {
   type Claimed,
   claimDue,
@@ -27,9 +29,12 @@ import {
   markFailing,
   markRecovered,
   recordAttempt,
+  releaseClaims,
+  returnSends,
+  takeSends,
 } from './store.ts';
 
-export interface DeliveryOptions {
+export interface DeliveryOptions extends Omit<DispatchOptions, 'timeoutMs'> {
   schedule: readonly number[];
   timeoutMs: number;
   disableAfterMs: number;
@@ -39,7 +44,14 @@ export interface DeliveryOptions {
   leaseMs?: number;
   now?: () => Date;
   random?: () => number;
+  /** The window of a rate-limited vendor's count (limits.ts; shorter in tests). */
+  rateWindowMs?: number;
+  /** How long a vendor's "too fast" answer is waited out (its own time by default; shorter in tests). */
+  vendorWaitMs?: number;
 }
+
+/** The most deliveries of one rate-limited subscription claimed at once. */
+const BATCH_CLAIM = 500;
 
 /** An endpoint failing for less than this and answering again emits no `endpoint.recovered`. */
 const RECOVERY_NOTICE_MS = 5 * 60_000;
@@ -158,6 +170,7 @@ export class DeliveryEngine {
         );
         excluded = busy.length > 0;
         for (const d of claimed) this.start(d, summary);
+        claimed = claimed.concat(await this.claimRateLimited(summary));
       }
       if (claimed.length === 0 && this.inFlight === 0) {
         // Endpoints busy when the claim began may have finished since: ask again, excluding none.
@@ -172,57 +185,154 @@ export class DeliveryEngine {
   }
 
   private start(d: Claimed, summary: PassSummary): void {
+    this.track(d.subscription_id, 1, () => this.deliver(d, summary), { event: d.event_seq });
+  }
+
+  /** Runs `work` in a slot of its own, counted `weight` times against its subscription's share. */
+  private track(subscriptionId: number, weight: number, work: () => Promise<void>, about: object): void {
     this.inFlight++;
-    this.perSub.set(d.subscription_id, (this.perSub.get(d.subscription_id) ?? 0) + 1);
-    void this.deliver(d, summary)
+    this.perSub.set(subscriptionId, (this.perSub.get(subscriptionId) ?? 0) + weight);
+    void work()
       .catch((err: unknown) =>
         this.log.error(
-          {
-            subscription: d.subscription_id,
-            event: d.event_seq,
-            err: err instanceof Error ? err.message : String(err),
-          },
+          { subscription: subscriptionId, ...about, err: err instanceof Error ? err.message : String(err) },
           'delivery could not be recorded; its claim lapses and it is tried again',
         ),
       )
       .finally(() => {
         this.inFlight--;
-        const n = (this.perSub.get(d.subscription_id) ?? 1) - 1;
-        if (n <= 0) this.perSub.delete(d.subscription_id);
-        else this.perSub.set(d.subscription_id, n);
+        const n = (this.perSub.get(subscriptionId) ?? weight) - weight;
+        if (n <= 0) this.perSub.delete(subscriptionId);
+        else this.perSub.set(subscriptionId, n);
         const w = this.wake;
         this.wake = null;
         w?.();
       });
   }
 
-  private async deliver(d: Claimed, summary: PassSummary): Promise<void> {
-    const attempt = d.attempts + 1;
-    const at = this.now();
-    let result: SendResult;
-    if (!d.event) {
-      result = {
-        status: null,
-        response: null,
-        retryAfter: undefined,
-        error: 'the event is missing',
-        latencyMs: 0,
-      };
-    } else {
-      const body = bodyOf(d.format, d.event);
-      const headers = signedHeaders(d.event.id, body, d.secrets, at);
-      result = await post(new URL(d.url), headers, body, {
-        timeoutMs: this.o.timeoutMs,
-        allowPrivate: d.allow_private,
+  /**
+   * Claims the due work of rate-limited subscriptions (DingTalk, WeCom: limits.ts), all of one
+   * subscription at once, and delivers each subscription's share in one slot (deliverBatch).
+   */
+  private async claimRateLimited(summary: PassSummary): Promise<Claimed[]> {
+    if (this.o.concurrency - this.inFlight <= 0) return [];
+    const claimed = await within(
+      claimDue(this.sql, {
+        holder: this.holder,
+        limit: BATCH_CLAIM,
+        perSubscription: BATCH_CLAIM,
+        busy: [...this.perSub.keys()],
+        leaseMs: this.batchLeaseMs(),
+        rateLimited: true,
+      }),
+      this.queryDeadlineMs(),
+      'claiming due deliveries',
+    );
+    const bySub = new Map<number, Claimed[]>();
+    for (const d of claimed) bySub.set(d.subscription_id, [...(bySub.get(d.subscription_id) ?? []), d]);
+    for (const [id, ds] of bySub)
+      this.track(id, this.o.perSubscription ?? 4, () => this.deliverBatch(ds, summary), {
+        deliveries: ds.length,
       });
+    return claimed;
+  }
+
+  /** A batch's lease: every send of a full window, one after the other. */
+  private batchLeaseMs(): number {
+    return this.leaseMs() + this.o.timeoutMs * PER_WINDOW;
+  }
+
+  /**
+   * Delivers the due work of one rate-limited subscription without going past its vendor's limit:
+   * one message per event while the window has room for them all, else the events folded into as
+   * few messages as the vendor's size allows, as many as the window has room for; the rest wait
+   * for room (no attempt is counted for them).
+   */
+  private async deliverBatch(all: Claimed[], summary: PassSummary): Promise<void> {
+    // An event gone from the outbox is recorded as such, as anywhere else.
+    for (const d of all) if (!d.event) await this.deliver(d, summary);
+    const ds = all.filter((d) => d.event);
+    const first = ds[0];
+    if (!first) return;
+    const windowMs = this.o.rateWindowMs ?? WINDOW_MS;
+    // A margin for the time a send takes to arrive: the vendor counts arrivals.
+    const window = { perWindow: PER_WINDOW, windowMs: windowMs + Math.max(250, Math.round(windowMs / 20)) };
+    const { granted, freeAt } = await takeSends(this.sql, first.subscription_id, {
+      ...window,
+      want: ds.length,
+    });
+    if (ds.length <= granted) {
+      for (const d of ds) await this.deliver(d, summary);
+      return;
     }
+    const at = this.now();
+    const requests =
+      granted > 0
+        ? foldedRequests(
+            chatTarget(first, this.o),
+            ds.map((d) => d.event),
+            at,
+          )
+        : [];
+    const sending = requests.slice(0, granted);
+    if (granted > sending.length)
+      await returnSends(this.sql, first.subscription_id, granted - sending.length);
+    let done = 0;
+    let waitUntil = freeAt;
+    for (const req of sending) {
+      const part = ds.slice(done, done + req.count);
+      const result = await sendChat(first, req, (part[0] as Claimed).event.id, this.o);
+      for (const d of part) await this.record(d, result, at, summary);
+      done += req.count;
+      if (result.rateLimitedMs !== null) {
+        waitUntil = new Date(at.getTime() + (this.o.vendorWaitMs ?? result.rateLimitedMs));
+        break;
+      }
+    }
+    await releaseClaims(
+      this.sql,
+      ds.slice(done).map((d) => d.id),
+      this.holder,
+      waitUntil,
+    );
+  }
+
+  private async deliver(d: Claimed, summary: PassSummary): Promise<void> {
+    const at = this.now();
+    const result: Dispatched = d.event
+      ? await dispatchEvent(d, d.event, at, this.o)
+      : {
+          status: null,
+          response: null,
+          retryAfter: undefined,
+          error: 'the event is missing',
+          latencyMs: 0,
+          ok: false,
+          rateLimitedMs: null,
+        };
+    await this.record(d, result, at, summary);
+  }
+
+  /** Records what came of an attempt of `d`, and what follows from it for its endpoint. */
+  private async record(d: Claimed, result: Dispatched, at: Date, summary: PassSummary): Promise<void> {
+    const attempt = d.attempts + 1;
     summary.attempted++;
-    const ok = result.status !== null && result.status >= 200 && result.status < 300;
+    const ok = result.ok;
     const gone = result.status === 410;
+    // The vendor's "too fast": the attempt waits the vendor's time and is no failure of the endpoint.
+    const limited = result.rateLimitedMs !== null;
     const next =
       ok || gone
         ? null
-        : nextAttemptAt(this.o.schedule, attempt, at, parseRetryAfter(result.retryAfter, at), this.random());
+        : limited
+          ? new Date(at.getTime() + (result.rateLimitedMs ?? 0))
+          : nextAttemptAt(
+              this.o.schedule,
+              attempt,
+              at,
+              parseRetryAfter(result.retryAfter, at),
+              this.random(),
+            );
     const outcome = ok ? 'succeeded' : next ? 'retrying' : 'failed';
     const error = ok ? null : (result.error ?? `HTTP ${result.status}`);
     // Past the claim's lease the delivery is another's to take: a record still not written then
@@ -233,6 +343,7 @@ export class DeliveryEngine {
         subscriptionId: d.subscription_id,
         eventSeq: d.event_seq,
         attempt,
+        ...(limited ? { keepAttempts: true } : {}),
         attemptedAt: at,
         latencyMs: result.latencyMs,
         httpStatus: result.status,
@@ -244,7 +355,7 @@ export class DeliveryEngine {
       });
       if (!recorded) return;
       if (ok) await this.succeeded(tx, d);
-      else await this.failedAttempt(tx, d, gone, at, summary);
+      else if (!limited) await this.failedAttempt(tx, d, gone, at, summary);
     });
     await within(recording, this.leaseMs(), 'recording the attempt');
     if (ok) summary.delivered++;

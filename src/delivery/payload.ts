@@ -13,10 +13,12 @@ export function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-export type Format = 'standard' | 'slack';
+/** Every format a subscription may take: a webhook's, a chat vendor's, or a mail. */
+export const FORMATS = ['standard', 'slack', 'feishu', 'dingtalk', 'wecom', 'teams', 'email'] as const;
+export type Format = (typeof FORMATS)[number];
 
 /** The JSON body: Standard Webhooks' `type`, `timestamp` and `data` (the event), or Slack text. */
-export function bodyOf(format: Format, e: Envelope): string {
+export function bodyOf(format: 'standard' | 'slack', e: Envelope): string {
   if (format === 'slack') return JSON.stringify({ text: slackText(e) });
   // A number the upstream sent with more digits than a double holds goes out with every digit.
   return stringifyExact({ type: e.type, timestamp: e.detected_at, data: e });

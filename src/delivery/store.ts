@@ -9,6 +9,8 @@ import { leaseUntil, letGo, stillHeld, take } from '../db/lease.ts';
 import type { DriverRow, Recast } from '../db/rows.ts';
 import type { subscriptions } from '../db/schema.ts';
 import { type Envelope, readEventsBySeq } from '../events/feed.ts';
+import { RATE_LIMITED } from './channels/limits.ts';
+import type { Lang } from './channels/words.ts';
 import type { Format } from './payload.ts';
 import { newSecret } from './payload.ts';
 
@@ -19,7 +21,10 @@ export type Subscription = Recast<
   Recast<
     Recast<
       Recast<
-        Omit<DriverRow<typeof subscriptions>, 'secret' | 'previous_secret' | 'previous_secret_until'>,
+        Omit<
+          DriverRow<typeof subscriptions>,
+          'secret' | 'previous_secret' | 'previous_secret_until' | 'signing_secret' | 'recent_sends' | 'lang'
+        >,
         'id' | 'cursor_seq',
         number
       >,
@@ -31,10 +36,10 @@ export type Subscription = Recast<
   >,
   'state',
   SubscriptionState
->;
+> & { lang: Lang };
 
 const LISTED = (sql: Sql) =>
-  sql`id::int as id, url, types, min_severity, pids, digest_only, format, allow_private, state,
+  sql`id::int as id, url, types, min_severity, pids, digest_only, format, lang, allow_private, state,
       disabled_reason, failing_since, cursor_seq::int as cursor_seq, created_at`;
 
 /** A subscription to add: a URL, and filters and options that default to all events, signed JSON. */
@@ -47,6 +52,10 @@ export interface NewSubscription {
   pids?: string[];
   digestOnly?: boolean;
   format?: Format;
+  /** The language of a chat or mail message (default zh). */
+  lang?: Lang;
+  /** A Feishu or DingTalk bot's signing secret. */
+  signingSecret?: string | null;
   allowPrivate?: boolean;
   /** Deliver events from this sequence on (default: only events written from now). */
   fromSeq?: number;
@@ -59,9 +68,11 @@ export async function addSubscription(
 ): Promise<{ subscription: Subscription; secret: string }> {
   const secret = newSecret();
   const [row] = await sql<Subscription[]>`
-    insert into subscriptions (url, secret, types, min_severity, pids, digest_only, format, allow_private, cursor_seq)
+    insert into subscriptions (url, secret, types, min_severity, pids, digest_only, format, lang, signing_secret,
+                               allow_private, cursor_seq)
     values (${s.url}, ${secret}, ${s.types ?? []}::text[], ${s.minSeverity ?? 'low'}, ${s.pids ?? []}::text[],
-            ${s.digestOnly ?? false}, ${s.format ?? 'standard'}, ${s.allowPrivate ?? false},
+            ${s.digestOnly ?? false}, ${s.format ?? 'standard'}, ${s.lang ?? 'zh'}, ${s.signingSecret ?? null},
+            ${s.allowPrivate ?? false},
             ${s.fromSeq === undefined ? sql`(select coalesce(max(seq), 0) from events)` : sql`${Math.max(0, s.fromSeq - 1)}`})
     returning ${LISTED(sql)}`;
   return { subscription: row as Subscription, secret };
@@ -183,6 +194,8 @@ export interface Claimed {
   attempts: number;
   url: string;
   format: Format;
+  lang: Lang;
+  signing_secret: string | null;
   allow_private: boolean;
   secrets: string[];
   failing_since: Date | null;
@@ -198,7 +211,15 @@ export interface Claimed {
  */
 export async function claimDue(
   sql: Sql,
-  o: { holder: string; limit: number; perSubscription: number; busy: readonly number[]; leaseMs: number },
+  o: {
+    holder: string;
+    limit: number;
+    perSubscription: number;
+    busy: readonly number[];
+    leaseMs: number;
+    /** Claim the subscriptions of rate-limited formats only (limits.ts), or (default) all others. */
+    rateLimited?: boolean;
+  },
 ): Promise<Claimed[]> {
   if (o.limit <= 0) return [];
   // Per subscription, the head of its due work (an index range), locked without waiting.
@@ -213,6 +234,7 @@ export async function claimDue(
         for update of q skip locked
       ) d
       where s.state = 'active' and not (s.id = any(${o.busy as number[]}::bigint[]))
+        and (s.format = any(${RATE_LIMITED as unknown as string[]}::text[])) = ${o.rateLimited === true}
       limit ${o.limit}
     )
     update delivery_queue q set state = 'delivering', ${take(sql, o.holder, o.leaseMs)},
@@ -220,7 +242,7 @@ export async function claimDue(
     from due, subscriptions s
     where q.id = due.id and s.id = q.subscription_id
     returning q.id::int as id, q.subscription_id::int as subscription_id, q.event_seq::int as event_seq,
-      q.attempts, s.url, s.format, s.allow_private, s.failing_since,
+      q.attempts, s.url, s.format, s.lang, s.signing_secret, s.allow_private, s.failing_since,
       array_remove(array[s.secret, case when s.previous_secret_until > now() then s.previous_secret end], null) as secrets`;
   if (rows.length === 0) return [];
   const events = await readEventsBySeq(sql, [...new Set(rows.map((r) => r.event_seq))]);
@@ -232,6 +254,8 @@ export interface AttemptRecord {
   subscriptionId: number;
   eventSeq: number;
   attempt: number;
+  /** The attempt does not count against the schedule (the vendor said wait). */
+  keepAttempts?: boolean;
   attemptedAt: Date;
   latencyMs: number;
   httpStatus: number | null;
@@ -251,7 +275,7 @@ export async function recordAttempt(sql: Sql, a: AttemptRecord): Promise<boolean
   const rows = await sql`
     update delivery_queue set
       state = ${a.outcome === 'retrying' ? 'pending' : a.outcome},
-      attempts = ${a.attempt},
+      attempts = ${a.keepAttempts ? a.attempt - 1 : a.attempt},
       next_attempt_at = coalesce(${a.nextAttemptAt}::timestamptz, now()),
       ${letGo(sql)},
       last_status = ${a.httpStatus}, last_error = ${a.error},
@@ -299,4 +323,70 @@ export async function disableSubscription(
   reason: string,
 ): Promise<void> {
   await tx`update subscriptions set state = 'disabled', disabled_reason = ${reason} where id = ${subscriptionId}`;
+}
+
+/** What sending to subscription `id` needs, secrets included (for `subscribe test`); null if none. */
+export async function deliveryTarget(
+  sql: Sql,
+  id: number,
+): Promise<
+  | (Omit<Claimed, 'id' | 'subscription_id' | 'event_seq' | 'attempts' | 'event' | 'failing_since'> & {
+      id: number;
+    })
+  | null
+> {
+  const [row] = await sql<
+    (Omit<Claimed, 'id' | 'subscription_id' | 'event_seq' | 'attempts' | 'event' | 'failing_since'> & {
+      id: number;
+    })[]
+  >`
+    select id::int as id, url, format, lang, signing_secret, allow_private,
+      array_remove(array[secret, case when previous_secret_until > now() then previous_secret end], null) as secrets
+    from subscriptions where id = ${id}`;
+  return row ?? null;
+}
+
+/**
+ * Takes up to `want` sends of a rate-limited subscription's window: the sends of the last
+ * `windowMs` are counted (a sliding window, as the vendors count), at most `perWindow`. Returns
+ * how many were granted, and when the oldest counted send leaves the window (when more can go).
+ */
+export async function takeSends(
+  sql: Sql,
+  id: number,
+  o: { want: number; perWindow: number; windowMs: number },
+): Promise<{ granted: number; freeAt: Date }> {
+  const w = sql`(${o.windowMs}::int * interval '1 millisecond')`;
+  const [row] = await sql<{ granted: number; free_at: Date }[]>`
+    with cur as (
+      select id, array(select t from unnest(recent_sends) t where t > clock_timestamp() - ${w} order by t) as kept
+      from subscriptions where id = ${id} for update
+    ), g as (
+      select id, kept, greatest(0, least(${o.want}::int, ${o.perWindow}::int - cardinality(kept)))::int as granted from cur
+    )
+    update subscriptions s
+    set recent_sends = g.kept || array_fill(clock_timestamp(), array[g.granted])
+    from g where s.id = g.id
+    returning g.granted, coalesce(g.kept[1 + greatest(0, cardinality(g.kept) - ${o.perWindow}::int + g.granted)], clock_timestamp()) + ${w} as free_at`;
+  return { granted: row?.granted ?? 0, freeAt: new Date(row?.free_at ?? Date.now()) };
+}
+
+/** Gives back `n` sends taken by takeSends and not used (the newest). */
+export async function returnSends(sql: Sql, id: number, n: number): Promise<void> {
+  await sql`
+    update subscriptions set recent_sends = recent_sends[1:greatest(0, cardinality(recent_sends) - ${n}::int)]
+    where id = ${id}`;
+}
+
+/** Lets claimed deliveries go unattempted, due again at `at` (a rate-limited window is full). */
+export async function releaseClaims(
+  sql: Sql,
+  ids: readonly number[],
+  holder: string,
+  at: Date,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`
+    update delivery_queue set state = 'pending', next_attempt_at = ${at}, ${letGo(sql)}
+    where id = any(${ids as number[]}::bigint[]) and ${stillHeld(sql, { holder })} and state = 'delivering'`;
 }

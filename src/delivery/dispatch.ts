@@ -1,0 +1,143 @@
+/**
+ * One send of a delivery in its subscription's format, and what came of it: a signed Standard
+ * Webhooks POST or a Slack message (2xx delivers), a chat vendor's message (2xx and the vendor's
+ * verdict in the body: answer.ts), or a mail over SMTP. Errors and answers kept are cut of the
+ * URL's and the signing secret's text.
+ */
+import type { Envelope } from '../events/feed.ts';
+import { readAnswer } from './channels/answer.ts';
+import { mailOf } from './channels/mail.ts';
+import { eventMessage } from './channels/message.ts';
+import { CHAT_FORMATS, type ChatFormat } from './channels/render.ts';
+import { type ChatRequest, type ChatTarget, chatRequest } from './channels/request.ts';
+import type { Lang } from './channels/words.ts';
+import { type Mailer, mailAddresses } from './mailer.ts';
+import { bodyOf, type Format, signedHeaders } from './payload.ts';
+import { withoutSecrets } from './secrets.ts';
+import { post, type SendResult } from './send.ts';
+
+export interface Target {
+  url: string;
+  format: Format;
+  lang: Lang;
+  signing_secret: string | null;
+  allow_private: boolean;
+  secrets: string[];
+}
+
+export interface DispatchOptions {
+  timeoutMs: number;
+  /** DAYBOOK_PUBLIC_URL: messages link to the event there. */
+  publicUrl?: string | undefined;
+  /** How mail goes (null: DAYBOOK_SMTP_URL is not set). */
+  mailer?: Mailer | null;
+}
+
+export interface Dispatched extends SendResult {
+  ok: boolean;
+  /** The vendor said "too fast": wait this long, and count it as no failure of the endpoint. */
+  rateLimitedMs: number | null;
+}
+
+export const isChat = (f: Format): f is ChatFormat => (CHAT_FORMATS as readonly string[]).includes(f);
+
+export function chatTarget(t: Target, o: DispatchOptions): ChatTarget {
+  return {
+    format: t.format as ChatFormat,
+    url: t.url,
+    signingSecret: t.signing_secret,
+    lang: t.lang,
+    publicUrl: o.publicUrl,
+  };
+}
+
+/** Sends one chat request and reads the vendor's verdict. */
+export async function sendChat(
+  t: Target,
+  req: ChatRequest,
+  eventId: string,
+  o: DispatchOptions,
+): Promise<Dispatched> {
+  const r = await post(req.url, { 'webhook-id': eventId }, req.body, {
+    timeoutMs: o.timeoutMs,
+    allowPrivate: t.allow_private,
+  });
+  const response = withoutSecrets(r.response, t.url, t.signing_secret);
+  const error = withoutSecrets(r.error, t.url, t.signing_secret);
+  if (r.status === null || r.status < 200 || r.status >= 300)
+    return { ...r, response, error, ok: false, rateLimitedMs: null };
+  const verdict = readAnswer(t.format, r.response);
+  if (verdict.ok) return { ...r, response, error: null, ok: true, rateLimitedMs: null };
+  return {
+    ...r,
+    response,
+    error: withoutSecrets(verdict.reason, t.url, t.signing_secret),
+    ok: false,
+    rateLimitedMs: verdict.rateLimited ? verdict.waitMs : null,
+  };
+}
+
+async function sendMail(t: Target, e: Envelope, o: DispatchOptions): Promise<Dispatched> {
+  const base = { status: null, retryAfter: undefined, rateLimitedMs: null };
+  if (!o.mailer)
+    return {
+      ...base,
+      response: null,
+      error: 'mail is not configured: set DAYBOOK_SMTP_URL and DAYBOOK_SMTP_FROM',
+      latencyMs: 0,
+      ok: false,
+    };
+  const r = await o.mailer(mailAddresses(t.url), mailOf(eventMessage(e, t.lang, o.publicUrl)));
+  return { ...base, response: r.response, error: r.error, latencyMs: r.latencyMs, ok: r.ok };
+}
+
+/** Sends event `e` to `t` once, at `at`. */
+export async function dispatchEvent(
+  t: Target,
+  e: Envelope,
+  at: Date,
+  o: DispatchOptions,
+): Promise<Dispatched> {
+  if (t.format === 'email') return sendMail(t, e, o);
+  if (isChat(t.format)) return sendChat(t, chatRequest(chatTarget(t, o), e, at), e.id, o);
+  const body = bodyOf(t.format, e);
+  const r = await post(new URL(t.url), signedHeaders(e.id, body, t.secrets, at), body, {
+    timeoutMs: o.timeoutMs,
+    allowPrivate: t.allow_private,
+  });
+  const ok = r.status !== null && r.status >= 200 && r.status < 300;
+  return {
+    ...r,
+    response: withoutSecrets(r.response, t.url, null),
+    error: withoutSecrets(r.error, t.url, null),
+    ok,
+    rateLimitedMs: null,
+  };
+}
+
+/** The sample event `subscribe test` sends: a registration status change at an example company. */
+export function sampleEvent(lang: Lang, at: Date): Envelope {
+  return {
+    id: `evt_test_${at.getTime()}`,
+    type: 'company.status.changed',
+    sequence: 1,
+    company_sequence: 1,
+    severity: 'high',
+    pid: 'SAMPLE0001',
+    name: lang === 'zh' ? '示例科技有限公司' : 'Example Technology Co., Ltd.',
+    cycle: at.toISOString().slice(0, 10),
+    detected_at: at.toISOString(),
+    effective_date: null,
+    raw_response_id: null,
+    data: {
+      category: 'status',
+      field: 'ENTSTATUS',
+      kind: 'modified',
+      previous: lang === 'zh' ? '存续' : 'in business',
+      current: lang === 'zh' ? '注销' : 'deregistered',
+      detail: 'to_bad',
+      from_version: 1,
+      to_version: 2,
+    },
+  };
+}

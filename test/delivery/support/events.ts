@@ -1,0 +1,33 @@
+/** Events made by hand for the channel tests: a Chinese company name, and a hostile one. */
+import type { Envelope } from '../../../src/events/feed.ts';
+
+export const HOSTILE =
+  '**evil** [click](https://evil.example/x) ![img](https://evil.example/i.png) <at user_id="all">所有人</at> @all <a href="https://evil.example">x</a> \u001b[31mred\u001b[0m # h1 www.evil.example';
+export const CHINESE = '北京字节跳动科技有限公司（分公司）';
+
+let seq = 0;
+export function change(over: Partial<Envelope> = {}, data: Record<string, unknown> = {}): Envelope {
+  seq++;
+  return {
+    id: `evt_${seq}`,
+    type: 'company.status.changed',
+    sequence: seq,
+    company_sequence: 1,
+    severity: 'high',
+    pid: `PID${String(seq).padStart(5, '0')}`,
+    name: CHINESE,
+    cycle: '2026-11-10',
+    detected_at: '2026-11-10T03:40:00.000Z',
+    effective_date: null,
+    raw_response_id: null,
+    data: {
+      category: 'status',
+      field: 'ENTSTATUS',
+      kind: 'modified',
+      previous: '存续',
+      current: '注销',
+      ...data,
+    },
+    ...over,
+  };
+}
