@@ -15,15 +15,9 @@ import { type Mailer, mailAddresses } from './mailer.ts';
 import { bodyOf, type Format, signedHeaders } from './payload.ts';
 import { withoutSecrets } from './secrets.ts';
 import { post, type SendResult } from './send.ts';
+import type { Target } from './store.ts';
 
-export interface Target {
-  url: string;
-  format: Format;
-  lang: Lang;
-  signing_secret: string | null;
-  allow_private: boolean;
-  secrets: string[];
-}
+export type { Target } from './store.ts';
 
 export interface DispatchOptions {
   timeoutMs: number;

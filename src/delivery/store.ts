@@ -187,17 +187,21 @@ export async function fanOut(sql: postgres.Sql, batch = 5000): Promise<number> {
 }
 
 /** A claimed delivery: what to send, where, signed with which secrets. */
-export interface Claimed {
-  id: number;
-  subscription_id: number;
-  event_seq: number;
-  attempts: number;
+/** Where and how one delivery goes: the endpoint, its format and language, its secrets. */
+export interface Target {
   url: string;
   format: Format;
   lang: Lang;
   signing_secret: string | null;
   allow_private: boolean;
   secrets: string[];
+}
+
+export interface Claimed extends Target {
+  id: number;
+  subscription_id: number;
+  event_seq: number;
+  attempts: number;
   failing_since: Date | null;
   event: Envelope;
 }

@@ -15,10 +15,7 @@ export const exact = z.instanceof(ExactNumber);
  * (REGNO as digits, say), and any other shape as null, so one odd value never refuses a paid
  * record; format drift reports the variant either way.
  */
-const text = z
-  .union([z.string(), z.number(), exact, z.boolean()])
-  .nullish()
-  .catch(null);
+const text = z.union([z.string(), z.number(), exact, z.boolean()]).nullish().catch(null);
 const scalar = z.union([z.string(), z.number(), exact, z.boolean()]).nullish().catch(null);
 /** An identifier documented as a string that could plausibly arrive as a number. */
 const idString = z.union([z.string().min(1), z.number(), exact]).transform((v) => String(v));
@@ -38,10 +35,7 @@ export const Shareholder = z.looseObject({
   INVTYPE: text,
 });
 
-export const ClearingMember = z.looseObject({
-  liqMem: text,
-  ligpriSign: scalar,
-});
+export const ClearingMember = z.looseObject({ liqMem: text, ligpriSign: scalar });
 
 /** metadata.content of an enterprise-search success. */
 export const EnterpriseRecord = z.looseObject({
@@ -100,21 +94,11 @@ export type EnterpriseSuccess = z.infer<typeof EnterpriseSuccess>;
 
 // A product's children are read leniently too: a child without its url is dropped by the
 // normalizer, and one odd child never refuses the day's list.
-export const Media = z.looseObject({
-  url: text,
-  type: text,
-  videoUrl: text,
-});
+export const Media = z.looseObject({ url: text, type: text, videoUrl: text });
 
-export const ProductLink = z.looseObject({
-  url: text,
-  type: text,
-});
+export const ProductLink = z.looseObject({ url: text, type: text });
 
-export const Comment = z.looseObject({
-  body: text,
-  created_at: text,
-});
+export const Comment = z.looseObject({ body: text, created_at: text });
 
 /** A count: a whole number the integer column holds (32 bits), else null (drift reports it). */
 const count = z

@@ -4,6 +4,7 @@
  * link when DAYBOOK_PUBLIC_URL is set. Text from the upstream stays raw here; each renderer
  * escapes it for its format (inert.ts). Pure.
  */
+import type { DigestCompany } from '../../events/digest.ts';
 import type { Envelope } from '../../events/feed.ts';
 import { type Lang, severityLabel, typeLabel, WORDS } from './words.ts';
 
@@ -89,17 +90,10 @@ export function eventMessage(e: Envelope, lang: Lang, publicUrl?: string): Messa
   return { lang, severity: e.severity, title, facts, intro: null, items: [], link: eventLink(publicUrl, e) };
 }
 
-interface DigestCompanyData {
-  pid: string;
-  name: string | null;
-  changes: {
-    type: string;
-    severity: Envelope['severity'];
-    field: string | null;
-    previous: string | null;
-    current: string | null;
-  }[];
-}
+/** A company of a cycle's digest, as the message needs it (the events' ids are not shown). */
+type DigestCompanyData = Omit<DigestCompany, 'changes'> & {
+  changes: Omit<DigestCompany['changes'][number], 'event_id'>[];
+};
 
 /** The message of a `digest.daily`: the counts, then one item per change, the most severe first. */
 export function digestMessage(e: Envelope, lang: Lang, publicUrl?: string): Message {
