@@ -181,7 +181,11 @@ export function startWorkers(
     lockDuration,
     // Stalled jobs (their worker died) are looked for as often as a lock can lapse.
     stalledInterval: lockDuration,
-    maxStalledCount: 3,
+    // A job stalls when its worker dies, not by its own doing, and its claim keeps a rerun from
+    // buying twice. Past this count BullMQ fails it for good and its entry would wait for the
+    // next cycle: a worker killed again and again (an OOM loop, a deploy gone wrong) takes up
+    // the same jobs first each time it starts, so the count must outlast such a run.
+    maxStalledCount: 20,
     // Retry waits: the jobs' backoff type is daybook's own, computed as the inline runner does.
     settings: { backoffStrategy },
   };
