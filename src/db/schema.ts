@@ -832,7 +832,7 @@ export const subscriptions = pgTable(
     lang: text('lang').notNull().default('zh'),
     /** A Feishu or DingTalk bot's signing secret (the vendor's, not ours); never listed. */
     signingSecret: text('signing_secret'),
-    /** A rate-limited chat bot's messages within its vendor's window (DingTalk, WeCom: 20 a minute). */
+    /** A rate-limited chat bot's messages within its vendor's window (limits.ts: DingTalk, WeCom, Feishu). */
     recentSends: tstz('recent_sends').array().notNull().default(sql`'{}'::timestamptz[]`),
     allowPrivate: boolean('allow_private').notNull().default(false),
     state: text('state').notNull().default('active'),

@@ -5,7 +5,8 @@
  * URL's and the signing secret's text.
  */
 import type { Envelope } from '../events/feed.ts';
-import { readAnswer } from './channels/answer.ts';
+import { parseRetryAfter } from '../retry/retry-after.ts';
+import { readAnswer, TOO_MANY_WAIT_MS } from './channels/answer.ts';
 import { mailOf } from './channels/mail.ts';
 import { eventMessage } from './channels/message.ts';
 import { CHAT_FORMATS, type ChatFormat } from './channels/render.ts';
@@ -58,6 +59,15 @@ export async function sendChat(
   });
   const response = withoutSecrets(r.response, t.url, t.signing_secret);
   const error = withoutSecrets(r.error, t.url, t.signing_secret);
+  // "Too many requests" (Teams, and any vendor's gateway): waited out, as the body's "too fast".
+  if (r.status === 429)
+    return {
+      ...r,
+      response,
+      error,
+      ok: false,
+      rateLimitedMs: parseRetryAfter(r.retryAfter, new Date()) ?? TOO_MANY_WAIT_MS,
+    };
   if (r.status === null || r.status < 200 || r.status >= 300)
     return { ...r, response, error, ok: false, rateLimitedMs: null };
   const verdict = readAnswer(t.format, r.response);

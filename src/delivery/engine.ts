@@ -18,7 +18,7 @@ import { parseRetryAfter } from '../retry/retry-after.ts';
 import { nextAttemptAt } from '../retry/schedule.ts';
 import { within } from '../time/deadline.ts';
 import { sleepUnless } from '../time/sleep.ts';
-import { PER_WINDOW, WINDOW_MS } from './channels/limits.ts';
+import { MOST_PER_WINDOW, rateLimitOf } from './channels/limits.ts';
 import { foldedRequests } from './channels/request.ts';
 import { chatTarget, type Dispatched, type DispatchOptions, dispatchEvent, sendChat } from './dispatch.ts';
 import {
@@ -44,7 +44,7 @@ export interface DeliveryOptions extends Omit<DispatchOptions, 'timeoutMs'> {
   leaseMs?: number;
   now?: () => Date;
   random?: () => number;
-  /** The window of a rate-limited vendor's count (limits.ts; shorter in tests). */
+  /** The window of every rate-limited vendor's count, instead of its own (limits.ts; shorter in tests). */
   rateWindowMs?: number;
   /** How long a vendor's "too fast" answer is waited out (its own time by default; shorter in tests). */
   vendorWaitMs?: number;
@@ -211,7 +211,7 @@ export class DeliveryEngine {
   }
 
   /**
-   * Claims the due work of rate-limited subscriptions (DingTalk, WeCom: limits.ts), all of one
+   * Claims the due work of rate-limited subscriptions (DingTalk, WeCom, Feishu: limits.ts), all of one
    * subscription at once, and delivers each subscription's share in one slot (deliverBatch).
    */
   private async claimRateLimited(summary: PassSummary): Promise<Claimed[]> {
@@ -239,7 +239,7 @@ export class DeliveryEngine {
 
   /** A batch's lease: every send of a full window, one after the other. */
   private batchLeaseMs(): number {
-    return this.leaseMs() + this.o.timeoutMs * PER_WINDOW;
+    return this.leaseMs() + this.o.timeoutMs * MOST_PER_WINDOW;
   }
 
   /**
@@ -254,9 +254,14 @@ export class DeliveryEngine {
     const ds = all.filter((d) => d.event);
     const first = ds[0];
     if (!first) return;
-    const windowMs = this.o.rateWindowMs ?? WINDOW_MS;
+    const limit = rateLimitOf(first.format);
+    if (!limit) throw new Error(`no rate limit is kept for the format ${first.format}`);
+    const windowMs = this.o.rateWindowMs ?? limit.windowMs;
     // A margin for the time a send takes to arrive: the vendor counts arrivals.
-    const window = { perWindow: PER_WINDOW, windowMs: windowMs + Math.max(250, Math.round(windowMs / 20)) };
+    const window = {
+      perWindow: limit.perWindow,
+      windowMs: windowMs + Math.max(250, Math.round(windowMs / 20)),
+    };
     const { granted, freeAt } = await takeSends(this.sql, first.subscription_id, {
       ...window,
       want: ds.length,

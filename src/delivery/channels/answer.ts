@@ -4,7 +4,8 @@
  * `{"StatusCode": 0}`), DingTalk and WeCom `{"errcode": 0}`. Anything else in the body is a
  * refusal with the vendor's reason (Feishu 19021: the signature did not match; DingTalk 310000:
  * a keyword, signature or IP rule refused it), except the vendors' "sending too fast" answers
- * (DingTalk 130101, WeCom 45009): those say wait, not that the endpoint is wrong. Pure.
+ * (Feishu 11232, DingTalk 130101, WeCom 45009): those say wait, not that the endpoint is wrong.
+ * Pure.
  */
 
 export type Verdict =
@@ -15,6 +16,10 @@ export type Verdict =
 /** DingTalk throttles a robot for 10 minutes past its 20 messages a minute. */
 export const DINGTALK_THROTTLE_MS = 10 * 60_000;
 export const WECOM_THROTTLE_MS = 60_000;
+/** Feishu counts a bot's messages by the minute. */
+export const FEISHU_THROTTLE_MS = 60_000;
+/** An HTTP 429 without a Retry-After. */
+export const TOO_MANY_WAIT_MS = 60_000;
 
 function parsed(text: string | null): Record<string, unknown> | null {
   try {
@@ -38,11 +43,9 @@ export function readAnswer(format: string, text: string | null): Verdict {
   if (format === 'feishu') {
     const code = body.code ?? body.StatusCode;
     if (code === 0) return { ok: true };
-    return {
-      ok: false,
-      reason: `feishu refused the message: code ${String(code)}${message(body.msg ?? body.StatusMessage)}`,
-      rateLimited: false,
-    };
+    const reason = `feishu refused the message: code ${String(code)}${message(body.msg ?? body.StatusMessage)}`;
+    if (code === 11232) return { ok: false, reason, rateLimited: true, waitMs: FEISHU_THROTTLE_MS };
+    return { ok: false, reason, rateLimited: false };
   }
   const code = body.errcode;
   if (code === 0) return { ok: true };

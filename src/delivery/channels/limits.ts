@@ -1,15 +1,31 @@
 /**
- * The chat vendors' documented rate limits: a DingTalk custom robot takes 20 messages a minute
- * (past that it is throttled for 10 minutes), a WeCom group bot 20 a minute. A subscription of
- * these formats never sends more: a burst is folded into as few messages as the vendor's size
- * allows (engine.ts). Pure.
+ * The chat vendors' documented rate limits, per bot:
+ * - a DingTalk custom robot takes 20 messages a minute, and past that is throttled for 10 minutes;
+ * - a WeCom group bot takes 20 a minute;
+ * - a Feishu (Lark) custom bot takes 100 a minute and 5 a second. One window of 5 messages in
+ *   3 seconds keeps both: never more than 5 in any second, never more than 100 in any minute.
+ * A subscription of these formats never sends more: a burst is folded into as few messages as
+ * the vendor's size allows (engine.ts). Teams and Slack have no per-bot count that daybook keeps;
+ * their "too many requests" (429) answers are waited out. Pure.
  */
-export const RATE_LIMITED = ['dingtalk', 'wecom'] as const;
+export interface RateLimit {
+  /** Messages per window. */
+  perWindow: number;
+  /** The window, as the vendor counts it. */
+  windowMs: number;
+}
 
-/** Messages per window. */
-export const PER_WINDOW = 20;
-/** The window, as the vendors count it. */
-export const WINDOW_MS = 60_000;
+export const RATE_LIMITS = {
+  dingtalk: { perWindow: 20, windowMs: 60_000 },
+  wecom: { perWindow: 20, windowMs: 60_000 },
+  feishu: { perWindow: 5, windowMs: 3_000 },
+} as const satisfies Record<string, RateLimit>;
 
-export const isRateLimited = (format: string): boolean =>
-  (RATE_LIMITED as readonly string[]).includes(format);
+export const RATE_LIMITED = Object.keys(RATE_LIMITS) as (keyof typeof RATE_LIMITS)[];
+
+/** The limit of `format`, or null when daybook keeps none for it. */
+export const rateLimitOf = (format: string): RateLimit | null =>
+  Object.hasOwn(RATE_LIMITS, format) ? RATE_LIMITS[format as keyof typeof RATE_LIMITS] : null;
+
+/** The most messages any limited vendor takes in one window: a batch's sends, one after another. */
+export const MOST_PER_WINDOW = Math.max(...Object.values(RATE_LIMITS).map((l) => l.perWindow));

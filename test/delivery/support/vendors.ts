@@ -18,7 +18,8 @@ export interface Got {
   json: Record<string, unknown>;
   /** The words a person reads, as the vendor would show them (markdown, post text, card text). */
   text: string;
-  /** What the receiver answered. */
+  /** What the receiver answered: its HTTP status and body. */
+  status: number;
   answer: Record<string, unknown> | null;
   accepted: boolean;
 }
@@ -152,6 +153,8 @@ export interface Options {
   perMinute?: number;
   /** The minute, shorter for a test (the receiver counts the messages of the last `windowMs`). */
   windowMs?: number;
+  /** Answers this many first requests 429 Too Many Requests with `Retry-After: 1`. */
+  tooMany?: number;
 }
 
 /** A receiver for `vendor` on loopback. */
@@ -172,19 +175,38 @@ export async function vendorReceiver(vendor: Vendor, o: Options = {}): Promise<V
             body,
             json: {},
             text: '',
+            status: 503,
             answer: null,
             accepted: false,
           });
           res.writeHead(503).end('down');
           return;
         }
+        if (got.length < (o.tooMany ?? 0)) {
+          got.push({
+            at: Date.now(),
+            url: req.url ?? '',
+            body,
+            json: {},
+            text: '',
+            status: 429,
+            answer: null,
+            accepted: false,
+          });
+          res.writeHead(429, { 'retry-after': '1' }).end('too many requests');
+          return;
+        }
         let json: Record<string, unknown> = {};
         try {
           json = JSON.parse(body) as Record<string, unknown>;
         } catch {}
-        const recent = got.filter((g) => g.accepted && g.at > Date.now() - (o.windowMs ?? 60_000)).length;
+        const within = (ms: number) => got.filter((g) => g.accepted && g.at > Date.now() - ms).length;
+        const recent = within(o.windowMs ?? 60_000);
         let r: { status?: number; answer: Record<string, unknown> | null; text?: string };
-        if (o.perMinute !== undefined && recent >= o.perMinute)
+        // A Feishu custom bot takes 5 messages a second and 100 a minute, always.
+        if (vendor === 'feishu' && (within(1000) >= 5 || within(60_000) >= 100))
+          r = { answer: { code: 11232, data: {}, msg: 'frequency limited' } };
+        else if (o.perMinute !== undefined && recent >= o.perMinute)
           r =
             vendor === 'dingtalk'
               ? { answer: { errcode: 130101, errmsg: 'send too fast, exceed 20 times per minute' } }
@@ -200,6 +222,7 @@ export async function vendorReceiver(vendor: Vendor, o: Options = {}): Promise<V
           body,
           json,
           text: r.text ?? '',
+          status: r.status ?? 200,
           answer: r.answer,
           accepted,
         });
