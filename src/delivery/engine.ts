@@ -31,6 +31,7 @@ import {
   recordAttempt,
   releaseClaims,
   returnSends,
+  settleSends,
   takeSends,
 } from './store.ts';
 
@@ -267,36 +268,57 @@ export class DeliveryEngine {
       want: ds.length,
     });
     if (ds.length <= granted) {
-      for (const d of ds) await this.deliver(d, summary);
+      try {
+        for (const d of ds) await this.deliver(d, summary);
+      } finally {
+        await settleSends(this.sql, first.subscription_id, ds.length);
+      }
       return;
     }
+    // A digest keeps a message of its own; the other events are folded into the sends left.
     const at = this.now();
-    const requests =
-      granted > 0
+    const digests = ds.filter((d) => d.event.type === 'digest.daily').slice(0, granted);
+    const rest = ds.filter((d) => !digests.includes(d));
+    const sends: { part: Claimed[]; send: () => Promise<Dispatched> }[] = digests.map((d) => ({
+      part: [d],
+      send: () => dispatchEvent(d, d.event, at, this.o),
+    }));
+    const room = granted - sends.length;
+    const folds =
+      room > 0 && rest.length > 0
         ? foldedRequests(
             chatTarget(first, this.o),
-            ds.map((d) => d.event),
+            rest.map((d) => d.event),
             at,
-          )
+          ).slice(0, room)
         : [];
-    const sending = requests.slice(0, granted);
-    if (granted > sending.length)
-      await returnSends(this.sql, first.subscription_id, granted - sending.length);
-    let done = 0;
+    let folded = 0;
+    for (const req of folds) {
+      const part = rest.slice(folded, folded + req.count);
+      folded += req.count;
+      sends.push({ part, send: () => sendChat(first, req, (part[0] as Claimed).event.id, this.o) });
+    }
+    if (granted > sends.length) await returnSends(this.sql, first.subscription_id, granted - sends.length);
+    const sent = new Set<number>();
     let waitUntil = freeAt;
-    for (const req of sending) {
-      const part = ds.slice(done, done + req.count);
-      const result = await sendChat(first, req, (part[0] as Claimed).event.id, this.o);
-      for (const d of part) await this.record(d, result, at, summary);
-      done += req.count;
-      if (result.rateLimitedMs !== null) {
-        waitUntil = new Date(at.getTime() + (this.o.vendorWaitMs ?? result.rateLimitedMs));
-        break;
+    try {
+      for (const { part, send } of sends) {
+        const result = await send();
+        for (const d of part) {
+          await this.record(d, result, at, summary);
+          sent.add(d.id);
+        }
+        if (result.rateLimitedMs !== null) {
+          waitUntil = new Date(at.getTime() + (this.o.vendorWaitMs ?? result.rateLimitedMs));
+          break;
+        }
       }
+    } finally {
+      await settleSends(this.sql, first.subscription_id, sends.length);
     }
     await releaseClaims(
       this.sql,
-      ds.slice(done).map((d) => d.id),
+      ds.filter((d) => !sent.has(d.id)).map((d) => d.id),
       this.holder,
       waitUntil,
     );

@@ -375,6 +375,20 @@ export async function takeSends(
   return { granted: row?.granted ?? 0, freeAt: new Date(row?.free_at ?? Date.now()) };
 }
 
+/**
+ * Dates the newest `n` sends taken by takeSends at now, once they are sent: a vendor counts a
+ * message when it arrives, and the sends of a batch go one after another after the take. Counted
+ * from the end of the batch, no send of it leaves the window before the vendor's count does.
+ */
+export async function settleSends(sql: Sql, id: number, n: number): Promise<void> {
+  if (n <= 0) return;
+  await sql`
+    update subscriptions set recent_sends =
+      recent_sends[1:greatest(0, cardinality(recent_sends) - ${n}::int)]
+      || array_fill(clock_timestamp(), array[least(${n}::int, cardinality(recent_sends))])
+    where id = ${id}`;
+}
+
 /** Gives back `n` sends taken by takeSends and not used (the newest). */
 export async function returnSends(sql: Sql, id: number, n: number): Promise<void> {
   await sql`

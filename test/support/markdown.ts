@@ -82,3 +82,39 @@ export function tableWith(text: string, columns: string[], where: string): strin
 export const unticked = (cell: string) => cell.replaceAll('`', '').trim();
 /** The `code` spans of a cell. */
 export const ticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
+
+/**
+ * The lines of the fenced code blocks under the heading `heading` (any level), up to the next
+ * heading of that level or above.
+ */
+export function fencedUnder(md: string, heading: string): string[] {
+  const lines = md.split('\n');
+  const start = lines.findIndex((l) => /^#+ /.test(l) && l.replace(/^#+ /, '').trim() === heading);
+  if (start < 0) throw new Error(`no heading "${heading}"`);
+  const level = (/^(#+) /.exec(lines[start] as string)?.[1] ?? '').length;
+  const out: string[] = [];
+  let inFence = false;
+  for (const line of lines.slice(start + 1)) {
+    if (/^\s*```/.test(line)) inFence = !inFence;
+    else if (inFence) out.push(line);
+    else if ((/^(#+) /.exec(line)?.[1]?.length ?? 99) <= level) break;
+  }
+  return out;
+}
+
+/** A shell command line split into words as sh would (single and double quotes; no expansion). */
+export function shellWords(line: string): string[] {
+  const words: string[] = [];
+  const re = /'([^']*)'|"((?:\\.|[^"\\])*)"|(\\.|[^\s'"#]+)|(\s+)|(#.*$)/gy;
+  let word: string | null = null;
+  for (let m = re.exec(line); m && m.index < line.length; m = re.exec(line)) {
+    if (m[4] !== undefined || m[5] !== undefined) {
+      if (word !== null) words.push(word);
+      word = null;
+      if (m[5] !== undefined) break;
+    } else
+      word = (word ?? '') + (m[1] ?? m[2]?.replace(/\\(.)/g, '$1') ?? m[3]?.replace(/\\(.)/g, '$1') ?? '');
+  }
+  if (word !== null) words.push(word);
+  return words;
+}
