@@ -1,0 +1,325 @@
+/**
+ * The operator's gauges on /metrics, the ones the alert rules (ops/prometheus/) and the dashboard
+ * (ops/grafana/) are built on: where the latest cycle stands against its deadline and its credit
+ * budget, and why it is paused; the shared rate limiter; the last export of each destination;
+ * failing webhook endpoints; the workers listening on each queue. Like the other gauges they are
+ * read when scraped, from a few rows found by an index (the latest cycle's budget row and claims,
+ * the rate limiter's rows, the export ledger's latest rows) and from Redis; nothing is scanned.
+ */
+import type postgres from 'postgres';
+import { Gauge, type Registry } from 'prom-client';
+import { addDays, cycleStart } from '../time/cycles.ts';
+import { QUEUE_NAMES, type QueueKind, type Queues } from './queues.ts';
+
+/** The states of a cycle's claim (cycle_fetches), each reported, 0 included. */
+export const CLAIM_STATES = [
+  'planned',
+  'deferred',
+  'skipped',
+  'fetching',
+  'retrying',
+  'succeeded',
+  'duplicate',
+  'failed',
+] as const;
+
+/** Why a cycle is paused, as `daybook_cycle_paused{cause}` says. */
+export const PAUSE_CAUSES = ['credits', 'refusing', 'retry_after', 'other'] as const;
+export type PauseCause = (typeof PAUSE_CAUSES)[number];
+
+/**
+ * The cause of a pause, read from the reason the pausing step wrote: `insufficient_credits` (the
+ * account has no credits), the upstream refusing call after call (a daily cap), or asking to wait
+ * longer than daybook waits (Retry-After). Anything else (a reason written by an older version)
+ * is `other`.
+ */
+export function pauseCause(reason: string | null): PauseCause {
+  const r = reason ?? '';
+  if (r.startsWith('insufficient_credits')) return 'credits';
+  if (/refused \d+ calls in a row/.test(r)) return 'refusing';
+  if (r.includes('Retry-After')) return 'retry_after';
+  return 'other';
+}
+
+/** When a cycle should be complete: the next cycle's 03:00 Beijing refresh, which plans over it. */
+export function cycleDeadline(cycle: string): Date {
+  return cycleStart(addDays(cycle, 1));
+}
+
+export interface OperatorMetricsOptions {
+  /** The configured calls per minute of each upstream operation (DAYBOOK_ENTERPRISE_RATE …). */
+  rateLimits?: Readonly<Record<string, number>>;
+}
+
+interface CycleState {
+  cycle: string;
+  budget: number;
+  reserved: number;
+  spent: number;
+  paused: boolean;
+  pausedReason: string | null;
+  entries: Map<string, number>;
+  completedAt: Date | null;
+}
+
+/** The latest cycle (the newest budget row, made by its plan): budget, claims, completion. */
+async function readLatestCycle(sql: postgres.Sql): Promise<CycleState | null> {
+  const [b] = await sql<
+    {
+      cycle: string;
+      budget: number;
+      reserved: number;
+      spent: number;
+      paused: boolean;
+      paused_reason: string | null;
+    }[]
+  >`
+    select cycle::text as cycle, budget, reserved, spent, paused_at is not null as paused, paused_reason
+    from cycle_budgets order by cycle desc limit 1`;
+  if (!b) return null;
+  // One cycle's claims, by the (cycle, status) index: as many rows as the cycle planned.
+  const claims = await sql<{ status: string; n: number }[]>`
+    select status, count(*)::int as n from cycle_fetches where cycle = ${b.cycle} group by status`;
+  const [done] = await sql<{ at: Date }[]>`
+    select min(created_at) as at from events where cycle = ${b.cycle} and type = 'cycle.completed'
+    having count(*) > 0`;
+  return {
+    cycle: b.cycle,
+    budget: b.budget,
+    reserved: b.reserved,
+    spent: b.spent,
+    paused: b.paused,
+    pausedReason: b.paused_reason,
+    entries: new Map(claims.map((c) => [c.status, c.n])),
+    completedAt: done?.at ?? null,
+  };
+}
+
+/**
+ * The latest cycle read once per scrape: prom-client collects each gauge on its own, and the
+ * cycle gauges must agree with one another.
+ */
+function sharedRead<T>(read: () => Promise<T>, ttlMs = 1000): () => Promise<T> {
+  let last: { at: number; value: Promise<T> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (!last || now - last.at > ttlMs) {
+      const value = read();
+      last = { at: now, value };
+      // A failed read is not reused: the next scrape asks again.
+      value.catch(() => {
+        last = null;
+      });
+    }
+    return last.value;
+  };
+}
+
+const seconds = (d: Date) => d.getTime() / 1000;
+
+/** The latest cycle: which, when it started and must end, its claims, credits and pause. */
+function registerCycleGauges(registry: Registry, sql: postgres.Sql): void {
+  const latest = sharedRead(() => readLatestCycle(sql));
+  const gauge = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    set: (g: Gauge, c: CycleState) => void,
+  ): Gauge =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const c = await latest();
+        if (c) set(this, c);
+      },
+    });
+  gauge(
+    'daybook_cycle_info',
+    'The latest cycle planned (its Beijing date in `cycle`); always 1.',
+    ['cycle'],
+    (g, c) => g.set({ cycle: c.cycle }, 1),
+  );
+  gauge(
+    'daybook_cycle_start_timestamp_seconds',
+    'When the latest cycle began: the 03:00 Beijing refresh of its date (Unix time).',
+    [],
+    (g, c) => g.set(seconds(cycleStart(c.cycle))),
+  );
+  gauge(
+    'daybook_cycle_deadline_timestamp_seconds',
+    'When the latest cycle should be complete: the next cycle’s 03:00 Beijing refresh (Unix time).',
+    [],
+    (g, c) => g.set(seconds(cycleDeadline(c.cycle))),
+  );
+  gauge(
+    'daybook_cycle_completed',
+    'Whether the latest cycle is complete (its cycle.completed event is written): 1 or 0.',
+    [],
+    (g, c) => g.set(c.completedAt ? 1 : 0),
+  );
+  gauge(
+    'daybook_cycle_completed_timestamp_seconds',
+    'When the latest cycle completed (Unix time); absent while it is not complete.',
+    [],
+    (g, c) => {
+      if (c.completedAt) g.set(seconds(c.completedAt));
+    },
+  );
+  gauge(
+    'daybook_cycle_entries',
+    'Watch entries of the latest cycle by claim status (cycle_fetches); entries the plan did not reach have no claim and are not counted.',
+    ['status'],
+    (g, c) => {
+      for (const status of CLAIM_STATES) g.set({ status }, c.entries.get(status) ?? 0);
+    },
+  );
+  gauge(
+    'daybook_cycle_paused',
+    'Whether enterprise work of the latest cycle is paused, by cause: credits (insufficient_credits), refusing (the upstream refused call after call), retry_after (asked to wait too long), other.',
+    ['cause'],
+    (g, c) => {
+      const cause = c.paused ? pauseCause(c.pausedReason) : null;
+      for (const k of PAUSE_CAUSES) g.set({ cause: k }, k === cause ? 1 : 0);
+    },
+  );
+  gauge(
+    'daybook_cycle_credits',
+    'Credits of the latest cycle: its budget, spent (billed) and reserved (calls in flight).',
+    ['kind'],
+    (g, c) => {
+      g.set({ kind: 'budget' }, c.budget);
+      g.set({ kind: 'spent' }, c.spent);
+      g.set({ kind: 'reserved' }, c.reserved);
+    },
+  );
+  gauge(
+    'daybook_cycle_credits_left',
+    'Credits of the latest cycle’s budget neither spent nor reserved.',
+    [],
+    (g, c) => g.set(c.budget - c.spent - c.reserved),
+  );
+}
+
+/** The shared rate limiter (rate_limits, one row per operation): use, limit, refusals, block. */
+function registerRateGauges(registry: Registry, sql: postgres.Sql, options: OperatorMetricsOptions): void {
+  const rows = sharedRead(
+    () =>
+      sql<{ operation: string; calls: number; refusals: number; blocked: number }[]>`
+      select operation,
+        (select count(*) from unnest(calls) c where c > now() - interval '60 seconds')::int as calls,
+        refusals,
+        greatest(0, coalesce(extract(epoch from blocked_until - now()), 0))::float8 as blocked
+      from rate_limits`,
+  );
+  const perRow = (
+    name: string,
+    help: string,
+    value: (r: Awaited<ReturnType<typeof rows>>[number]) => number,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['operation'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const r of await rows()) this.set({ operation: r.operation }, value(r));
+      },
+    });
+  perRow(
+    'daybook_rate_limit_calls_last_minute',
+    'Upstream calls admitted by the shared rate limiter in the last 60 seconds, by operation.',
+    (r) => r.calls,
+  );
+  perRow(
+    'daybook_rate_limit_refusals_in_a_row',
+    'Rate-limit refusals in a row, by any process, by operation; an answer resets it, 30 pause the cycle.',
+    (r) => r.refusals,
+  );
+  perRow(
+    'daybook_rate_limit_blocked_seconds',
+    'Seconds until the operation may call again after a refusal (0: not blocked).',
+    (r) => r.blocked,
+  );
+  new Gauge({
+    name: 'daybook_rate_limit_per_minute',
+    help: 'The configured calls per minute of each upstream operation (DAYBOOK_ENTERPRISE_RATE, DAYBOOK_PRODUCT_RATE).',
+    labelNames: ['operation'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [operation, limit] of Object.entries(options.rateLimits ?? {}))
+        this.set({ operation }, limit);
+    },
+  });
+}
+
+/** Exports, webhook endpoints failing, and the workers listening on each queue. */
+function registerOutputGauges(registry: Registry, sql: postgres.Sql, queues: Queues): void {
+  new Gauge({
+    name: 'daybook_export_last_timestamp_seconds',
+    help: 'When the latest complete export package of each destination folder was finished (Unix time).',
+    labelNames: ['destination'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      // The newest complete package of each destination, by the (destination, load_no) key.
+      const rows = await sql<{ destination: string; at: number }[]>`
+        select distinct on (destination) destination, extract(epoch from completed_at)::float8 as at
+        from exports where state = 'complete' order by destination, load_no desc`;
+      for (const r of rows) this.set({ destination: r.destination }, r.at);
+    },
+  });
+  const failing = sharedRead(
+    () =>
+      sql<{ n: number; since: number | null }[]>`
+      select count(*)::int as n, extract(epoch from min(failing_since))::float8 as since
+      from subscriptions where state = 'active' and failing_since is not null`,
+  );
+  new Gauge({
+    name: 'daybook_webhook_failing_endpoints',
+    help: 'Active webhook, chat and mail subscriptions whose latest delivery attempt failed.',
+    registers: [registry],
+    async collect() {
+      const [r] = await failing();
+      this.set(r?.n ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'daybook_webhook_failing_since_timestamp_seconds',
+    help: 'Since when the longest-failing active subscription has failed every attempt (Unix time); absent when none is failing.',
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const [r] = await failing();
+      if (r?.since != null) this.set(r.since);
+    },
+  });
+  new Gauge({
+    name: 'daybook_workers',
+    help: 'Worker connections listening on each BullMQ queue, by queue (from Redis CLIENT LIST).',
+    labelNames: ['queue'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const queue of Object.keys(QUEUE_NAMES) as QueueKind[])
+        this.set({ queue }, await queues[queue].getWorkersCount());
+    },
+  });
+}
+
+/** Registers the operator's gauges on `registry` (see the module's comment). */
+export function registerOperatorGauges(
+  registry: Registry,
+  sql: postgres.Sql,
+  queues: Queues,
+  options: OperatorMetricsOptions = {},
+): void {
+  registerCycleGauges(registry, sql);
+  registerRateGauges(registry, sql, options);
+  registerOutputGauges(registry, sql, queues);
+}
