@@ -117,90 +117,84 @@ function sharedRead<T>(read: () => Promise<T>, ttlMs = 1000): () => Promise<T> {
 
 const seconds = (d: Date) => d.getTime() / 1000;
 
-/** The latest cycle: which, when it started and must end, its claims, credits and pause. */
+/**
+ * The latest cycle: when it started and must end, its claims, credits, pause and completion.
+ * Every series carries the cycle's date in `cycle`, and has no sample before the first plan (a
+ * gauge without labels would read 0 then, and 0 is a time long past).
+ */
 function registerCycleGauges(registry: Registry, sql: postgres.Sql): void {
   const latest = sharedRead(() => readLatestCycle(sql));
-  const gauge = (
-    name: string,
-    help: string,
-    labelNames: string[],
-    set: (g: Gauge, c: CycleState) => void,
-  ): Gauge =>
+  type Put = (labels: Record<string, string>, value: number) => void;
+  const gauge = (name: string, help: string, labelNames: string[], put: (set: Put, c: CycleState) => void) =>
     new Gauge({
       name,
       help,
-      labelNames,
+      labelNames: ['cycle', ...labelNames],
       registers: [registry],
       async collect() {
         this.reset();
         const c = await latest();
-        if (c) set(this, c);
+        if (c) put((labels, value) => this.set({ cycle: c.cycle, ...labels }, value), c);
       },
     });
-  gauge(
-    'daybook_cycle_info',
-    'The latest cycle planned (its Beijing date in `cycle`); always 1.',
-    ['cycle'],
-    (g, c) => g.set({ cycle: c.cycle }, 1),
-  );
   gauge(
     'daybook_cycle_start_timestamp_seconds',
     'When the latest cycle began: the 03:00 Beijing refresh of its date (Unix time).',
     [],
-    (g, c) => g.set(seconds(cycleStart(c.cycle))),
+    (set, c) => set({}, seconds(cycleStart(c.cycle))),
   );
   gauge(
     'daybook_cycle_deadline_timestamp_seconds',
     'When the latest cycle should be complete: the next cycle’s 03:00 Beijing refresh (Unix time).',
     [],
-    (g, c) => g.set(seconds(cycleDeadline(c.cycle))),
+    (set, c) => set({}, seconds(cycleDeadline(c.cycle))),
   );
   gauge(
     'daybook_cycle_completed',
     'Whether the latest cycle is complete (its cycle.completed event is written): 1 or 0.',
     [],
-    (g, c) => g.set(c.completedAt ? 1 : 0),
+    (set, c) => set({}, c.completedAt ? 1 : 0),
   );
   gauge(
     'daybook_cycle_completed_timestamp_seconds',
-    'When the latest cycle completed (Unix time); absent while it is not complete.',
+    'When the latest cycle completed (Unix time); no sample while it is not complete.',
     [],
-    (g, c) => {
-      if (c.completedAt) g.set(seconds(c.completedAt));
+    (set, c) => {
+      if (c.completedAt) set({}, seconds(c.completedAt));
     },
   );
   gauge(
     'daybook_cycle_entries',
     'Watch entries of the latest cycle by claim status (cycle_fetches); entries the plan did not reach have no claim and are not counted.',
     ['status'],
-    (g, c) => {
-      for (const status of CLAIM_STATES) g.set({ status }, c.entries.get(status) ?? 0);
+    (set, c) => {
+      for (const status of CLAIM_STATES) set({ status }, c.entries.get(status) ?? 0);
     },
   );
   gauge(
     'daybook_cycle_paused',
     'Whether enterprise work of the latest cycle is paused, by cause: credits (insufficient_credits), refusing (the upstream refused call after call), retry_after (asked to wait too long), other.',
     ['cause'],
-    (g, c) => {
+    (set, c) => {
       const cause = c.paused ? pauseCause(c.pausedReason) : null;
-      for (const k of PAUSE_CAUSES) g.set({ cause: k }, k === cause ? 1 : 0);
+      for (const k of PAUSE_CAUSES) set({ cause: k }, k === cause ? 1 : 0);
     },
   );
   gauge(
     'daybook_cycle_credits',
     'Credits of the latest cycle: its budget, spent (billed) and reserved (calls in flight).',
     ['kind'],
-    (g, c) => {
-      g.set({ kind: 'budget' }, c.budget);
-      g.set({ kind: 'spent' }, c.spent);
-      g.set({ kind: 'reserved' }, c.reserved);
+    (set, c) => {
+      set({ kind: 'budget' }, c.budget);
+      set({ kind: 'spent' }, c.spent);
+      set({ kind: 'reserved' }, c.reserved);
     },
   );
   gauge(
     'daybook_cycle_credits_left',
     'Credits of the latest cycle’s budget neither spent nor reserved.',
     [],
-    (g, c) => g.set(c.budget - c.spent - c.reserved),
+    (set, c) => set({}, c.budget - c.spent - c.reserved),
   );
 }
 
@@ -274,10 +268,11 @@ function registerOutputGauges(registry: Registry, sql: postgres.Sql, queues: Que
       for (const r of rows) this.set({ destination: r.destination }, r.at);
     },
   });
+  // Subscriptions are few (one per endpoint), the failing ones fewer.
   const failing = sharedRead(
     () =>
-      sql<{ n: number; since: number | null }[]>`
-      select count(*)::int as n, extract(epoch from min(failing_since))::float8 as since
+      sql<{ id: string; since: number }[]>`
+      select id::text as id, extract(epoch from failing_since)::float8 as since
       from subscriptions where state = 'active' and failing_since is not null`,
   );
   new Gauge({
@@ -285,18 +280,17 @@ function registerOutputGauges(registry: Registry, sql: postgres.Sql, queues: Que
     help: 'Active webhook, chat and mail subscriptions whose latest delivery attempt failed.',
     registers: [registry],
     async collect() {
-      const [r] = await failing();
-      this.set(r?.n ?? 0);
+      this.set((await failing()).length);
     },
   });
   new Gauge({
     name: 'daybook_webhook_failing_since_timestamp_seconds',
-    help: 'Since when the longest-failing active subscription has failed every attempt (Unix time); absent when none is failing.',
+    help: 'Since when each failing active subscription (by its id in `daybook subscribe list`) has failed every attempt (Unix time).',
+    labelNames: ['subscription'],
     registers: [registry],
     async collect() {
       this.reset();
-      const [r] = await failing();
-      if (r?.since != null) this.set(r.since);
+      for (const r of await failing()) this.set({ subscription: r.id }, r.since);
     },
   });
   new Gauge({
