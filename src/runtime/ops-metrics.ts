@@ -261,10 +261,19 @@ function registerOutputGauges(registry: Registry, sql: postgres.Sql, queues: Que
     registers: [registry],
     async collect() {
       this.reset();
-      // The newest complete package of each destination, by the (destination, load_no) key.
+      // The destinations one at a time by the (destination, load_no) key, then the newest
+      // complete package of each, backwards along the same key.
       const rows = await sql<{ destination: string; at: number }[]>`
-        select distinct on (destination) destination, extract(epoch from completed_at)::float8 as at
-        from exports where state = 'complete' order by destination, load_no desc`;
+        with recursive d as (
+          select min(destination) as dest from exports
+          union all
+          select (select min(destination) from exports where destination > d.dest) from d where d.dest is not null
+        )
+        select d.dest as destination, extract(epoch from e.completed_at)::float8 as at
+        from d cross join lateral (
+          select completed_at from exports where destination = d.dest and state = 'complete'
+          order by load_no desc limit 1) e
+        where d.dest is not null`;
       for (const r of rows) this.set({ destination: r.destination }, r.at);
     },
   });
