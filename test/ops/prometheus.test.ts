@@ -9,8 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { addSubscription, markFailing } from '../../src/delivery/store.ts';
 import { ensureCycleBudget, pauseCycle } from '../../src/purchase/credits.ts';
 import { recordPlan } from '../../src/purchase/fetches.ts';
+import { DatabaseRateLimiter, perMinute } from '../../src/purchase/limiter.ts';
 import { type RunningAdmin, startAdminServer } from '../../src/runtime/admin.ts';
 import { addDays, cycleOf } from '../../src/time/cycles.ts';
 import { addWatches } from '../../src/watch/store.ts';
@@ -46,7 +48,7 @@ const dashboardExprs = dashboard.panels.flatMap((p) =>
 );
 
 /** Polls `check` until it returns a value (not undefined); fails with `what` after `ms`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 45_000): Promise<T> {
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;
   let last: unknown;
   for (;;) {
@@ -62,7 +64,7 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
   }
 }
 
-describe('a real Prometheus scraping daybook', { timeout: 90_000 }, () => {
+describe('a real Prometheus scraping daybook', { timeout: 150_000 }, () => {
   let db: TestDatabase;
   let q: OwnQueues;
   let admin: RunningAdmin;
@@ -70,6 +72,7 @@ describe('a real Prometheus scraping daybook', { timeout: 90_000 }, () => {
   let dir: string;
   let api: string;
   const output: string[] = [];
+  let failingId = '';
   // A cycle two days old: past its deadline, not complete, paused by insufficient_credits.
   const cycle = addDays(cycleOf(new Date()), -2);
 
@@ -100,6 +103,16 @@ describe('a real Prometheus scraping daybook', { timeout: 90_000 }, () => {
       cycle,
       `insufficient_credits at ${new Date().toISOString()}: the account is empty`,
     );
+    // A subscription failing for an hour, and two rate-limit refusals (too few for an alert).
+    const { subscription } = await addSubscription(db.sql, { url: 'https://hooks.example.com/daybook' });
+    failingId = String(subscription.id);
+    await markFailing(db.sql, subscription.id, new Date(Date.now() - 3600_000));
+    const limiter = new DatabaseRateLimiter(db.sql, {
+      'enterprise-search': perMinute(100),
+      'product-listing': perMinute(30),
+    });
+    await limiter.block('enterprise-search', 1000);
+    await limiter.block('enterprise-search', 1000);
     admin = await startAdminServer({
       sql: db.sql,
       redis: q.redis,
@@ -179,7 +192,7 @@ describe('a real Prometheus scraping daybook', { timeout: 90_000 }, () => {
     }
   });
 
-  it('fires the alerts of the state daybook is in: credits exhausted, the cycle late; no worker pending', async () => {
+  it('fires the alerts of the state daybook is in: credits exhausted, the cycle late, deliveries failing; no worker pending', async () => {
     const alerts = await eventually('DaybookCreditsExhausted firing', async () => {
       const { alerts } = await get<{ alerts: Alert[] }>('/api/v1/alerts');
       return alerts.some((a) => a.labels.alertname === 'DaybookCreditsExhausted' && a.state === 'firing')
@@ -194,6 +207,10 @@ describe('a real Prometheus scraping daybook', { timeout: 90_000 }, () => {
     });
     expect(of('DaybookCycleLate').map((a) => [a.state, a.labels.cycle])).toEqual([['firing', cycle]]);
     expect(of('DaybookUpstreamRefusing')).toEqual([]);
+    expect(of('DaybookRateLimitRefusals')).toEqual([]);
+    expect(of('DaybookDeliveriesFailing').map((a) => [a.state, a.labels.subscription])).toEqual([
+      ['firing', failingId],
+    ]);
     // No worker listens: pending, for 5 minutes before it fires.
     expect(
       of('DaybookNoWorker')
