@@ -36,6 +36,10 @@ export function serveCommand(): Command {
           port: opts.port,
           token: config.DAYBOOK_ADMIN_TOKEN ?? null,
           allowedHosts: config.DAYBOOK_ADMIN_HOSTS ?? [],
+          rateLimits: {
+            'enterprise-search': config.DAYBOOK_ENTERPRISE_RATE,
+            'product-listing': config.DAYBOOK_PRODUCT_RATE,
+          },
         });
         life.closer.add('admin server', admin.close);
         log.info({ url: admin.url }, `admin server on ${admin.url} (/queues, /metrics, /healthz)`);

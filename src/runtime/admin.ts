@@ -20,6 +20,7 @@ import type postgres from 'postgres';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { readEvents } from '../events/feed.ts';
 import { within } from '../time/deadline.ts';
+import { type OperatorMetricsOptions, registerOperatorGauges } from './ops-metrics.ts';
 import type { Queues } from './queues.ts';
 import type { RedisClient } from './redis.ts';
 
@@ -39,6 +40,8 @@ export interface AdminOptions {
   token: string | null;
   /** More Host values to answer to (DAYBOOK_ADMIN_HOSTS): names or addresses, each with an optional port. */
   allowedHosts?: readonly string[];
+  /** The configured calls per minute by upstream operation, reported beside the rate limiter's use. */
+  rateLimits?: OperatorMetricsOptions['rateLimits'];
 }
 
 export interface RunningAdmin {
@@ -271,11 +274,16 @@ function registerWorkGauges(registry: Registry, sql: postgres.Sql, queues: Queue
 }
 
 /** The metrics registry; every gauge reads the shared state when scraped, without full scans. */
-export function metricsRegistry(sql: postgres.Sql, queues: Queues): Registry {
+export function metricsRegistry(
+  sql: postgres.Sql,
+  queues: Queues,
+  operator: OperatorMetricsOptions = {},
+): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'daybook_admin_' });
   registerTrafficGauges(registry, sql);
   registerWorkGauges(registry, sql, queues);
+  registerOperatorGauges(registry, sql, queues, operator);
   return registry;
 }
 
@@ -338,7 +346,11 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
   serverAdapter.setBasePath('/queues');
   await app.register(serverAdapter.registerPlugin(), { prefix: '/queues' });
 
-  const registry = metricsRegistry(options.sql, options.queues);
+  const registry = metricsRegistry(
+    options.sql,
+    options.queues,
+    options.rateLimits ? { rateLimits: options.rateLimits } : {},
+  );
   app.get('/metrics', async (_request, reply) => {
     reply.type(registry.contentType);
     return registry.metrics();

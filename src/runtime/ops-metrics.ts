@@ -1,0 +1,328 @@
+/**
+ * The operator's gauges on /metrics, the ones the alert rules (ops/prometheus/) and the dashboard
+ * (ops/grafana/) are built on: where the latest cycle stands against its deadline and its credit
+ * budget, and why it is paused; the shared rate limiter; the last export of each destination;
+ * failing webhook endpoints; the workers listening on each queue. Like the other gauges they are
+ * read when scraped, from a few rows found by an index (the latest cycle's budget row and claims,
+ * the rate limiter's rows, the export ledger's latest rows) and from Redis; nothing is scanned.
+ */
+import type postgres from 'postgres';
+import { Gauge, type Registry } from 'prom-client';
+import { addDays, cycleStart } from '../time/cycles.ts';
+import { QUEUE_NAMES, type QueueKind, type Queues } from './queues.ts';
+
+/** The states of a cycle's claim (cycle_fetches), each reported, 0 included. */
+export const CLAIM_STATES = [
+  'planned',
+  'deferred',
+  'skipped',
+  'fetching',
+  'retrying',
+  'succeeded',
+  'duplicate',
+  'failed',
+] as const;
+
+/** Why a cycle is paused, as `daybook_cycle_paused{cause}` says. */
+export const PAUSE_CAUSES = ['credits', 'refusing', 'retry_after', 'other'] as const;
+export type PauseCause = (typeof PAUSE_CAUSES)[number];
+
+/**
+ * The cause of a pause, read from the reason the pausing step wrote: `insufficient_credits` (the
+ * account has no credits), the upstream refusing call after call (a daily cap), or asking to wait
+ * longer than daybook waits (Retry-After). Anything else (a reason written by an older version)
+ * is `other`.
+ */
+export function pauseCause(reason: string | null): PauseCause {
+  const r = reason ?? '';
+  if (r.startsWith('insufficient_credits')) return 'credits';
+  if (/refused \d+ calls in a row/.test(r)) return 'refusing';
+  if (r.includes('Retry-After')) return 'retry_after';
+  return 'other';
+}
+
+/** When a cycle should be complete: the next cycle's 03:00 Beijing refresh, which plans over it. */
+export function cycleDeadline(cycle: string): Date {
+  return cycleStart(addDays(cycle, 1));
+}
+
+export interface OperatorMetricsOptions {
+  /** The configured calls per minute of each upstream operation (DAYBOOK_ENTERPRISE_RATE …). */
+  rateLimits?: Readonly<Record<string, number>>;
+}
+
+interface CycleState {
+  cycle: string;
+  budget: number;
+  reserved: number;
+  spent: number;
+  paused: boolean;
+  pausedReason: string | null;
+  entries: Map<string, number>;
+  completedAt: Date | null;
+}
+
+/** The latest cycle (the newest budget row, made by its plan): budget, claims, completion. */
+async function readLatestCycle(sql: postgres.Sql): Promise<CycleState | null> {
+  const [b] = await sql<
+    {
+      cycle: string;
+      budget: number;
+      reserved: number;
+      spent: number;
+      paused: boolean;
+      paused_reason: string | null;
+    }[]
+  >`
+    select cycle::text as cycle, budget, reserved, spent, paused_at is not null as paused, paused_reason
+    from cycle_budgets order by cycle desc limit 1`;
+  if (!b) return null;
+  // One cycle's claims, by the (cycle, status) index: as many rows as the cycle planned.
+  const claims = await sql<{ status: string; n: number }[]>`
+    select status, count(*)::int as n from cycle_fetches where cycle = ${b.cycle} group by status`;
+  const [done] = await sql<{ at: Date }[]>`
+    select min(created_at) as at from events where cycle = ${b.cycle} and type = 'cycle.completed'
+    having count(*) > 0`;
+  return {
+    cycle: b.cycle,
+    budget: b.budget,
+    reserved: b.reserved,
+    spent: b.spent,
+    paused: b.paused,
+    pausedReason: b.paused_reason,
+    entries: new Map(claims.map((c) => [c.status, c.n])),
+    completedAt: done?.at ?? null,
+  };
+}
+
+/**
+ * The latest cycle read once per scrape: prom-client collects each gauge on its own, and the
+ * cycle gauges must agree with one another.
+ */
+function sharedRead<T>(read: () => Promise<T>, ttlMs = 1000): () => Promise<T> {
+  let last: { at: number; value: Promise<T> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (!last || now - last.at > ttlMs) {
+      const value = read();
+      last = { at: now, value };
+      // A failed read is not reused: the next scrape asks again.
+      value.catch(() => {
+        last = null;
+      });
+    }
+    return last.value;
+  };
+}
+
+const seconds = (d: Date) => d.getTime() / 1000;
+
+/**
+ * The latest cycle: when it started and must end, its claims, credits, pause and completion.
+ * Every series carries the cycle's date in `cycle`, and has no sample before the first plan (a
+ * gauge without labels would read 0 then, and 0 is a time long past).
+ */
+function registerCycleGauges(registry: Registry, sql: postgres.Sql): void {
+  const latest = sharedRead(() => readLatestCycle(sql));
+  type Put = (labels: Record<string, string>, value: number) => void;
+  const gauge = (name: string, help: string, labelNames: string[], put: (set: Put, c: CycleState) => void) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['cycle', ...labelNames],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const c = await latest();
+        if (c) put((labels, value) => this.set({ cycle: c.cycle, ...labels }, value), c);
+      },
+    });
+  gauge(
+    'daybook_cycle_start_timestamp_seconds',
+    'When the latest cycle began: the 03:00 Beijing refresh of its date (Unix time).',
+    [],
+    (set, c) => set({}, seconds(cycleStart(c.cycle))),
+  );
+  gauge(
+    'daybook_cycle_deadline_timestamp_seconds',
+    'When the latest cycle should be complete: the next cycle’s 03:00 Beijing refresh (Unix time).',
+    [],
+    (set, c) => set({}, seconds(cycleDeadline(c.cycle))),
+  );
+  gauge(
+    'daybook_cycle_completed',
+    'Whether the latest cycle is complete (its cycle.completed event is written): 1 or 0.',
+    [],
+    (set, c) => set({}, c.completedAt ? 1 : 0),
+  );
+  gauge(
+    'daybook_cycle_completed_timestamp_seconds',
+    'When the latest cycle completed (Unix time); no sample while it is not complete.',
+    [],
+    (set, c) => {
+      if (c.completedAt) set({}, seconds(c.completedAt));
+    },
+  );
+  gauge(
+    'daybook_cycle_entries',
+    'Watch entries of the latest cycle by claim status (cycle_fetches); entries the plan did not reach have no claim and are not counted.',
+    ['status'],
+    (set, c) => {
+      for (const status of CLAIM_STATES) set({ status }, c.entries.get(status) ?? 0);
+    },
+  );
+  gauge(
+    'daybook_cycle_paused',
+    'Whether enterprise work of the latest cycle is paused, by cause: credits (insufficient_credits), refusing (the upstream refused call after call), retry_after (asked to wait too long), other.',
+    ['cause'],
+    (set, c) => {
+      const cause = c.paused ? pauseCause(c.pausedReason) : null;
+      for (const k of PAUSE_CAUSES) set({ cause: k }, k === cause ? 1 : 0);
+    },
+  );
+  gauge(
+    'daybook_cycle_credits',
+    'Credits of the latest cycle: its budget, spent (billed) and reserved (calls in flight).',
+    ['kind'],
+    (set, c) => {
+      set({ kind: 'budget' }, c.budget);
+      set({ kind: 'spent' }, c.spent);
+      set({ kind: 'reserved' }, c.reserved);
+    },
+  );
+  gauge(
+    'daybook_cycle_credits_left',
+    'Credits of the latest cycle’s budget neither spent nor reserved.',
+    [],
+    (set, c) => set({}, c.budget - c.spent - c.reserved),
+  );
+}
+
+/** The shared rate limiter (rate_limits, one row per operation): use, limit, refusals, block. */
+function registerRateGauges(registry: Registry, sql: postgres.Sql, options: OperatorMetricsOptions): void {
+  const rows = sharedRead(
+    () =>
+      sql<{ operation: string; calls: number; refusals: number; blocked: number }[]>`
+      select operation,
+        (select count(*) from unnest(calls) c where c > now() - interval '60 seconds')::int as calls,
+        refusals,
+        greatest(0, coalesce(extract(epoch from blocked_until - now()), 0))::float8 as blocked
+      from rate_limits`,
+  );
+  const perRow = (
+    name: string,
+    help: string,
+    value: (r: Awaited<ReturnType<typeof rows>>[number]) => number,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['operation'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const r of await rows()) this.set({ operation: r.operation }, value(r));
+      },
+    });
+  perRow(
+    'daybook_rate_limit_calls_last_minute',
+    'Upstream calls admitted by the shared rate limiter in the last 60 seconds, by operation.',
+    (r) => r.calls,
+  );
+  perRow(
+    'daybook_rate_limit_refusals_in_a_row',
+    'Rate-limit refusals in a row, by any process, by operation; an answer resets it, 30 pause the cycle.',
+    (r) => r.refusals,
+  );
+  perRow(
+    'daybook_rate_limit_blocked_seconds',
+    'Seconds until the operation may call again after a refusal (0: not blocked).',
+    (r) => r.blocked,
+  );
+  new Gauge({
+    name: 'daybook_rate_limit_per_minute',
+    help: 'The configured calls per minute of each upstream operation (DAYBOOK_ENTERPRISE_RATE, DAYBOOK_PRODUCT_RATE).',
+    labelNames: ['operation'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [operation, limit] of Object.entries(options.rateLimits ?? {}))
+        this.set({ operation }, limit);
+    },
+  });
+}
+
+/** Exports, webhook endpoints failing, and the workers listening on each queue. */
+function registerOutputGauges(registry: Registry, sql: postgres.Sql, queues: Queues): void {
+  new Gauge({
+    name: 'daybook_export_last_timestamp_seconds',
+    help: 'When the latest complete export package of each destination folder was finished (Unix time).',
+    labelNames: ['destination'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      // The destinations one at a time by the (destination, load_no) key, then the newest
+      // complete package of each, backwards along the same key.
+      const rows = await sql<{ destination: string; at: number }[]>`
+        with recursive d as (
+          select min(destination) as dest from exports
+          union all
+          select (select min(destination) from exports where destination > d.dest) from d where d.dest is not null
+        )
+        select d.dest as destination, extract(epoch from e.completed_at)::float8 as at
+        from d cross join lateral (
+          select completed_at from exports where destination = d.dest and state = 'complete'
+          order by load_no desc limit 1) e
+        where d.dest is not null`;
+      for (const r of rows) this.set({ destination: r.destination }, r.at);
+    },
+  });
+  // Subscriptions are few (one per endpoint), the failing ones fewer.
+  const failing = sharedRead(
+    () =>
+      sql<{ id: string; since: number }[]>`
+      select id::text as id, extract(epoch from failing_since)::float8 as since
+      from subscriptions where state = 'active' and failing_since is not null`,
+  );
+  new Gauge({
+    name: 'daybook_webhook_failing_endpoints',
+    help: 'Active webhook, chat and mail subscriptions whose latest delivery attempt failed.',
+    registers: [registry],
+    async collect() {
+      this.set((await failing()).length);
+    },
+  });
+  new Gauge({
+    name: 'daybook_webhook_failing_since_timestamp_seconds',
+    help: 'Since when each failing active subscription (by its id in `daybook subscribe list`) has failed every attempt (Unix time).',
+    labelNames: ['subscription'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const r of await failing()) this.set({ subscription: r.id }, r.since);
+    },
+  });
+  new Gauge({
+    name: 'daybook_workers',
+    help: 'Worker connections listening on each BullMQ queue, by queue (from Redis CLIENT LIST).',
+    labelNames: ['queue'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const queue of Object.keys(QUEUE_NAMES) as QueueKind[])
+        this.set({ queue }, await queues[queue].getWorkersCount());
+    },
+  });
+}
+
+/** Registers the operator's gauges on `registry` (see the module's comment). */
+export function registerOperatorGauges(
+  registry: Registry,
+  sql: postgres.Sql,
+  queues: Queues,
+  options: OperatorMetricsOptions = {},
+): void {
+  registerCycleGauges(registry, sql);
+  registerRateGauges(registry, sql, options);
+  registerOutputGauges(registry, sql, queues);
+}
