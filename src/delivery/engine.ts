@@ -245,9 +245,9 @@ export class DeliveryEngine {
 
   /**
    * Delivers the due work of one rate-limited subscription without going past its vendor's limit:
-   * one message per event while the window has room for them all, else the events folded into as
-   * few messages as the vendor's size allows, as many as the window has room for; the rest wait
-   * for room (no attempt is counted for them).
+   * one message per event while the vendor's minute can take them all, else the events folded
+   * into as few messages as the vendor's size allows (a digest keeps its own); as many messages as
+   * the window has room for, and the rest wait for room (no attempt is counted for them).
    */
   private async deliverBatch(all: Claimed[], summary: PassSummary): Promise<void> {
     // An event gone from the outbox is recorded as such, as anywhere else.
@@ -267,12 +267,21 @@ export class DeliveryEngine {
       ...window,
       want: ds.length,
     });
-    if (ds.length <= granted) {
+    // One message per event while the vendor's minute can take them all: as many now as the
+    // window has room for, the rest when it has room again.
+    if (ds.length <= Math.max(granted, limit.perMinute)) {
+      const now = ds.slice(0, granted);
       try {
-        for (const d of ds) await this.deliver(d, summary);
+        for (const d of now) await this.deliver(d, summary);
       } finally {
-        await settleSends(this.sql, first.subscription_id, ds.length);
+        await settleSends(this.sql, first.subscription_id, now.length);
       }
+      await releaseClaims(
+        this.sql,
+        ds.slice(now.length).map((d) => d.id),
+        this.holder,
+        freeAt,
+      );
       return;
     }
     // A digest keeps a message of its own; the other events are folded into the sends left.

@@ -9,7 +9,7 @@
  * once. Two receivers are down at first (DingTalk, which is rate limited, and Teams, which is
  * not) and get everything once they are back.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Envelope, readEvents } from '../../src/events/feed.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
@@ -167,6 +167,9 @@ describe('a real cycle reaches every channel', { timeout: 300_000 }, () => {
       expect(digests[0]?.text).toContain(CYCLES[1]);
       expect(digests[0]?.body).toContain('https://daybook.example/events?after=');
     }
+    // Feishu takes 100 a minute: a cycle's events go one message each, 5 a second at most.
+    expect(events.length).toBeLessThanOrEqual(100);
+    expect(receivers.feishu.accepted()).toHaveLength(events.length);
     expect(receivers.dingtalk.got.some((g) => g.status === 503)).toBe(true);
     expect(receivers.teams.got.some((g) => g.status === 503)).toBe(true);
 
@@ -181,6 +184,23 @@ describe('a real cycle reaches every channel', { timeout: 300_000 }, () => {
     expect(analyst).toHaveLength(events.length);
     for (const e of changes) expect(analyst.some((m) => String(m.text).includes(e.pid as string))).toBe(true);
     for (const m of analyst) expect(m.html).toBeTruthy();
+
+    // CHANNEL_SAMPLES=<dir> keeps one change message and the digest of each channel, as received.
+    const samples = process.env.CHANNEL_SAMPLES;
+    if (samples) {
+      mkdirSync(samples, { recursive: true });
+      for (const [vendor, r] of Object.entries(receivers)) {
+        const got = r.accepted();
+        const change = got.find((g) => !/每日摘要|digest/.test(g.text));
+        const digestGot = got.find((g) => /每日摘要 · 周期|daybook digest, cycle/.test(g.text));
+        writeFileSync(
+          `${samples}/${vendor}.json`,
+          JSON.stringify({ change: change?.json, digest: digestGot?.json }, null, 2),
+        );
+      }
+      writeFileSync(`${samples}/email-digest.eml`, to('risk@example.com')[0]?.raw ?? '');
+      writeFileSync(`${samples}/email-change.eml`, analyst.find((m) => /→/.test(String(m.text)))?.raw ?? '');
+    }
 
     for (const text of [first.stderr, last]) {
       expect(text).not.toContain(TOKEN);

@@ -210,15 +210,16 @@ describe('chat channels', { timeout: 120_000 }, () => {
         signingSecret: vendor === 'wecom' ? null : SIGNING,
         lang: 'en',
       });
-      const events = Array.from({ length: 100 }, () => changeEvent(CHINESE));
+      // Feishu takes 100 a minute one by one: its burst is 150.
+      const events = Array.from({ length: vendor === 'feishu' ? 150 : 100 }, () => changeEvent(CHINESE));
       await write(events);
       const e = engine({ rateWindowMs: windowMs, vendorWaitMs: windowMs });
       const pids = new Set(events.map((x) => x.pid as string));
       const named = () => new Set(r.accepted().flatMap((g) => g.text.match(/CHAT\d{5}/g) ?? []));
-      await until(e, `all 100 named (${vendor})`, () => [...pids].every((p) => named().has(p)));
+      await until(e, `all ${pids.size} named (${vendor})`, () => [...pids].every((p) => named().has(p)));
       // The receiver answers "too fast" past 20 in its window: it never had to.
       expect(r.got.filter((g) => !g.accepted).map((g) => g.answer)).toEqual([]);
-      expect(r.accepted().length).toBeLessThan(100);
+      expect(r.accepted().length).toBeLessThan(pids.size);
       // DingTalk and WeCom markdown holds fewer events than Feishu's 20 KB post.
       if (vendor !== 'feishu') expect(r.accepted().length).toBeGreaterThan(1);
       const [left] = await t.sql<{ n: number }[]>`

@@ -4,8 +4,9 @@
  * - a WeCom group bot takes 20 a minute;
  * - a Feishu (Lark) custom bot takes 100 a minute and 5 a second. One window of 5 messages in
  *   3 seconds keeps both: never more than 5 in any second, never more than 100 in any minute.
- * A subscription of these formats never sends more: a burst is folded into as few messages as
- * the vendor's size allows (engine.ts). Teams and Slack have no per-bot count that daybook keeps;
+ * A subscription of these formats never sends more. Events due together go one message each, as
+ * the window has room, as long as the vendor's minute can take them all; a burst beyond that is
+ * folded into as few messages as the vendor's size allows (engine.ts). Teams and Slack have no per-bot count that daybook keeps;
  * their "too many requests" (429) answers are waited out. Pure.
  */
 export interface RateLimit {
@@ -13,12 +14,14 @@ export interface RateLimit {
   perWindow: number;
   /** The window, as the vendor counts it. */
   windowMs: number;
+  /** Messages a minute: due events beyond this many are folded rather than sent one by one. */
+  perMinute: number;
 }
 
 export const RATE_LIMITS = {
-  dingtalk: { perWindow: 20, windowMs: 60_000 },
-  wecom: { perWindow: 20, windowMs: 60_000 },
-  feishu: { perWindow: 5, windowMs: 3_000 },
+  dingtalk: { perWindow: 20, windowMs: 60_000, perMinute: 20 },
+  wecom: { perWindow: 20, windowMs: 60_000, perMinute: 20 },
+  feishu: { perWindow: 5, windowMs: 3_000, perMinute: 100 },
 } as const satisfies Record<string, RateLimit>;
 
 export const RATE_LIMITED = Object.keys(RATE_LIMITS) as (keyof typeof RATE_LIMITS)[];
