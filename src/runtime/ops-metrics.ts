@@ -8,20 +8,12 @@
  */
 import type postgres from 'postgres';
 import { Gauge, type Registry } from 'prom-client';
+import { FETCH_STATUSES } from '../purchase/fetches.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
 import { QUEUE_NAMES, type QueueKind, type Queues } from './queues.ts';
 
 /** The states of a cycle's claim (cycle_fetches), each reported, 0 included. */
-export const CLAIM_STATES = [
-  'planned',
-  'deferred',
-  'skipped',
-  'fetching',
-  'retrying',
-  'succeeded',
-  'duplicate',
-  'failed',
-] as const;
+export const CLAIM_STATES = FETCH_STATUSES;
 
 /** Why a cycle is paused, as `daybook_cycle_paused{cause}` says. */
 export const PAUSE_CAUSES = ['credits', 'refusing', 'retry_after', 'other'] as const;
