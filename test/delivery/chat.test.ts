@@ -17,7 +17,7 @@ import { parseSchedule } from '../../src/retry/schedule.ts';
 import { waitFor } from '../faults/support/processes.ts';
 import { runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { CHINESE, HOSTILE } from './support/events.ts';
+import { CHINESE, HOSTILE, STATUS_CHANGE } from './support/events.ts';
 import { type SmtpReceiver, smtpReceiver } from './support/smtp.ts';
 import { inert, type VendorReceiver, vendorReceiver } from './support/vendors.ts';
 
@@ -87,16 +87,7 @@ function changeEvent(name: string, over: Partial<NewEvent> = {}): NewEvent {
     detectedAt: new Date('2026-11-10T03:40:00Z'),
     rawResponseId: null,
     name,
-    data: {
-      category: 'status',
-      field: 'ENTSTATUS',
-      kind: 'modified',
-      previous: '存续',
-      current: name === HOSTILE ? HOSTILE : '注销',
-      detail: 'to_bad',
-      from_version: 1,
-      to_version: 2,
-    },
+    data: { ...STATUS_CHANGE, current: name === HOSTILE ? HOSTILE : '注销' },
     ...over,
   };
 }

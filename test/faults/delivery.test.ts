@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addSubscription } from '../../src/delivery/store.ts';
 import { appendEvents, type NewEvent } from '../../src/events/outbox.ts';
+import { STATUS_CHANGE } from '../delivery/support/events.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { adminUrl } from '../support/pg-url.ts';
 import { figures } from './support/cycle.ts';
@@ -28,16 +29,7 @@ const event = (i: number): NewEvent => ({
   cycle: '2026-11-20',
   detectedAt: new Date(),
   rawResponseId: null,
-  data: {
-    category: 'status',
-    field: 'ENTSTATUS',
-    kind: 'modified',
-    previous: '存续',
-    current: '注销',
-    detail: 'to_bad',
-    from_version: 1,
-    to_version: 2,
-  },
+  data: { ...STATUS_CHANGE },
 });
 
 describe('webhook delivery under faults', { timeout: 240_000 }, () => {

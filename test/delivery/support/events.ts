@@ -5,6 +5,18 @@ export const HOSTILE =
   '**evil** [click](https://evil.example/x) ![img](https://evil.example/i.png) <at user_id="all">所有人</at> @all <a href="https://evil.example">x</a> \u001b[31mred\u001b[0m # h1 www.evil.example';
 export const CHINESE = '北京字节跳动科技有限公司（分公司）';
 
+/** The data of a registration status change, 存续 → 注销, as the history writes it. */
+export const STATUS_CHANGE = {
+  category: 'status',
+  field: 'ENTSTATUS',
+  kind: 'modified',
+  previous: '存续',
+  current: '注销',
+  detail: 'to_bad',
+  from_version: 1,
+  to_version: 2,
+} as const;
+
 let seq = 0;
 export function change(over: Partial<Envelope> = {}, data: Record<string, unknown> = {}): Envelope {
   seq++;
@@ -20,14 +32,7 @@ export function change(over: Partial<Envelope> = {}, data: Record<string, unknow
     detected_at: '2026-11-10T03:40:00.000Z',
     effective_date: null,
     raw_response_id: null,
-    data: {
-      category: 'status',
-      field: 'ENTSTATUS',
-      kind: 'modified',
-      previous: '存续',
-      current: '注销',
-      ...data,
-    },
+    data: { ...STATUS_CHANGE, ...data },
     ...over,
   };
 }
