@@ -259,9 +259,9 @@ export function startWorkers(
    * `maxStalledCount` times. An enterprise job's entry fails for the cycle (jobs/enterprise.ts
    * `abandonEnterprise`: what its dead holders may have been billed is in the ledger, and it is
    * not bought again); any other job gets a failed run with the reason. Either way it is logged
-   * and a job event says why.
+   * and a job event says why. The sweep (`quiet`) says nothing of an entry settled meanwhile.
    */
-  const settleStalled = async (kind: string, job: Job): Promise<void> => {
+  const settleStalled = async (kind: string, job: Job, quiet = false): Promise<void> => {
     const jobId = job.id ?? '?';
     // BullMQ counts the stalls on the job; it fails the job past `maxStalledCount` of them.
     const count = job.stalledCounter > 0 ? job.stalledCounter : maxStalledCount + 1;
@@ -273,6 +273,7 @@ export function startWorkers(
       if (data.success) {
         const reason = `its worker died ${times} while buying it (BullMQ failed the job: ${STALLED_TOO_OFTEN}, DAYBOOK_JOB_MAX_STALLS ${maxStalledCount})`;
         const done = await abandonEnterprise(deps, data.data, jobId, reason);
+        if (quiet && done.outcome !== 'failed') return;
         if (done.outcome === 'held') {
           // Another holder buys it now; if it dies too, the sweep below finds its lapsed claim.
           deps.log.warn(
@@ -312,10 +313,12 @@ export function startWorkers(
     );
     events.emit('job', { ...base, outcome: 'failed', detail: reason });
   };
-  const reportSettleError = (jobId: string | undefined, err: unknown) =>
+  const reportSettleError = (kind: string, jobId: string | undefined, err: unknown) =>
     deps.log.error(
-      { jobId, err: err instanceof Error ? err.message : String(err) },
-      'could not settle a job BullMQ failed for stalling; the next sweep tries again',
+      { kind, jobId, err: err instanceof Error ? err.message : String(err) },
+      kind === ENTERPRISE_JOB
+        ? 'could not settle a job BullMQ failed for stalling; once its claim lapses, a sweep does'
+        : 'could not record a job BullMQ failed for stalling',
     );
 
   /**
@@ -330,7 +333,9 @@ export function startWorkers(
       if (jobId === null) continue;
       const job = await queues.enterprise.getJob(jobId);
       if (!job || job.failedReason !== STALLED_TOO_OFTEN || !(await job.isFailed())) continue;
-      await settleStalled(ENTERPRISE_JOB, job).catch((err) => reportSettleError(jobId, err));
+      await settleStalled(ENTERPRISE_JOB, job, true).catch((err) =>
+        reportSettleError(ENTERPRISE_JOB, jobId, err),
+      );
     }
   };
   const runSweep = () => {
@@ -351,7 +356,7 @@ export function startWorkers(
     // A job failed for stalling too often never reached its processor: it is settled here.
     w.on('failed', (job, err) => {
       if (!job || (err?.message ?? job.failedReason) !== STALLED_TOO_OFTEN) return;
-      settleStalled(w.name, job).catch((e) => reportSettleError(job.id, e));
+      settleStalled(w.name, job).catch((e) => reportSettleError(w.name, job.id, e));
     });
     // A worker's own errors are logged, never thrown into the void; a Redis that cannot be
     // reached is said once per outage (reachability.ts), not once per reconnect.
