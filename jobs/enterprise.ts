@@ -96,6 +96,66 @@ export async function processEnterprise(
   }
 }
 
+/** The code an entry fails with when its job's worker died too many times while buying it. */
+export const WORKER_DIED = 'worker_died';
+
+/** What became of an entry whose job the queue gave up on. */
+export type AbandonOutcome =
+  | { outcome: 'failed'; entity: string; credits: number; detail: string }
+  | { outcome: 'skipped'; detail: string }
+  | { outcome: 'held'; detail: string; leaseUntil: Date };
+
+/**
+ * The queue gave up on the entry's job: its worker died while running it more often than the
+ * queue allows (an OOM loop, an answer that kills the process). The entry fails for the cycle
+ * with `reason`, as a final failure of any other kind: its claim is taken over, a call a dead
+ * holder sent and never settled is presumed billed (so the ledger holds every credit it may have
+ * cost), and it is not bought again in the cycle. `held`: another holder's live claim buys it
+ * now; ask again once that lease lapses. Settling the last entry asks for the cycle-complete step.
+ */
+export async function abandonEnterprise(
+  deps: JobDeps,
+  data: EnterpriseJobData,
+  jobId: string,
+  reason: string,
+): Promise<AbandonOutcome> {
+  const { sql, config } = deps;
+  const { cycle, watchId } = data;
+  try {
+    const got = await claimFetch(sql, cycle, watchId, holderOf(jobId), config.DAYBOOK_JOB_LOCK_MS);
+    switch (got.kind) {
+      case 'missing':
+        return { outcome: 'skipped', detail: `watch entry ${watchId} does not exist` };
+      case 'settled':
+        return { outcome: 'skipped', detail: `already ${got.status} in cycle ${cycle}` };
+      case 'not_planned':
+        return { outcome: 'skipped', detail: `not planned in cycle ${cycle}` };
+      case 'held':
+        return {
+          outcome: 'held',
+          leaseUntil: got.leaseUntil,
+          detail: `being bought by ${got.holder} (lease until ${got.leaseUntil.toISOString()})`,
+        };
+    }
+    const claim = got.claim;
+    const presumed = claim.lapsedCall?.reserved ?? 0;
+    const runId = await startRun(sql, { kind: ENTERPRISE_JOB, cycle, entity: claim.keyword, jobId });
+    await presumeLapsedCall(sql, claim, deps.now());
+    const detail =
+      presumed > 0 ? `${reason}; its last call never settled: ${presumed} credits presumed billed` : reason;
+    await failFetch(sql, claim, { final: true, code: WORKER_DIED, message: detail, entryError: reason });
+    await finishRun(sql, runId, {
+      outcome: 'failed',
+      errorCode: WORKER_DIED,
+      errorMessage: detail,
+      credits: presumed,
+    });
+    return { outcome: 'failed', entity: claim.keyword, credits: presumed, detail };
+  } finally {
+    await askCycleComplete(deps, cycle);
+  }
+}
+
 /** Asks for the cycle-complete step when the cycle's work looks settled; never fails the job. */
 async function askCycleComplete(deps: JobDeps, cycle: string): Promise<void> {
   try {

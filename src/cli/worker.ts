@@ -59,6 +59,7 @@ export function workerCommand(): Command {
           concurrency,
           upstreamTimeoutMs: config.DAYBOOK_HTTP_TIMEOUT_MS,
           lockMs: config.DAYBOOK_JOB_LOCK_MS,
+          maxStalledCount: config.DAYBOOK_JOB_MAX_STALLS,
           reach,
         },
       );

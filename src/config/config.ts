@@ -148,6 +148,8 @@ export const ENV_SCHEMA = z.object({
   DAYBOOK_ERROR_RETENTION_DAYS: int('DAYBOOK_ERROR_RETENTION_DAYS', 0, 3650).default(0),
   DAYBOOK_WORKER_CONCURRENCY: int('DAYBOOK_WORKER_CONCURRENCY', 1, 256).default(4),
   DAYBOOK_JOB_LOCK_MS: int('DAYBOOK_JOB_LOCK_MS', 2000, 600_000).default(30_000),
+  /** Times a job may stall (its worker died running it) before BullMQ fails it (src/runtime/worker.ts). */
+  DAYBOOK_JOB_MAX_STALLS: int('DAYBOOK_JOB_MAX_STALLS', 1, 1000).default(20),
   DAYBOOK_STOP_TIMEOUT_MS: int('DAYBOOK_STOP_TIMEOUT_MS', 1000, 3_600_000).default(50_000),
   DAYBOOK_PRODUCT_LOOKBACK_DAYS: int('DAYBOOK_PRODUCT_LOOKBACK_DAYS', 1, 30).default(2),
   DAYBOOK_PRODUCT_LIMIT: int('DAYBOOK_PRODUCT_LIMIT', 1, 20).default(20),

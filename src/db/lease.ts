@@ -36,6 +36,12 @@ export function holderOf(jobId: string): string {
   return `${PROCESS_HOLDER}/${jobId}`.slice(0, 200);
 }
 
+/** The job a job's claim was taken for (`holderOf`), or null for a holder of no job. */
+export function jobOfHolder(holder: string): string | null {
+  const slash = holder.indexOf('/');
+  return slash < 0 ? null : holder.slice(slash + 1);
+}
+
 /** Whether process `pid` of this machine is known gone (no such process). */
 export function localProcessGone(pid: number): boolean {
   try {

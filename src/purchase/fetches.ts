@@ -306,7 +306,9 @@ export async function completeFetch(
 
 /**
  * A failed attempt: `retrying` (the claim is let go, so the retry can take it at once) or, when
- * `final`, `failed` for the cycle. The watch entry keeps the error where users see it.
+ * `final`, `failed` for the cycle. The watch entry keeps the error where users see it. A final
+ * failure gives back a reservation left on the row by a claim that lapsed before its call: no
+ * call will use it in this cycle.
  */
 export async function failFetch(
   sql: Sql,
@@ -314,6 +316,19 @@ export async function failFetch(
   failure: { final: boolean; code: string; message: string; entryError: string },
 ): Promise<void> {
   await inTransaction(sql, async (tx) => {
+    if (failure.final) {
+      const [left] = await tx<{ credits_reserved: number }[]>`
+        select credits_reserved from cycle_fetches
+        where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
+          and status = 'fetching' and call_fence is null and credits_reserved > 0
+        for update`;
+      if (left) {
+        await settleCredits(tx, claim.cycle, left.credits_reserved, 0);
+        await tx`update cycle_fetches set credits_reserved = 0
+                 where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
+        claim.creditsReserved = 0;
+      }
+    }
     const moved =
       await tx`update cycle_fetches set status = ${failure.final ? 'failed' : 'retrying'}, ${letGo(tx)},
                error_code = ${failure.code}, error_message = ${failure.message}, updated_at = now()
@@ -438,6 +453,21 @@ export async function fetchesInFlight(sql: Sql, cycle: string): Promise<number[]
   const rows = await sql<{ watch_id: string }[]>`
     select watch_id from cycle_fetches where cycle = ${cycle} and status in ('fetching', 'retrying')`;
   return rows.map((r) => Number(r.watch_id));
+}
+
+/**
+ * The claims whose holder's lease lapsed with the entry unsettled (`fetching`): their holder died
+ * or starved, and nothing has taken them over yet. A job's claim names its job (src/db/lease.ts
+ * `jobOfHolder`), so the runtime can ask the queue what became of it. Only the last week's
+ * cycles are looked at (an index range, however long the history).
+ */
+export async function lapsedClaims(sql: Sql): Promise<{ cycle: string; watchId: number; holder: string }[]> {
+  const rows = await sql<{ cycle: string; watch_id: string; holder: string }[]>`
+    select cycle::text as cycle, watch_id, holder from cycle_fetches
+    where cycle >= current_date - 7 and status = 'fetching' and holder is not null
+      and not ${leaseLive(sql, 'lease_until')}
+    order by cycle, watch_id limit 1000`;
+  return rows.map((r) => ({ cycle: r.cycle, watchId: Number(r.watch_id), holder: r.holder }));
 }
 
 function lostMessage(claim: Claim): string {
