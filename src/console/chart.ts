@@ -3,7 +3,7 @@
  * CDN, and works offline. Every chart is an image with a title and a description for screen
  * readers; the page shows its figures in a table beside it. Only numbers and escaped labels go in.
  */
-import { type Html, html, join, trusted } from './html.ts';
+import { type Html, html, join } from './html.ts';
 
 const W = 720;
 const H = 240;
@@ -47,10 +47,11 @@ function yAxis(values: number[], y: (v: number) => number): Html {
 /** Labels under the x axis: at most about eight, evenly spread. */
 function xLabels(labels: string[], x: (i: number) => number): Html {
   const every = Math.max(1, Math.ceil(labels.length / 8));
+  const last = labels.length - 1;
   return join(
     labels.map((l, i) =>
-      i % every === 0 || i === labels.length - 1
-        ? html`<text x="${x(i)}" y="${H - PAD.bottom + 16}" text-anchor="middle" class="tick">${l}</text>`
+      i % every === 0 || (i === last && last % every >= every / 2)
+        ? html`<text x="${x(i)}" y="${H - PAD.bottom + 16}" text-anchor="${labels.length > 1 && i === 0 ? 'start' : labels.length > 1 && i === last ? 'end' : 'middle'}" class="tick">${l}</text>`
         : '',
     ),
   );
@@ -90,7 +91,7 @@ export interface Point {
   value: number | null;
 }
 
-/** A line over points in order; `inverted` puts the smallest value at the top (a rank). */
+/** A line over points in order; `inverted` puts 1 at the top and larger values below (a rank). */
 export function lineChart(
   id: string,
   title: string,
@@ -99,11 +100,10 @@ export function lineChart(
   inverted = false,
 ): Html {
   const values = points.map((p) => p.value).filter((v): v is number => v !== null);
-  const lo = inverted ? Math.min(1, ...values) : 0;
-  const hi = Math.max(lo + 1, ...values);
-  const axis = ticks(lo === 1 ? 0 : lo, hi).filter((v) => !inverted || v >= 1 || v === 0);
+  const hi = Math.max(inverted ? 2 : 1, ...values);
+  const axis = inverted ? [1, ...ticks(0, hi).filter((v) => v > 1 && Number.isInteger(v))] : ticks(0, hi);
   const bottom = axis[0] ?? 0;
-  const top = axis.at(-1) ?? hi;
+  const top = Math.max(axis.at(-1) ?? hi, hi);
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
   const x = (i: number) => PAD.left + (points.length <= 1 ? plotW / 2 : (plotW * i) / (points.length - 1));
@@ -114,7 +114,7 @@ export function lineChart(
     .filter((p): p is { x: number; y: number } => p !== null);
   const polyline = html`<polyline class="line" points="${pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ')}"/>`;
   const dots = pts.map(
-    (p) => html`<circle class="dot" cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="3"/>`,
+    (p) => html`<circle class="dot" cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="3.5"/>`,
   );
   return frame(
     id,
@@ -123,6 +123,6 @@ export function lineChart(
     html`${yAxis(axis, y)}${polyline}${dots}${xLabels(
       points.map((p) => p.label),
       x,
-    )}${trusted('')}`,
+    )}`,
   );
 }

@@ -98,7 +98,10 @@ export function severityBadge(s: string): Html {
   return html`<span class="sev sev-${['high', 'medium', 'low'].includes(s) ? s : 'low'}">${s}</span>`;
 }
 
-/** A table with a caption and column headers; `rows` are already rendered cells. */
+/**
+ * A table with a caption (for screen readers: the heading above it says the same to the eye) and
+ * column headers; `rows` are already rendered cells.
+ */
 export function table(caption: string, headers: readonly string[], rows: readonly Html[], cls = ''): Html {
   return html`<div class="scroll" role="region" aria-label="${caption}" tabindex="0"><table${cls ? html` class="${cls}"` : ''}><caption>${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }

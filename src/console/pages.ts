@@ -94,7 +94,7 @@ function operationsSection(ctx: PageContext, o: Overview): Html {
   const queue = o.queue.map((q) => `${q.state}: ${num(q.n)}`).join(' · ');
   return html`<section aria-labelledby="rate-h"><h2 id="rate-h">${t.rateUse}</h2>
 ${table(t.rateUse, [t.operation, t.callsInWindow, t.blockedUntil, t.refusalsInRow], rates)}
-${table(t.upstreamAnswers, [t.operation, t.outcome, t.count], answers)}</section>
+<h3>${t.upstreamAnswers}</h3>${table(t.upstreamAnswers, [t.operation, t.outcome, t.count], answers)}</section>
 <section aria-labelledby="export-h"><h2 id="export-h">${t.lastExport}</h2>${exp}</section>
 <section aria-labelledby="deliv-h"><h2 id="deliv-h">${t.deliveries}</h2>
 ${subs.length === 0 ? html`<p>${t.noSubscriptions}</p>` : table(t.deliveries, [t.subscription, t.format, t.status, t.failingSince], subs)}
@@ -154,7 +154,7 @@ function recordSection(ctx: PageContext, c: Row): Html {
   const rows = RECORD_FIELDS.map(
     ([col, label]) => html`<tr><th scope="row">${label}</th><td>${c[col] as string | null}</td></tr>`,
   );
-  return html`<section aria-labelledby="rec-h"><h2 id="rec-h">${ctx.t.currentRecord}</h2>${table(ctx.t.currentRecord, [ctx.t.field, ctx.t.value], rows, 'record')}</section>`;
+  return html`<section aria-labelledby="rec-h"><h2 id="rec-h">${ctx.t.currentRecord}</h2>${table(ctx.t.currentRecord, [ctx.t.field, ctx.t.value], rows, 'record wide')}</section>`;
 }
 
 function timelineSection(ctx: PageContext, c: Company): Html {
@@ -177,7 +177,7 @@ function timelineSection(ctx: PageContext, c: Company): Html {
     const body =
       changes.length === 0
         ? html`<p>${n === 1 ? t.noChangesVersion : ''}</p>`
-        : table(`${t.version} ${n}`, [t.category, t.field, t.before, t.after, t.severity], rows);
+        : table(`${t.version} ${n}`, [t.category, t.field, t.before, t.after, t.severity], rows, 'wide');
     return html`<li><h3>${t.version} ${n} · ${t.cycle} ${v.cycle as string}</h3><p class="meta">${t.validFrom} ${when(v.valid_from as Date)}${raw}</p>${body}</li>`;
   });
   return html`<section aria-labelledby="tl-h"><h2 id="tl-h">${t.timeline}</h2><ol class="timeline" reversed>${items}</ol></section>`;
@@ -262,7 +262,7 @@ export function companyPage(ctx: PageContext, pid: string, c: Company, at: strin
   return page(
     ctx,
     name,
-    html`<p class="meta">${ctx.t.pid} ${pid}</p>${nav}${recordSection(ctx, c.current)}${asOfSection(ctx, c, pid, at)}${timelineSection(ctx, c)}${eventsAndPlanner(ctx, c)}`,
+    html`<p class="meta">${ctx.t.pid} ${pid}</p>${nav}${recordSection(ctx, c.current)}${timelineSection(ctx, c)}${asOfSection(ctx, c, pid, at)}${eventsAndPlanner(ctx, c)}`,
   );
 }
 
@@ -312,6 +312,7 @@ export function changesPage(
             t.changes,
             [t.detected, t.cycle, t.company, t.category, t.field, t.before, t.after, t.severity],
             body,
+            'wide',
           )
     }${pager}`,
   );
@@ -356,6 +357,7 @@ export function watchlistPage(ctx: PageContext, rows: readonly WatchRow[], next:
         t.matchLevel,
       ],
       body,
+      'wide',
     )}${pager}`,
   );
 }

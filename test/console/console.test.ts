@@ -250,13 +250,15 @@ describe('the web console over HTTP', { timeout: 300_000 }, () => {
   });
 
   it("shows a day's trending list and a product's votes and rank across pulls", async () => {
-    const list = await get('/ui/products');
+    const list = await get(`/ui/products?date=${w.trendingDate}`);
     expect(list.body).toContain(`href="/ui/products/${w.trendingProduct}"`);
     const p = await get(`/ui/products/${w.trendingProduct}`);
     expect(p.body).toContain('<svg class="chart"');
+    expect((await get('/ui/products')).body).toContain('<option value="2026-11-19" selected>');
     expect(p.body).toMatch(/<polyline class="line" points="[\d.,\s]+"/);
     const [pulls] = await w.c.t.sql<{ n: number }[]>`
       select count(*)::int as n from trending_snapshots where product_id = ${w.trendingProduct}`;
+    expect(pulls?.n).toBeGreaterThan(1);
     expect([...p.body.matchAll(/<circle class="dot"/g)].length).toBe(2 * (pulls?.n ?? 0));
   });
 });

@@ -3,10 +3,12 @@
  * hostile text written into some of what upstream sent, and the admin server with its console on
  * port 0, behind a token.
  */
+import { spawn } from 'node:child_process';
 import { scheduledPulls } from '../../jobs/products.ts';
 import { type ConsoleReader, openConsoleReader } from '../../src/console/reader.ts';
 import { type RunningAdmin, startAdminServer } from '../../src/runtime/admin.ts';
 import { pacificDate } from '../../src/time/cycles.ts';
+import { BIN } from './cli.ts';
 import { type CliSim, cliAgainstSim } from './cli-sim.ts';
 import { runCyclesInline, watchChanging } from './inline.ts';
 import { UNTHROTTLED } from './sim.ts';
@@ -33,8 +35,9 @@ export interface ConsoleWorld {
   historyPid: string;
   /** A product whose name, tagline, url and a comment are hostile. */
   hostileProduct: string;
-  /** A product listed in more than one pull. */
+  /** The product listed in the most pulls, and the latest day it was listed. */
   trendingProduct: string;
+  trendingDate: string;
   close(): Promise<void>;
 }
 
@@ -67,7 +70,7 @@ async function makeHostile(c: CliSim): Promise<{ pid: string; product: string }>
 export async function consoleWorld(): Promise<ConsoleWorld> {
   const c = await cliAgainstSim({ enterprises: 300, rateLimits: UNTHROTTLED });
   await watchChanging(c.t, c.sim, CONSOLE_CYCLES, 8);
-  await runCyclesInline(c.t, c.sim, CONSOLE_CYCLES, (now) => scheduledPulls(pacificDate(now), 2));
+  await runCyclesInline(c.t, c.sim, CONSOLE_CYCLES, (now) => scheduledPulls(pacificDate(now), 3));
   const hostile = await makeHostile(c);
   const [h] = await c.t.sql<{ pid: string }[]>`
     select a.pid from analytics.enterprise_history a join analytics.enterprise_history b on b.pid = a.pid and b.version = a.version + 1
@@ -75,10 +78,11 @@ export async function consoleWorld(): Promise<ConsoleWorld> {
     order by a.pid limit 1`;
   const [multi] = await c.t.sql<{ pid: string }[]>`
     select pid from enterprise_versions where pid <> ${hostile.pid} group by pid having count(*) > 1 order by pid limit 1`;
-  const [tp] = await c.t.sql<{ product_id: string }[]>`
-    select product_id from trending_snapshots
-    where product_id <> ${hostile.product} and list_date = (select max(list_date) from trending_snapshots)
+  const [tp] = await c.t.sql<{ product_id: string; list_date: string }[]>`
+    select product_id, max(list_date)::text as list_date from trending_snapshots
+    where product_id <> ${hostile.product}
     group by product_id order by count(*) desc, product_id limit 1`;
+  if (!tp) throw new Error('the cycles pulled no list');
   const reader = await openConsoleReader(c.t.sql, c.t.url, false);
   const admin = await startAdminServer({
     sql: c.t.sql,
@@ -96,11 +100,55 @@ export async function consoleWorld(): Promise<ConsoleWorld> {
     hostilePid: hostile.pid,
     historyPid: h?.pid ?? multi?.pid ?? hostile.pid,
     hostileProduct: hostile.product,
-    trendingProduct: tp?.product_id ?? hostile.product,
+    trendingProduct: tp.product_id,
+    trendingDate: tp.list_date,
     async close() {
       await admin.close();
       await reader.close();
       await c.close();
+    },
+  };
+}
+
+/** `daybook serve` as a child process on port 0: its console's address, and its stop. */
+export interface ServeProcess {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `daybook serve --port 0` in `cwd` with `env` and waits for the address it prints. */
+export async function startServe(cwd: string, env: Record<string, string>): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+    cwd,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      CI: 'true',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /console on (http:\/\/\S+)\/ui\//.exec(out);
+      if (m) resolve(m[1] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`daybook serve ended (${code}): ${err}`)));
+  });
+  return {
+    url,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
     },
   };
 }
