@@ -390,19 +390,24 @@ export function productsPage(
 export function productPage(ctx: PageContext, p: Product): Html {
   const { t } = ctx;
   const c = p.current;
-  const label = (x: Product['pulls'][number]) =>
-    `${x.list_date.slice(5)} ${when(x.fetched_at).slice(11, 16)}`;
+  // A pull is named by its list's day and its place among that day's pulls: 11-19 #2.
+  const seen = new Map<string, number>();
+  const labels = p.pulls.map((x) => {
+    const k = (seen.get(x.list_date) ?? 0) + 1;
+    seen.set(x.list_date, k);
+    return `${x.list_date.slice(5)} #${k}`;
+  });
   const votes = lineChart(
     'votes',
     `${t.votes}: ${String(c.name)}`,
     t.trajectoryDesc,
-    p.pulls.map((x) => ({ label: label(x), value: x.votes_count })),
+    p.pulls.map((x, i) => ({ label: labels[i] as string, value: x.votes_count })),
   );
   const rank = lineChart(
     'rank',
     `${t.rank}: ${String(c.name)}`,
     t.trajectoryDesc,
-    p.pulls.map((x) => ({ label: label(x), value: x.position })),
+    p.pulls.map((x, i) => ({ label: labels[i] as string, value: x.position })),
     true,
   );
   const pulls = p.pulls.map(

@@ -4,7 +4,7 @@
  * filters the changes and opens a product's trajectory. Any console error or failed request
  * fails the test; hostile names never run script; axe-core, run in each page, finds no serious
  * or critical violation. Screenshots go to test-output/console/ (and, with
- * DAYBOOK_DOCS_SCREENSHOTS=1, the README's three to docs/console/).
+ * CONSOLE_DOCS_SCREENSHOTS=1, the README's three to docs/console/).
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -82,7 +82,7 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
   const shot = async (page: Page, name: string, docs = false) => {
     const file = join(OUT, `${name}.png`);
     await page.screenshot({ path: file, fullPage: true });
-    if (docs && process.env.DAYBOOK_DOCS_SCREENSHOTS === '1') {
+    if (docs && process.env.CONSOLE_DOCS_SCREENSHOTS === '1') {
       mkdirSync(DOCS, { recursive: true });
       copyFileSync(file, join(DOCS, `${name}.png`));
     }
