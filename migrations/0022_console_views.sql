@@ -42,10 +42,9 @@ FROM watchlist w;
 CREATE VIEW console.planner_state AS
 SELECT p.scale, p.cycle, p.capacity, p.entries, p.updated_at FROM planner_state p;
 --> statement-breakpoint
+-- Every name and former name a company had, one row per version: what the search reads.
 CREATE VIEW console.enterprise_names AS
-SELECT v.pid, v.ent_name AS name, v.uncid, v.version FROM enterprise_versions v
-UNION ALL
-SELECT v.pid, v.history_name, v.uncid, v.version FROM enterprise_versions v WHERE v.history_name IS NOT NULL;
+SELECT v.pid, v.version, v.ent_name, v.history_name, v.uncid FROM enterprise_versions v;
 --> statement-breakpoint
 CREATE VIEW console.raw_answers AS
 SELECT r.id, r.operation, r.params, r.http_status, r.outcome, r.cycle, r.fetched_at, r.landed_at,

@@ -55,12 +55,11 @@ export async function readOverview(tx: ReadTx): Promise<Overview> {
         select status, error_code, count(*)::int as n from console.cycle_fetches
         where cycle = ${cycle.cycle} group by 1, 2 order by 1, 2`
     : [];
+  // Each cycle's budget row keeps what the ledger billed for it (spent): no ledger scan.
   const credits = cycle
     ? await tx<{ day: string; credits: number; budget: number | null }[]>`
-        select d::date::text as day, coalesce(u.credits, 0)::int as credits, b.budget
+        select d::date::text as day, coalesce(b.spent, 0)::int as credits, b.budget
         from generate_series(${cycle.cycle}::date - 89, ${cycle.cycle}::date, interval '1 day') d
-        left join (select cycle, sum(credits)::int as credits from analytics.credit_usage
-                   where cycle > ${cycle.cycle}::date - 90 group by cycle) u on u.cycle = d::date
         left join console.cycle_budgets b on b.cycle = d::date
         order by 1`
     : [];
@@ -101,18 +100,38 @@ function likeText(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** Companies by part of a name or former name, or by the whole credit code or PID. */
+/**
+ * Companies by part of a name or former name, or by the whole credit code or PID. A code or PID is
+ * found through its index; a part of a name by reading every name, with LIKE (byte matching: Chinese
+ * has no case), and ILIKE only when the text holds Latin letters (its case folding is what costs).
+ */
 export async function searchCompanies(tx: ReadTx, q: string, limit = 50): Promise<SearchHit[]> {
   const pattern = `%${likeText(q)}%`;
+  const latin = /[A-Za-z]/.test(q);
   return tx<SearchHit[]>`
-    with hits as (
-      select pid, min(name) as matched from console.enterprise_names
-      where name ilike ${pattern} or uncid = upper(${q}) or pid = ${q}
+    with exact as (
+      select pid, null::text as matched from console.enterprise_names where uncid = upper(${q})
+      union select pid, null from console.enterprise_names where pid = ${q}
+    ), named as (
+      -- Read only when no code or PID matched: that scan is the search's one cost.
+      select pid, min(case when ent_name like ${pattern} or (${latin}::boolean and ent_name ilike ${pattern})
+                      then ent_name else history_name end) as matched
+      from console.enterprise_names
+      where not exists (select 1 from exact)
+        and (ent_name like ${pattern} or history_name like ${pattern}
+          or (${latin}::boolean and (ent_name ilike ${pattern} or history_name ilike ${pattern})))
       group by pid limit ${limit}
+    ), hits as (
+      select pid, min(matched) as matched, bool_or(matched is null) as exact
+      from (select * from exact union all select * from named) h group by pid
     )
-    select c.pid, c.ent_name, c.uncid, h.matched
-    from hits h join analytics.enterprise_current c on c.pid = h.pid
-    order by (c.pid = ${q} or c.uncid = upper(${q})) desc, (c.ent_name ilike ${pattern}) desc, c.ent_name, c.pid`;
+    select c.pid, c.ent_name, c.uncid, coalesce(h.matched, c.ent_name) as matched
+    from hits h
+    cross join lateral (
+      select v.pid, v.ent_name, v.uncid from analytics.enterprise_history v where v.pid = h.pid and v.is_current
+    ) c
+    order by h.exact desc, c.ent_name, c.pid
+    limit ${limit}`;
 }
 
 export type Row = Record<string, unknown>;
@@ -205,16 +224,18 @@ export async function readChanges(
   limit: number,
 ): Promise<ChangeRow[]> {
   return tx<ChangeRow[]>`
-    select change_id::float8 as change_id, pid, current_name, cycle::text as cycle, detected_at, category,
-      field, kind, before, after, detail, severity, to_version
+    select c.change_id::float8 as change_id, c.pid, c.current_name, c.cycle::text as cycle, c.detected_at,
+      c.category, c.field, c.kind, c.before, c.after, c.detail, c.severity, c.to_version
     from analytics.enterprise_changes
-    where (${before}::bigint is null or change_id < ${before}::bigint)
-      and (${f.severity}::text is null or severity = ${f.severity}::text)
-      and (${f.category}::text is null or category = ${f.category}::text)
-      and (${f.from}::date is null or cycle >= ${f.from}::date)
-      and (${f.to}::date is null or cycle <= ${f.to}::date)
-      and (${f.pid}::text is null or pid = ${f.pid}::text)
-    order by change_id desc
+      c
+    where (${before}::bigint is null or c.change_id < ${before}::bigint)
+      and (${f.severity}::text is null or c.severity = ${f.severity}::text)
+      and (${f.category}::text is null or c.category = ${f.category}::text)
+      and (${f.from}::date is null or c.cycle >= ${f.from}::date)
+      and (${f.to}::date is null or c.cycle <= ${f.to}::date)
+      and (${f.pid}::text is null or c.pid = ${f.pid}::text)
+    -- The view's own column, not the float8 shown: the order is the primary key's index.
+    order by c.change_id desc
     limit ${limit}`;
 }
 
@@ -240,12 +261,13 @@ export interface WatchRow {
 /** A page of the watchlist in id order, after the id `after`. */
 export async function readWatchlist(tx: ReadTx, after: number, limit: number): Promise<WatchRow[]> {
   return tx<WatchRow[]>`
-    select w.id::float8 as id, w.keyword, w.priority, w.active, w.pid, c.ent_name, w.last_refreshed_at,
+    select w.id::float8 as id, w.keyword, w.priority, w.active, w.pid,
+      (select v.ent_name from analytics.enterprise_history v where v.pid = w.pid and v.is_current) as ent_name,
+      w.last_refreshed_at,
       floor(extract(epoch from now() - w.last_refreshed_at) / 86400)::int as days_stale,
       w.change_rate, w.due_at, w.last_outcome, w.last_error, w.last_cycle::text as last_cycle,
       w.uscc, w.pin_uscc, w.resolution_mismatch
     from console.watchlist w
-    left join analytics.enterprise_current c on c.pid = w.pid
     where w.id > ${after}
     order by w.id
     limit ${limit}`;

@@ -124,6 +124,13 @@ describe('the web console over HTTP', { timeout: 300_000 }, () => {
       const a = await get(`/ui/companies?q=${encodeURIComponent(q)}`);
       expect(a.body, q).toContain(link);
     }
+    const [former] = await w.c.t.sql<{ pid: string; history_name: string }[]>`
+      select pid, history_name from analytics.enterprise_history
+      where history_name is not null and pid <> ${w.hostilePid} order by pid limit 1`;
+    if (!former) throw new Error('no company with a former name');
+    const byFormer = await get(`/ui/companies?q=${encodeURIComponent(former.history_name)}`);
+    expect(byFormer.body).toContain(`href="/ui/companies/${encodeURIComponent(former.pid)}"`);
+    expect(byFormer.body).toContain(former.history_name.replace(/&/g, '&amp;'));
     expect((await get('/ui/companies?q=%25')).status).toBe(200);
     expect((await get('/ui/companies?q=zzzz-nothing')).body).toContain('Nothing matches.');
   });
