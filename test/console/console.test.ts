@@ -268,4 +268,16 @@ describe('the web console over HTTP', { timeout: 300_000 }, () => {
     expect(pulls?.n).toBeGreaterThan(1);
     expect([...p.body.matchAll(/<circle class="dot"/g)].length).toBe(2 * (pulls?.n ?? 0));
   });
+
+  it('says on the overview why entries failed and why the cycle is paused', async () => {
+    const sql = w.c.t.sql;
+    await sql`update cycle_fetches set status = 'failed', error_code = 'server_error'
+      where (cycle, watch_id) in (select cycle, watch_id from cycle_fetches where cycle = '2026-11-21' order by watch_id limit 2)`;
+    await sql`update cycle_budgets set paused_at = now(), paused_reason = ${`insufficient_credits: ${HOSTILE}`}
+      where cycle = '2026-11-21'`;
+    const a = await get('/ui/');
+    expect(a.body).toMatch(/<th scope="row">failed<\/th><td class="n">2<\/td><td>server_error × 2<\/td>/);
+    expect(a.body).toContain('insufficient_credits: &lt;script&gt;');
+    expect(a.body).not.toContain('Not paused');
+  });
 });
