@@ -66,6 +66,8 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
   beforeAll(async () => {
     const executablePath = ensureChromium();
     ensureDebianTool('/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc', 'fonts-noto-cjk');
+    // The simulator's comments hold emoji: without a font for them, screenshots show empty boxes.
+    ensureDebianTool('/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf', 'fonts-noto-color-emoji');
     mkdirSync(OUT, { recursive: true });
     w = await consoleWorld();
     browser = await chromium.launch({
