@@ -31,8 +31,9 @@ const FOLDERS = [
   ['src/history', 3.5],
   ['src/delivery', 3.6],
   ['src/export', 3.6],
-  // L4 the job processors
+  // L4 the job processors, and the web console (reads views only; neither imports the other)
   ['jobs', 4],
+  ['src/console', 4],
   // L5 the runtime that runs them
   ['src/runtime', 5],
   // L6 the command line, and bin/ on top
@@ -95,6 +96,14 @@ module.exports = {
       severity: 'error',
       from: { path: under(DOMAIN_AND_BELOW) },
       to: { path: under(['jobs', 'src/runtime']) },
+    },
+    {
+      name: 'console-reads-only',
+      comment:
+        'src/console reads the views through the sql reader: it imports no job, no runtime and no domain module that writes (only src/db and the leaves).',
+      severity: 'error',
+      from: { path: under(['src/console']) },
+      to: { path: '^(jobs|src/runtime|src/events|src/watch|src/landing|src/purchase|src/plan|src/history|src/delivery|src/export|src/upstream|src/normalize|src/sim)/' },
     },
     {
       name: 'jobs-not-runtime',

@@ -11,6 +11,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { benchCli } from './cli.ts';
+import { benchConsole } from './console.ts';
 import { benchCredit } from './credit.ts';
 import { benchDelivery } from './delivery.ts';
 import { benchDiff } from './diff.ts';
@@ -45,6 +46,10 @@ const PARTS = {
     smoke: () => benchExport({ size: { enterprises: 900, runs: 20 }, repeats: 1, profile: 'always' }),
   },
   refresh: { full: () => benchRefresh(), smoke: () => benchRefresh({ firms: 300, days: 20, tail: 10 }) },
+  console: {
+    full: () => benchConsole(),
+    smoke: () => benchConsole([{ companies: 400, days: 20 }], 1),
+  },
   soak: {
     full: () => benchSoak(),
     smoke: () => benchSoak({ firms: 100, cycles: 3, baselineFirms: 10, queryRepeats: 1 }),

@@ -1,6 +1,7 @@
 /** The printed table of bench/results.json: one line per figure, with its target and verdict. */
 
 import type { CliResult } from './cli.ts';
+import type { ConsoleResult } from './console.ts';
 import type { CreditResult } from './credit.ts';
 import type { DeliveryResult } from './delivery.ts';
 import type { DiffResult } from './diff.ts';
@@ -293,6 +294,19 @@ function soakLines(r: SoakResult): Line[] {
   ];
 }
 
+function consoleLines(r: ConsoleResult): Line[] {
+  return r.runs.flatMap((run) =>
+    Object.entries(run.pagesMs).map(
+      ([page, ms]): Line => [
+        `console, ${n(run.companies)} companies x ${n(run.days)} days: ${page}`,
+        `${ms} ms (median of ${r.repeats})`,
+        `< ${r.targetMs} ms`,
+        yes(ms < r.targetMs),
+      ],
+    ),
+  );
+}
+
 const PART_LINES: Record<string, (x: never) => Line[]> = {
   rate: rateLines,
   credit: creditLines,
@@ -304,6 +318,7 @@ const PART_LINES: Record<string, (x: never) => Line[]> = {
   delivery: deliveryLines,
   export: exportLines,
   refresh: refreshLines,
+  console: consoleLines,
   soak: soakLines,
 };
 

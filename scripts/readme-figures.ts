@@ -44,6 +44,7 @@ export const MAIN_PARTS = [
   'cli',
   'delivery',
   'export',
+  'console',
 ];
 
 /** The span that holds the demo's output. */

@@ -166,8 +166,16 @@ async function showDemoExports(
     `  load it into DuckDB: npm run duckdb-load -- ${relative(process.cwd(), exportDir) || exportDir} demo.duckdb   (docs/export.md)`,
   );
   say('');
+  const dataDir = config.DATABASE_URL
+    ? ''
+    : `DAYBOOK_DATA_DIR=${relative(process.cwd(), demoConfig.DAYBOOK_DATA_DIR) || '.'} `;
   say(
-    `done in ${((performance.now() - started) / 1000).toFixed(1)} s. Explore the result:\n  ${config.DATABASE_URL ? '' : `DAYBOOK_DATA_DIR=${relative(process.cwd(), demoConfig.DAYBOOK_DATA_DIR) || '.'} `}npx daybook sql "select ent_name, ent_status, legal_person, capital_amount from analytics.enterprise_current limit 5"`,
+    `done in ${((performance.now() - started) / 1000).toFixed(1)} s. Explore the result:\n  ${dataDir}npx daybook sql "select ent_name, ent_status, legal_person, capital_amount from analytics.enterprise_current limit 5"`,
+  );
+  // The console reads the embedded database from the one process that holds it; on a server
+  // it is part of the admin server, which needs Redis as well.
+  say(
+    `Open the console on this data (then http://127.0.0.1:9464/ui/ in a browser; Ctrl-C stops it):\n  ${dataDir}npx daybook serve`,
   );
 }
 

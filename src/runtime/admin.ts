@@ -18,6 +18,8 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type postgres from 'postgres';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { ConsoleReader } from '../console/reader.ts';
+import { consoleRoutes, sendLoginPage } from '../console/routes.ts';
 import { readEvents } from '../events/feed.ts';
 import { within } from '../time/deadline.ts';
 import { type OperatorMetricsOptions, registerOperatorGauges } from './ops-metrics.ts';
@@ -33,8 +35,11 @@ export class AdminConfigError extends Error {
 
 export interface AdminOptions {
   sql: postgres.Sql;
-  redis: RedisClient;
-  queues: Queues;
+  /** Redis and the queues: without them (the embedded database), no Bull Board, /metrics or /events. */
+  redis: RedisClient | null;
+  queues: Queues | null;
+  /** The web console under /ui/ (src/console), reading as the sql reader; none: no console. */
+  console?: ConsoleReader | null;
   host: string;
   port: number;
   token: string | null;
@@ -335,27 +340,67 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
         return;
       }
       if (sameToken(header, token) || sameToken(cookie ? decodedOrRaw(cookie) : undefined, token)) return;
+      // The console's pages answer with a sign-in form (which sends ?token= and gets the cookie).
+      if (options.console && /^\/ui(\/|$)/.test(pathOf(request.url) ?? ''))
+        return sendLoginPage(request, reply);
       return reply
         .code(401)
         .send({ error: 'a token is required: Authorization: Bearer <token>, or ?token=<token>' });
     });
   }
 
+  if (options.console) await app.register(consoleRoutes(options.console), { prefix: '/ui' });
+  if (options.queues) await registerQueueRoutes(app, options.sql, options.queues, options.rateLimits);
+  registerEventFeed(app, options.sql);
+
+  app.get('/healthz', async (request, reply) => {
+    const redis = options.redis;
+    const checks: Record<string, string> = {};
+    const withTimeout = <T>(p: Promise<T>) => within(p, 2000, 'the check');
+    try {
+      await withTimeout(options.sql`select 1`);
+      checks.postgres = 'ok';
+    } catch (err) {
+      checks.postgres = `error: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    if (redis) {
+      try {
+        await withTimeout(redis.ping());
+        checks.redis = 'ok';
+      } catch (err) {
+        checks.redis = `error: ${err instanceof Error ? err.message : String(err)}`;
+      }
+    }
+    const ok = Object.values(checks).every((v) => v === 'ok');
+    reply.code(ok ? 200 : 503);
+    if (!hostAllowed(request.headers.host, hosts)) return { status: ok ? 'ok' : 'unhealthy' };
+    return { status: ok ? 'ok' : 'unhealthy', ...checks };
+  });
+  app.get('/', async (_request, reply) => reply.redirect(options.queues ? '/queues' : '/ui/'));
+  return app;
+}
+
+/** Bull Board at /queues and the metrics at /metrics: what needs Redis and the queues. */
+async function registerQueueRoutes(
+  app: FastifyInstance,
+  sql: postgres.Sql,
+  queues: Queues,
+  rateLimits: AdminOptions['rateLimits'],
+): Promise<void> {
   const serverAdapter = new FastifyAdapter();
-  createBullBoard({ queues: options.queues.all().map((q) => new BullMQAdapter(q)), serverAdapter });
+  createBullBoard({ queues: queues.all().map((q) => new BullMQAdapter(q)), serverAdapter });
   serverAdapter.setBasePath('/queues');
   await app.register(serverAdapter.registerPlugin(), { prefix: '/queues' });
 
-  const registry = metricsRegistry(
-    options.sql,
-    options.queues,
-    options.rateLimits ? { rateLimits: options.rateLimits } : {},
-  );
+  const registry = metricsRegistry(sql, queues, rateLimits ? { rateLimits } : {});
   app.get('/metrics', async (_request, reply) => {
     reply.type(registry.contentType);
     return registry.metrics();
   });
+}
 
+/** The pull feed at /events: the outbox read from Postgres, with or without Redis. */
+function registerEventFeed(app: FastifyInstance, sql: postgres.Sql): void {
   // The pull feed: the outbox from any point (?after=<sequence>&limit=N&type=…), behind the token.
   app.get('/events', async (request, reply) => {
     const q = request.query as Record<string, string | string[] | undefined>;
@@ -373,33 +418,10 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
         .code(400)
         .send({ error: 'after must be a whole number ≥ 0 and limit one from 1 to 10000' });
     const types = ([] as string[]).concat(q.type ?? []);
-    const events = await readEvents(options.sql, { after, limit, ...(types.length ? { types } : {}) });
+    const events = await readEvents(sql, { after, limit, ...(types.length ? { types } : {}) });
     const last = events.at(-1);
     return { events, next_after: last ? last.sequence : after };
   });
-
-  app.get('/healthz', async (request, reply) => {
-    const checks: Record<string, string> = {};
-    const withTimeout = <T>(p: Promise<T>) => within(p, 2000, 'the check');
-    try {
-      await withTimeout(options.sql`select 1`);
-      checks.postgres = 'ok';
-    } catch (err) {
-      checks.postgres = `error: ${err instanceof Error ? err.message : String(err)}`;
-    }
-    try {
-      await withTimeout(options.redis.ping());
-      checks.redis = 'ok';
-    } catch (err) {
-      checks.redis = `error: ${err instanceof Error ? err.message : String(err)}`;
-    }
-    const ok = Object.values(checks).every((v) => v === 'ok');
-    reply.code(ok ? 200 : 503);
-    if (!hostAllowed(request.headers.host, hosts)) return { status: ok ? 'ok' : 'unhealthy' };
-    return { status: ok ? 'ok' : 'unhealthy', ...checks };
-  });
-  app.get('/', async (_request, reply) => reply.redirect('/queues'));
-  return app;
 }
 
 export async function startAdminServer(options: AdminOptions): Promise<RunningAdmin> {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_SPAN, demoSpans, readSpans } from '../../scripts/readme-figures.ts';
 import { runDaybook } from '../support/cli.ts';
+import { startServe } from '../support/console.ts';
 
 const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
 
@@ -40,6 +41,32 @@ describe("the README's dated examples on the demo database", { timeout: 300_000 
   it('prints the first cycle and the summary the README shows (npm run readme:figures writes them)', () => {
     expect(demo.code, demo.stderr).toBe(0);
     expect(readSpans(README).get(DEMO_SPAN)).toBe(demoSpans(demo.stdout)[DEMO_SPAN]);
+  });
+
+  it('ends by printing the command that opens the console on its data, which serves it', async () => {
+    expect(demo.code, demo.stderr).toBe(0);
+    const printed =
+      /Open the console on this data[^\n]*\/ui\/[^\n]*\n {2}DAYBOOK_DATA_DIR=(\S+) npx daybook serve\n$/.exec(
+        demo.stdout,
+      );
+    expect(printed, demo.stdout).not.toBeNull();
+    const serve = await startServe(dir, { DAYBOOK_DATA_DIR: printed?.[1] as string });
+    try {
+      const overview = await fetch(`${serve.url}/ui/`);
+      expect(overview.status).toBe(200);
+      expect(overview.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(await overview.text()).toMatch(/Current cycle: \d{4}-\d{2}-\d{2}/);
+      const search = await (await fetch(`${serve.url}/ui/companies?q=${encodeURIComponent('公司')}`)).text();
+      const pid = /href="\/ui\/companies\/([^"]+)"/.exec(search)?.[1];
+      expect(pid, search).toBeDefined();
+      const company = await fetch(`${serve.url}/ui/companies/${pid}`);
+      expect(company.status).toBe(200);
+      expect(await company.text()).toContain('Timeline');
+      for (const path of ['/ui/changes', '/ui/watchlist', '/ui/products'])
+        expect((await fetch(`${serve.url}${path}`)).status, path).toBe(200);
+    } finally {
+      await serve.stop();
+    }
   });
 
   const examples = datedAnalyticsExamples(README);

@@ -315,6 +315,8 @@ describe('daybook sql against a Postgres server, as a superuser', { timeout: 120
       await t.sql.unsafe(`revoke all on database "${t.name}" from ${role}`);
       await t.sql.unsafe(`revoke all on all tables in schema analytics from ${role}`);
       await t.sql.unsafe(`revoke all on schema analytics from ${role}`);
+      await t.sql.unsafe(`revoke all on all tables in schema console from ${role}`);
+      await t.sql.unsafe(`revoke all on schema console from ${role}`);
       await t.sql.unsafe(`drop role ${role}`);
     }
   });

@@ -1,0 +1,128 @@
+/**
+ * The console's charts: SVG drawn on the server, so a page needs no script and no library from a
+ * CDN, and works offline. Every chart is an image with a title and a description for screen
+ * readers; the page shows its figures in a table beside it. Only numbers and escaped labels go in.
+ */
+import { type Html, html, join } from './html.ts';
+
+const W = 720;
+const H = 240;
+const PAD = { left: 56, right: 16, top: 16, bottom: 36 };
+
+export interface Bar {
+  label: string;
+  value: number;
+  /** The line drawn over the bars at this point (the budget), when there is one. */
+  line: number | null;
+}
+
+const fmt = (n: number) =>
+  Math.abs(n) >= 1000 ? n.toLocaleString('en-US') : String(Math.round(n * 100) / 100);
+
+/** Round numbers for an axis from 0 (or `min`) to at least `max`: about five ticks. */
+function ticks(min: number, max: number): number[] {
+  const span = Math.max(max - min, 1);
+  const raw = span / 5;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = ([1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag) as number;
+  const out: number[] = [];
+  for (let v = Math.floor(min / step) * step; v <= max + step * 0.001; v += step) out.push(v);
+  if ((out.at(-1) ?? 0) < max) out.push((out.at(-1) ?? 0) + step);
+  return out;
+}
+
+function frame(id: string, title: string, desc: string, body: Html): Html {
+  return html`<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}-t ${id}-d" focusable="false"><title id="${id}-t">${title}</title><desc id="${id}-d">${desc}</desc>${body}</svg>`;
+}
+
+function yAxis(values: number[], y: (v: number) => number): Html {
+  return join(
+    values.map(
+      (v) =>
+        html`<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y(v)}" y2="${y(v)}" class="grid"/><text x="${PAD.left - 6}" y="${y(v) + 4}" text-anchor="end" class="tick">${fmt(v)}</text>`,
+    ),
+  );
+}
+
+/** Labels under the x axis: at most about eight, evenly spread. */
+function xLabels(labels: string[], x: (i: number) => number): Html {
+  const every = Math.max(1, Math.ceil(labels.length / 8));
+  const last = labels.length - 1;
+  return join(
+    labels.map((l, i) =>
+      i % every === 0 || (i === last && last % every >= every / 2)
+        ? html`<text x="${x(i)}" y="${H - PAD.bottom + 16}" text-anchor="${labels.length > 1 && i === 0 ? 'start' : labels.length > 1 && i === last ? 'end' : 'middle'}" class="tick">${l}</text>`
+        : '',
+    ),
+  );
+}
+
+/** Bars (credits used) with a line over them (the budget), one point per label. */
+export function barChart(id: string, title: string, desc: string, bars: readonly Bar[]): Html {
+  const max = Math.max(1, ...bars.map((b) => Math.max(b.value, b.line ?? 0)));
+  const axis = ticks(0, max);
+  const top = axis.at(-1) ?? max;
+  const plotW = W - PAD.left - PAD.right;
+  const plotH = H - PAD.top - PAD.bottom;
+  const slot = plotW / Math.max(bars.length, 1);
+  const x = (i: number) => PAD.left + slot * (i + 0.5);
+  const y = (v: number) => PAD.top + plotH - (v / top) * plotH;
+  const rects = bars.map(
+    (b, i) =>
+      html`<rect class="bar" x="${(x(i) - slot * 0.35).toFixed(1)}" width="${(slot * 0.7).toFixed(1)}" y="${y(b.value).toFixed(1)}" height="${(PAD.top + plotH - y(b.value)).toFixed(1)}"/>`,
+  );
+  const linePts = bars
+    .map((b, i) => (b.line === null ? null : `${x(i).toFixed(1)},${y(b.line).toFixed(1)}`))
+    .filter((p): p is string => p !== null);
+  const line = linePts.length > 0 ? html`<polyline class="line" points="${linePts.join(' ')}"/>` : '';
+  return frame(
+    id,
+    title,
+    desc,
+    html`${yAxis(axis, y)}${rects}${line}${xLabels(
+      bars.map((b) => b.label),
+      x,
+    )}`,
+  );
+}
+
+export interface Point {
+  label: string;
+  value: number | null;
+}
+
+/** A line over points in order; `inverted` puts 1 at the top and larger values below (a rank). */
+export function lineChart(
+  id: string,
+  title: string,
+  desc: string,
+  points: readonly Point[],
+  inverted = false,
+): Html {
+  const values = points.map((p) => p.value).filter((v): v is number => v !== null);
+  const hi = Math.max(inverted ? 2 : 1, ...values);
+  const axis = inverted ? [1, ...ticks(0, hi).filter((v) => v > 1 && Number.isInteger(v))] : ticks(0, hi);
+  const bottom = axis[0] ?? 0;
+  const top = Math.max(axis.at(-1) ?? hi, hi);
+  const plotW = W - PAD.left - PAD.right;
+  const plotH = H - PAD.top - PAD.bottom;
+  const x = (i: number) => PAD.left + (points.length <= 1 ? plotW / 2 : (plotW * i) / (points.length - 1));
+  const frac = (v: number) => (v - bottom) / (top - bottom || 1);
+  const y = (v: number) => (inverted ? PAD.top + frac(v) * plotH : PAD.top + plotH - frac(v) * plotH);
+  const pts = points
+    .map((p, i) => (p.value === null ? null : { x: x(i), y: y(p.value) }))
+    .filter((p): p is { x: number; y: number } => p !== null);
+  const polyline = html`<polyline class="line" points="${pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ')}"/>`;
+  const dots = pts.map(
+    (p) => html`<circle class="dot" cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="3.5"/>`,
+  );
+  return frame(
+    id,
+    title,
+    desc,
+    html`${yAxis(axis, y)}${polyline}${dots}${xLabels(
+      points.map((p) => p.label),
+      x,
+    )}`,
+  );
+}
