@@ -180,6 +180,9 @@ export class DeliveryEngine {
       }
       // Nothing more was due: claim again as soon as a slot frees, whatever its size.
       this.idle = free > 0 && claimed.length < free;
+      // The deliveries started may all have ended while the rate-limited ones were claimed: then
+      // nobody is left to wake this pass, and it claims again at once.
+      if (this.inFlight === 0) continue;
       // Wait for one delivery to end: its slot, or its endpoint's, is free again.
       await new Promise<void>((r) => (this.wake = r));
     }
