@@ -689,7 +689,7 @@ export async function benchRefresh(
     parallel?: number;
   } = {},
 ): Promise<RefreshResult> {
-  const firms = opts.firms ?? 2_000;
+  const firms = opts.firms ?? 1_000;
   const days = opts.days ?? 90;
   const tail = opts.tail ?? DEFAULT_MAX_STALENESS_DAYS;
   const seeds = opts.seeds ?? [1, 2, 3];
