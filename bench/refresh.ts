@@ -683,7 +683,7 @@ export async function benchRefresh(
     worlds?: readonly WorldModule[];
     /** Run the ablation policies on the first seed (default true). */
     ablation?: boolean;
-    /** Budgets of the ablation runs (default 10% and 25%). */
+    /** Budgets of the ablation runs (default 25%). */
     ablationShares?: number[];
     /** Worlds run at once, each in its own process (default 1: in this process). */
     parallel?: number;
@@ -695,7 +695,7 @@ export async function benchRefresh(
   const seeds = opts.seeds ?? [1, 2, 3];
   const shares = opts.shares ?? [0.05, 0.1, 0.25, 0.5];
   const worlds = opts.worlds ?? FAMILIES;
-  const ablationShares = (opts.ablationShares ?? [0.1, 0.25]).filter((s) => shares.includes(s));
+  const ablationShares = (opts.ablationShares ?? [0.25]).filter((s) => shares.includes(s));
   const t0 = performance.now();
   const jobs: WorldJob[] = [];
   for (const module of worlds)

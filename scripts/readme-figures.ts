@@ -126,7 +126,7 @@ function refreshTable(doc: BenchDocument): string {
     `${row.p95New} d / ${row.p95Rr} d`,
     `${pct(row.detectedNew, 1)} / ${pct(row.detectedRr, 1)}`,
     `${row.maxStaleness} d`,
-    row.met ? 'met' : '**missed**',
+    row.met ? '✓ met' : '✗ missed',
   ]);
   const header = [
     'world',

@@ -863,8 +863,8 @@ export function emptySums(): ModelSums {
 }
 
 /** Evidence that rates differ, in standard deviations of the spread beyond chance: weak below, strong above. */
-export const EVIDENCE_Z = 3;
-export const STRONG_Z = 6;
+export const EVIDENCE_Z = 4;
+export const STRONG_Z = 7;
 
 /** An approval this recent (days) puts an entry in the "recent" group of the dates' test. */
 export const RECENT_APPROVAL_DAYS = 365;

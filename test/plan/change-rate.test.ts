@@ -183,8 +183,22 @@ describe('the change-rate planner over three weeks of cycles', { timeout: 300_00
       position: number;
       decision: { kind: string; reason?: string };
       planClass: string;
+      certainty: { level: string; low: number; high: number; ownShare: number } | null;
+      reason: string;
     }[];
     expect(entries).toHaveLength(40);
+    // How sure each estimate is: a range around it, the share from the entry's own observations;
+    // and why it stands where it does, starting from its priority and its class.
+    for (const e of entries.filter((x) => x.planClass !== 'never_fetched')) {
+      const c = e.certainty as NonNullable<typeof e.certainty>;
+      expect(['low', 'medium', 'high']).toContain(c.level);
+      expect(c.low).toBeLessThanOrEqual(e.changesPerMonth / 30.44 + 1e-12);
+      expect(c.high).toBeGreaterThanOrEqual(e.changesPerMonth / 30.44 - 1e-12);
+      expect(c.ownShare).toBeGreaterThanOrEqual(0);
+      expect(c.ownShare).toBeLessThanOrEqual(1);
+      expect(e.reason).toMatch(/^priority 0 first/);
+      expect(e.reason).toContain(e.planClass === 'owed' ? 'owed a refresh' : 'ordered by due time');
+    }
     expect(entries.map((e) => e.position)).toEqual(entries.map((_, i) => i + 1));
     // In plan order: the cycle's 30 selected (a resting not_found entry skipped among them), then
     // the deferred, for the credit budget.
@@ -199,7 +213,17 @@ describe('the change-rate planner over three weeks of cycles', { timeout: 300_00
     const one = deferred[2] as (typeof entries)[number];
     const text = await runDaybook(['plan', 'explain', '--cycle', next, '--pid', one.pid], cliEnv);
     expect(text.code, text.stderr).toBe(0);
-    for (const label of ['estimate', 'prior', 'weight', 'P(change)', 'interval', 'class', 'decision'])
+    for (const label of [
+      'estimate',
+      'certainty',
+      'prior',
+      'weight',
+      'P(change)',
+      'interval',
+      'class',
+      'why here',
+      'decision',
+    ])
       expect(text.stdout).toContain(label);
     expect(text.stdout).toContain('changes/month');
     expect(text.stdout).toMatch(/deferred: credit budget \(#\d+ in the plan order; the cycle takes 30\)/);
