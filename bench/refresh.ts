@@ -1,29 +1,37 @@
 /**
- * `npm run bench -- refresh`: a backtest of the planner against the simulator's ground truth, with
- * no wall-clock waiting. A world of 10,000 watched firms (src/sim/enterprises.ts: heterogeneous,
- * profile-dependent change rates with bursts) runs for 90 daily cycles, then 30 more in which only
- * the changes of the 90 are scored (so every change has a chance to be seen within the staleness
- * bound). Each cycle the policy plans with the real planner (`planCycle`) under a daily budget of
- * 10%, 25% or 50% of the watchlist, the chosen firms are "fetched" (their state at that cycle),
- * and what the fetch saw feeds the real estimator (`observe`, `estimateRate`, `weightOf`,
- * `nextBoost`, `dueAfter`, cohort priors and the scale: what a worker and the plan job do).
+ * `npm run bench -- refresh [--world <module>]`: a backtest of the planner against worlds whose
+ * ground truth is known, with no wall-clock waiting. Each world (bench/worlds/world.ts: the
+ * interface, and the shipped families) runs for 90 daily cycles, then 30 more in which only the
+ * changes of the 90 are scored (so every change has a chance to be seen within the staleness
+ * bound). Each cycle a policy plans with the real planner (`planCycle`) under a daily budget of 5%,
+ * 10%, 25% or 50% of the watchlist, the chosen firms are "fetched" (their record that day), and
+ * what the fetch saw feeds the real estimator (`afterRefresh`, `estimateRate`, `weightOf`, cohort
+ * priors, the learned model, the scale, `dueAfter`: what a worker and the plan job do).
  *
  * Policies:
- * - `today`: the planner before change rates: priority, never fetched first, then the oldest
+ * - `rr`: the planner before change rates: priority, never fetched first, then the oldest
  *   refresh (round robin).
- * - `new`: the change-rate planner, learning each firm's rate from its own fetches and its cohort.
- * - `oracle`: the same planner given each firm's true base rate (the simulator's, without bursts):
- *   the bound on what estimating the rates can gain.
+ * - `new`: the change-rate planner as it ships, learning each firm's rate from its own fetches,
+ *   its cohort and what the whole watchlist teaches (`learnModel`).
+ * - `oracle`: the same planner given each firm's true base rate: the bound on what estimating the
+ *   rates can gain.
+ * - the ablation, on the first seed of each family: `legacy` (the planner before the learned
+ *   model: fixed shrinkage, registry dates at full weight), then one learned part added at a time:
+ *   `+shape` (shrinkage toward the cohort by the learned spread of rates), `+dates` (registry dates
+ *   weighed by how they predicted), `+hot` (a change raises the next interval's rate as far as
+ *   changes cluster); `new` adds the tail bound to these.
  *
  * Figures per policy and budget: the share of change events detected (a fetch saw the state the
  * change made before the next change replaced it), detection lag in days (from the cycle whose
  * refresh published the change to the first fetch at or after it; mean and p95, for all changes and
- * for high-severity ones), mean freshness (the share of firm-days whose stored state equals the
- * registry's), the longest time any firm went unrefreshed, and credits spent.
+ * for high-severity ones), the longest time any firm went unrefreshed, and credits spent.
  */
-import type { Severity } from '../src/history/classify.ts';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
 import {
+  addToSums,
   afterRefresh,
   type ChangeHistory,
   type CohortObservations,
@@ -33,78 +41,115 @@ import {
   DEFAULT_MAX_STALENESS_DAYS,
   dueAfter,
   emptyHistory,
+  emptySums,
   estimateRate,
+  INITIAL_MODEL,
+  isClosedStatus,
+  LEGACY_MODEL,
+  learnModel,
+  type PlannerModel,
+  plannedWeight,
   priorFor,
   SCALE_FILL,
   type ScaleBucket,
+  shortTermRate,
+  tailDays,
   weightOf,
 } from '../src/plan/estimate.ts';
 import { planCycle, type WatchCandidate } from '../src/plan/planner.ts';
-import { EnterpriseWorld } from '../src/sim/enterprises.ts';
 import { addDays, cycleStart } from '../src/time/cycles.ts';
-import type { EnterpriseRecord } from '../src/upstream/schemas.ts';
 import { round } from './support.ts';
+import * as bursty from './worlds/bursty.ts';
+import * as cohortsBlind from './worlds/cohorts-blind.ts';
+import * as cohortsPredict from './worlds/cohorts-predict.ts';
+import * as datesNoise from './worlds/dates-noise.ts';
+import * as heavyTailed from './worlds/heavy-tailed.ts';
+import * as regimeShift from './worlds/regime-shift.ts';
+import * as simulator from './worlds/simulator.ts';
+import * as uniform from './worlds/uniform.ts';
+import type { RefreshWorld, Severity, WorldModule } from './worlds/world.ts';
 
-export type Policy = 'today' | 'new' | 'oracle';
+export type Policy = 'rr' | 'legacy' | '+shape' | '+dates' | '+hot' | '+equal' | 'new' | 'oracle';
+const ABLATION: readonly Policy[] = ['legacy', '+shape', '+dates', '+hot', '+equal'];
+
+/** The shipped world families, in table order. */
+export const FAMILIES: readonly WorldModule[] = [
+  simulator,
+  heavyTailed,
+  regimeShift,
+  bursty,
+  uniform,
+  datesNoise,
+  cohortsPredict,
+  cohortsBlind,
+];
+/** Families on which the planner must be at least 25% better than round robin. */
+const SKEWED_STABLE: ReadonlySet<string> = new Set(['heavy-tailed']);
 
 export interface PolicyFigures {
   policy: Policy;
   budgetShare: number;
   perDay: number;
-  events: number;
   detectedShare: number;
   meanLag: number;
   p95Lag: number;
-  /** Mean lag of the changes in the last 30 scored days, once the estimates had time to learn. */
-  lateMeanLag: number;
-  highEvents: number;
   highMeanLag: number;
-  highP95Lag: number;
-  meanFreshness: number;
   maxStalenessDays: number;
   credits: number;
-  /** Credits spent on firms already closed for good (cancelled, revoked and cancelled, moved out). */
   creditsOnClosed: number;
+  /** What the policy had learned by the last day (not for rr), and how often a day's model pulled intervals to equal. */
+  model?: PlannerModel;
+  equalDays?: number;
+}
+
+export interface WorldFigures {
+  family: string;
+  seed: number;
+  events: number;
+  highEvents: number;
+  /** Share of the changes made by the 10% most-changing firms (how uneven the world is). */
+  top10Share: number;
+  runs: PolicyFigures[];
+}
+
+/** One family at one budget, over its seeds: what the table shows. */
+export interface TableRow {
+  family: string;
+  budgetShare: number;
+  /** Mean lag of new / rr: the worst seed and the mean over seeds. */
+  lagRatioWorst: number;
+  lagRatioMean: number;
+  oracleRatioMean: number;
+  /** p95 lag (days), worst seed's excess of new over rr, and both on the first seed. */
+  p95Excess: number;
+  p95New: number;
+  p95Rr: number;
+  /** Detected share, worst seed's difference new − rr, and both on the first seed. */
+  detectedDiff: number;
+  detectedNew: number;
+  detectedRr: number;
+  maxStaleness: number;
+  /** Mean lag / rr's of the ablation policies (first seed). */
+  ablation: Partial<Record<Policy, number>>;
+  /** The goals this row is held to, and whether every seed met them. */
+  goals: string[];
+  met: boolean;
 }
 
 export interface RefreshResult {
   firms: number;
   days: number;
   scoredDays: number;
-  seed: number;
-  changeShare: number;
-  /** Change events (firm, cycle) in the scored days, and the high-severity ones. */
-  events: number;
-  highEvents: number;
-  /** Share of the changes made by the 10% most-changing firms (how uneven the world is). */
-  top10Share: number;
-  runs: PolicyFigures[];
-  goals: {
-    budgetShare: number;
-    meanLagVsToday: number;
-    meanLagVsOracle: number;
-    highLagVsToday: number;
-    stalenessHeld: boolean;
-    met: { meanLagVsToday: boolean; meanLagVsOracle: boolean; highLagVsToday: boolean; staleness: boolean };
-  };
+  seeds: number[];
+  shares: number[];
+  families: { family: string; about: string }[];
+  worlds: WorldFigures[];
+  table: TableRow[];
   met: boolean;
 }
 
 const CREDITS_PER_QUERY = 3;
-/** Statuses after which a registry record no longer changes. */
-const CLOSED: ReadonlySet<string> = new Set(['注销', '吊销，已注销', '撤销', '迁出']);
 const SEVERITY_RANK: Record<Severity, number> = { low: 1, medium: 2, high: 3 };
-
-interface Firm {
-  pid: string;
-  /** The state the registry shows: incremented by every change. */
-  version: number;
-  /** Cycles (as day numbers) of its changes, and their severities. */
-  changeDays: number[];
-  changeSeverity: Severity[];
-  /** Its true base rate, for the oracle. */
-  trueRate: number;
-}
 
 /** One policy's view of the watchlist. */
 class Run {
@@ -116,15 +161,16 @@ class Run {
   readonly boost: Int8Array;
   readonly due: Float64Array;
   readonly cohort: (string | null)[];
-  /** Per event index: the day it was first seen (−1 while not), and whether its own state was seen. */
   firstSeen: Int32Array;
   seenOwn: Uint8Array;
-  freshDays = 0;
-  firmDays = 0;
   maxStaleness = 0;
   fetches = 0;
   closedFetches = 0;
   scale = Number.POSITIVE_INFINITY;
+  model: PlannerModel;
+  equalDays = 0;
+  /** The longest interval of the last day. */
+  tail: number = DEFAULT_MAX_STALENESS_DAYS;
 
   constructor(
     readonly policy: Policy,
@@ -143,107 +189,80 @@ class Run {
     this.cohort = new Array(n).fill(null);
     this.firstSeen = new Int32Array(events).fill(-1);
     this.seenOwn = new Uint8Array(events);
+    this.model = policy === 'legacy' ? LEGACY_MODEL : INITIAL_MODEL;
   }
 }
 
-export async function benchRefresh(
-  opts: { firms?: number; days?: number; tail?: number; seed?: number; shares?: number[] } = {},
-): Promise<RefreshResult> {
-  const firms = opts.firms ?? 10_000;
-  const days = opts.days ?? 90;
-  const tail = opts.tail ?? DEFAULT_MAX_STALENESS_DAYS;
-  const seed = opts.seed ?? 7;
-  const shares = opts.shares ?? [0.1, 0.25, 0.5];
-  const D = DEFAULT_MAX_STALENESS_DAYS;
-  const epoch = '2026-01-01';
-  const t0 = performance.now();
-  const world = new EnterpriseWorld({ seed, size: firms, epoch });
-  const changeShare = world.changeShare;
-  // Day 0 is the epoch; the watchlist is added then, and cycles 1..days+tail follow.
-  const firmsList: Firm[] = world.all().map((e) => ({
-    pid: e.PID,
-    version: 0,
-    changeDays: [],
-    changeSeverity: [],
-    trueRate: 0,
-  }));
-  const indexOf = new Map(firmsList.map((f, i) => [f.pid, i]));
-  const rates = world.rates();
-  for (const f of firmsList) f.trueRate = rates.get(f.pid) ?? 0;
+/** The model a policy plans with, from what the watchlist taught (`learned`). */
+function modelFor(policy: Policy, learned: PlannerModel): PlannerModel {
+  switch (policy) {
+    case 'legacy':
+    case 'rr':
+      return LEGACY_MODEL;
+    case '+shape':
+      return { ...LEGACY_MODEL, shape: learned.shape };
+    case '+dates':
+      return { ...LEGACY_MODEL, shape: learned.shape, datedWeight: learned.datedWeight };
+    case '+hot':
+      return { ...learned, equal: 0, tailDays: Number.POSITIVE_INFINITY };
+    case '+equal':
+      return { ...learned, tailDays: Number.POSITIVE_INFINITY };
+    case 'new':
+      return learned;
+    case 'oracle':
+      return { ...learned, hot: 1, equal: 0, boost: false };
+  }
+}
 
-  // Events of the scored days: (firm, day, severity); the next change of the same firm bounds
-  // the window in which its own state could be seen.
+const quantile = (xs: number[], q: number) => {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
+};
+const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+
+/** Runs every policy and budget over one world. */
+export function runWorld(
+  module: WorldModule,
+  world: RefreshWorld,
+  o: { seed: number; days: number; tail: number; shares: number[]; policies: Policy[]; epoch: string },
+): WorldFigures {
+  const D = DEFAULT_MAX_STALENESS_DAYS;
+  const { days, tail, epoch } = o;
+  const n = world.firms;
+  // The days' changes, in advance: (firm, severity) per day; events are those of the scored days.
+  const version = new Int32Array(n);
   const evFirm: number[] = [];
   const evDay: number[] = [];
   const evSeverity: Severity[] = [];
   const evNext: number[] = [];
   const lastEventOf = new Map<number, number>();
-  const dayChanges: { firm: number; severity: Severity }[][] = [[]];
-  for (let d = 1; d <= days + tail; d++) {
-    const cycle = addDays(epoch, d);
-    // Forward one refresh at a time: changesIn of the current cycle is its log.
-    world.at(cycle);
-    const list = world
-      .changesIn(cycle)
-      .map((c) => ({ firm: indexOf.get(c.pid) as number, severity: c.severity }));
-    dayChanges.push(list);
-    if (d > days) continue;
-    for (const c of list) {
-      const k = evFirm.length;
-      evFirm.push(c.firm);
-      evDay.push(d);
-      evSeverity.push(c.severity);
-      evNext.push(Number.POSITIVE_INFINITY);
-      const prev = lastEventOf.get(c.firm);
-      if (prev !== undefined) evNext[prev] = d;
-      lastEventOf.set(c.firm, k);
-    }
-  }
-  // Changes after the scored days still end an event's own window.
-  for (let d = days + 1; d <= days + tail; d++)
-    for (const c of dayChanges[d] ?? []) {
-      const prev = lastEventOf.get(c.firm);
-      if (prev !== undefined && evNext[prev] === Number.POSITIVE_INFINITY) evNext[prev] = d;
-    }
-  const byFirm = new Map<number, number[]>();
-  evFirm.forEach((f, k) => {
-    const list = byFirm.get(f) ?? [];
-    list.push(k);
-    byFirm.set(f, list);
-  });
-  const perFirm = firmsList.map((_, i) => byFirm.get(i)?.length ?? 0).sort((a, b) => b - a);
-  const top10Share =
-    evFirm.length === 0
-      ? 0
-      : perFirm.slice(0, Math.ceil(firms / 10)).reduce((a, b) => a + b, 0) / evFirm.length;
-  process.stderr.write(
-    `refresh: world of ${firms} firms, ${evFirm.length} change events in ${days} days (${round(performance.now() - t0, 0)} ms)\n`,
-  );
-
+  const byFirm: number[][] = Array.from({ length: n }, () => []);
   const runs: Run[] = [];
-  for (const share of shares)
-    for (const policy of ['today', 'new', 'oracle'] as Policy[])
-      runs.push(new Run(policy, share, Math.floor(firms * share), firms, evFirm.length));
-
-  world.at(epoch);
-  const n = firms;
+  // The world only goes forward: every run steps through the same day before the world moves on.
+  // An event's lag and detection are read at the end from the days each firm was fetched.
+  for (const share of o.shares)
+    for (const policy of o.policies) {
+      runs.push(new Run(policy, share, Math.max(1, Math.floor(n * share)), n, 0));
+    }
+  const fetchLog: number[][][] = runs.map(() => Array.from({ length: n }, () => []));
+  const changeDays: number[][] = Array.from({ length: n }, () => []);
+  const changeSeverity: Severity[][] = Array.from({ length: n }, () => []);
   const cohortCache = new Map<string, string>();
-  const rec = (i: number) => world.byPid((firmsList[i] as Firm).pid) as { APPRDATE: string; ESDATE: string };
   const cohortOf = (i: number): string => {
-    const f = firmsList[i] as Firm;
-    const key = `${i}:${f.version}`;
+    const key = `${i}:${version[i]}`;
     let c = cohortCache.get(key);
     if (c === undefined) {
-      c = cohortKey(normalizeEnterprise(world.byPid(f.pid) as unknown as EnterpriseRecord));
+      c = cohortKey(normalizeEnterprise(world.record(i)));
       cohortCache.set(key, c);
     }
     return c;
   };
-  const candidates: WatchCandidate[] = firmsList.map((f, i) => ({
+  const candidates: WatchCandidate[] = Array.from({ length: n }, (_, i) => ({
     id: i + 1,
-    keyword: f.pid,
+    keyword: `firm ${i}`,
     priority: 0,
-    pid: f.pid,
+    pid: `P${i}`,
     lastRefreshedAt: null,
     refreshedCycle: null,
     lastOutcome: null,
@@ -251,24 +270,38 @@ export async function benchRefresh(
     addedAt: cycleStart(epoch),
     dueAt: null,
   }));
-  const sevSince = new Int8Array(n);
-  /** The day the firms' true rates were last read for the oracle (they fall to 0 when a firm closes). */
-  let trueRatesDay = -1;
   const cycles = Array.from({ length: days + tail + 1 }, (_, d) => addDays(epoch, d));
   const fetchedAt = cycles.map((c) => new Date(cycleStart(c).getTime() + 600_000));
+  const trueRate = new Float64Array(n);
 
   for (let d = 1; d <= days + tail; d++) {
-    const cycle = addDays(epoch, d);
-    world.at(cycle);
+    const cycle = cycles[d] as string;
     // The day's changes happen before its cycle's fetches (the refresh publishes them).
-    for (const c of dayChanges[d] ?? []) {
-      const f = firmsList[c.firm] as Firm;
-      f.version++;
-      f.changeDays.push(d);
-      f.changeSeverity.push(c.severity);
+    const list = world.advance(d).map((c) => ({ firm: c.firm, severity: c.severity }));
+    for (const c of list) {
+      version[c.firm] = (version[c.firm] as number) + 1;
+      (changeDays[c.firm] as number[]).push(d);
+      (changeSeverity[c.firm] as Severity[]).push(c.severity);
+      const prev = lastEventOf.get(c.firm);
+      if (prev !== undefined && evNext[prev] === Number.POSITIVE_INFINITY) evNext[prev] = d;
+      if (d > days) {
+        lastEventOf.delete(c.firm);
+        continue;
+      }
+      const k = evFirm.length;
+      evFirm.push(c.firm);
+      evDay.push(d);
+      evSeverity.push(c.severity);
+      evNext.push(Number.POSITIVE_INFINITY);
+      lastEventOf.set(c.firm, k);
+      (byFirm[c.firm] as number[]).push(k);
     }
-    for (const run of runs) {
-      // The policy's candidates as its store holds them.
+    for (let i = 0; i < n; i++) trueRate[i] = world.trueRate(i);
+    const closedToday = new Uint8Array(n);
+    for (let i = 0; i < n; i++)
+      if (isClosedStatus(String(world.record(i).ENTSTATUS ?? ''))) closedToday[i] = 1;
+
+    for (const [r, run] of runs.entries()) {
       for (let i = 0; i < n; i++) {
         const c = candidates[i] as WatchCandidate;
         const last = run.lastFetch[i] as number;
@@ -276,8 +309,7 @@ export async function benchRefresh(
         c.lastCycle = last < 0 ? null : (cycles[last] as string);
         c.refreshedCycle = c.lastCycle;
         c.lastOutcome = last < 0 ? null : 'success';
-        const due = run.due[i] as number;
-        c.dueAt = last < 0 ? null : run.policy === 'today' ? c.lastRefreshedAt : new Date(due);
+        c.dueAt = last < 0 ? null : run.policy === 'rr' ? c.lastRefreshedAt : new Date(run.due[i] as number);
       }
       const plan = planCycle({
         cycle,
@@ -290,37 +322,31 @@ export async function benchRefresh(
         windowMinutes: 60,
         maxStalenessDays: D,
       });
-      const dayStart = cycleStart(cycle);
+      const log = fetchLog[r] as number[][];
       for (const e of plan.selected) {
         const i = e.id - 1;
-        const f = firmsList[i] as Firm;
         run.fetches++;
-        if (CLOSED.has((world.byPid(f.pid) as { ENTSTATUS: string }).ENTSTATUS)) run.closedFetches++;
+        if (closedToday[i]) run.closedFetches++;
+        (log[i] as number[]).push(d);
         const last = run.lastFetch[i] as number;
-        const changed = last >= 0 && run.seenVersion[i] !== f.version;
-        // The highest severity among the changes since the last fetch.
+        const changed = last >= 0 && run.seenVersion[i] !== version[i];
         let sev = 0;
-        if (changed)
-          for (let k = f.changeDays.length - 1; k >= 0 && (f.changeDays[k] as number) > last; k--)
-            sev = Math.max(sev, SEVERITY_RANK[f.changeSeverity[k] as Severity]);
-        sevSince[i] = sev;
+        if (changed) {
+          const cd = changeDays[i] as number[];
+          const cs = changeSeverity[i] as Severity[];
+          for (let k = cd.length - 1; k >= 0 && (cd[k] as number) > last; k--)
+            sev = Math.max(sev, SEVERITY_RANK[cs[k] as Severity]);
+        }
         const severity: Severity | null =
           sev === 3 ? 'high' : sev === 2 ? 'medium' : sev === 1 ? 'low' : null;
-        // Scoring: every scored event of this firm since its last fetch is now seen.
-        for (const k of byFirm.get(i) ?? []) {
-          if ((evDay[k] as number) > d) break;
-          if (run.firstSeen[k] === -1 && (evDay[k] as number) <= d) {
-            run.firstSeen[k] = d;
-            if (d < (evNext[k] as number)) run.seenOwn[k] = 1;
-          }
-        }
-        if (run.policy !== 'today') {
-          // What a worker's noteRefresh does (src/plan/store.ts).
+        if (run.policy !== 'rr') {
+          const rec = world.record(i);
           const next = afterRefresh(
             {
               history: run.history[i] as ChangeHistory,
               boost: run.boost[i] as number,
               cohort: run.cohort[i] ?? null,
+              rate: last < 0 ? null : (run.rate[i] as number),
             },
             {
               cycle,
@@ -328,8 +354,8 @@ export async function benchRefresh(
               severity,
               cohort: cohortOf(i),
               usable: true,
-              lastApproval: rec(i).APPRDATE,
-              established: rec(i).ESDATE,
+              lastApproval: typeof rec.APPRDATE === 'string' ? rec.APPRDATE : null,
+              established: typeof rec.ESDATE === 'string' ? rec.ESDATE : null,
             },
             last < 0 ? null : (cycles[last] as string),
           );
@@ -338,163 +364,384 @@ export async function benchRefresh(
           run.cohort[i] = next.cohort;
         }
         run.lastFetch[i] = d;
-        run.seenVersion[i] = f.version;
+        run.seenVersion[i] = version[i] as number;
       }
-      if (run.policy === 'oracle' && trueRatesDay !== d) {
-        trueRatesDay = d;
-        const now = world.rates();
-        for (const f of firmsList) f.trueRate = now.get(f.pid) ?? 0;
-      }
-      if (run.policy !== 'today') {
-        // What the plan job does once a cycle: cohort priors and the scale, from every entry.
+      if (run.policy !== 'rr') {
+        // What the plan job does once a cycle: cohort priors, the model and the scale, from every entry.
         const pooled = new Map<string, CohortObservations>();
         for (let i = 0; i < n; i++) {
           const key = run.cohort[i];
           if (key === null || key === undefined) continue;
           const h = run.history[i] as ChangeHistory;
-          const p = pooled.get(key) ?? {
-            cohort: key,
-            entries: 0,
-            n: 0,
-            changes: 0,
-            days: 0,
-            datedDays: 0,
-            datedEvents: 0,
-          };
+          let p = pooled.get(key);
+          if (!p) {
+            p = {
+              cohort: key,
+              entries: 0,
+              n: 0,
+              changes: 0,
+              days: 0,
+              datedDays: 0,
+              datedEvents: 0,
+              seedDays: 0,
+              seedEvents: 0,
+            };
+            pooled.set(key, p);
+          }
           p.entries++;
           p.n += h.n;
           p.changes += h.changes;
           p.days += h.days;
           p.datedDays = (p.datedDays ?? 0) + (h.datedDays ?? 0);
           p.datedEvents = (p.datedEvents ?? 0) + (h.datedEvents ?? 0);
-          pooled.set(key, p);
+          p.seedDays = (p.seedDays ?? 0) + (h.seedDays ?? 0);
+          p.seedEvents = (p.seedEvents ?? 0) + (h.seedEvents ?? 0);
         }
-        const priors = cohortPriors([...pooled.values()]);
+        const priors = cohortPriors([...pooled.values()], run.model.datedWeight);
+        const everyone = priors.get('*')?.rate ?? 0.01;
+        if (run.policy !== 'legacy') {
+          const sums = emptySums();
+          const rateOf = new Map<string, number>();
+          for (let i = 0; i < n; i++) {
+            const key = run.cohort[i];
+            if (key === null || key === undefined) continue;
+            let m = rateOf.get(key);
+            if (m === undefined) {
+              m = priorFor(key, priors).rate;
+              rateOf.set(key, m);
+            }
+            addToSums(sums, { history: run.history[i] as ChangeHistory, cohortRate: m });
+          }
+          const learned = learnModel(sums, D, everyone);
+          run.model = modelFor(run.policy, learned);
+        }
+        const model = run.model;
+        if (model.equal >= 1) run.equalDays++;
+        const priorOf = new Map<string | null, ReturnType<typeof priorFor>>();
         for (const e of plan.selected) {
           const i = e.id - 1;
-          const rate =
+          const key = run.cohort[i] ?? null;
+          let prior = priorOf.get(key);
+          if (prior === undefined) {
+            prior = priorFor(key, priors, model.shape);
+            priorOf.set(key, prior);
+          }
+          run.rate[i] =
             run.policy === 'oracle'
-              ? Math.max(1e-5, (firmsList[i] as Firm).trueRate)
-              : estimateRate(run.history[i] as ChangeHistory, priorFor(run.cohort[i] ?? null, priors));
-          run.rate[i] = rate;
-          run.weight[i] = weightOf(run.history[i] as ChangeHistory);
+              ? Math.max(1e-5, trueRate[i] as number)
+              : estimateRate(run.history[i] as ChangeHistory, prior, model.datedWeight);
+          run.weight[i] = plannedWeight(weightOf(run.history[i] as ChangeHistory), model);
+          if (!model.boost) run.boost[i] = 0;
         }
         // Entries never fetched count at the prior of everyone.
-        const everyone = priors.get('*')?.rate ?? 0.01;
         const buckets = new Map<number, number>();
         for (let i = 0; i < n; i++) {
-          const r =
+          const rate =
             run.lastFetch[i] === -1
               ? run.policy === 'oracle'
-                ? (firmsList[i] as Firm).trueRate
+                ? (trueRate[i] as number)
                 : everyone
-              : (run.rate[i] as number);
-          const b = Math.round(8 * Math.log(Math.max(1e-9, (run.weight[i] as number) * Math.max(1e-5, r))));
+              : shortTermRate(run.rate[i] as number, run.history[i] as ChangeHistory, model);
+          const b = Math.round(
+            8 * Math.log(Math.max(1e-9, (run.weight[i] as number) * Math.max(1e-5, rate))),
+          );
           buckets.set(b, (buckets.get(b) ?? 0) + 1);
         }
         const scaleBuckets: ScaleBucket[] = [...buckets].map(([b, k]) => ({
           root: Math.exp(b / 16),
           entries: k,
         }));
-        run.scale = calibrateScale(scaleBuckets, run.perDay * SCALE_FILL, D);
+        const maxDays = Number.isFinite(model.tailDays) ? tailDays(scaleBuckets, run.perDay, D) : D;
+        run.tail = maxDays;
+        run.scale = calibrateScale(scaleBuckets, run.perDay * SCALE_FILL, maxDays);
+        const dayStart = cycleStart(cycle);
         for (const e of plan.selected) {
           const i = e.id - 1;
           run.due[i] = dueAfter({
             refreshedAt: dayStart,
-            rate: run.rate[i] as number,
+            rate: shortTermRate(run.rate[i] as number, run.history[i] as ChangeHistory, model),
             weight: run.weight[i] as number,
             boostLeft: run.boost[i] as number,
             scale: run.scale,
-            maxStalenessDays: D,
+            maxStalenessDays: maxDays,
           }).getTime();
         }
       }
-      // Freshness and staleness over the scored days, after this cycle's fetches.
-      if (d <= days) {
+      if (d <= days)
         for (let i = 0; i < n; i++) {
           const last = run.lastFetch[i] as number;
-          run.firmDays++;
-          if (last >= 0 && run.seenVersion[i] === (firmsList[i] as Firm).version) run.freshDays++;
           if (last >= 0) run.maxStaleness = Math.max(run.maxStaleness, d - last);
         }
-      }
     }
-    if (d % 30 === 0)
-      process.stderr.write(
-        `refresh: day ${d}/${days + tail} (${round((performance.now() - t0) / 1000, 1)} s)\n`,
-      );
   }
 
-  const quantile = (xs: number[], q: number) => {
-    if (xs.length === 0) return 0;
-    const s = [...xs].sort((a, b) => a - b);
-    return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
-  };
-  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
-  const figures: PolicyFigures[] = runs.map((run) => {
+  const perFirm = byFirm.map((l) => l.length).sort((a, b) => b - a);
+  const top10Share =
+    evFirm.length === 0 ? 0 : perFirm.slice(0, Math.ceil(n / 10)).reduce((a, b) => a + b, 0) / evFirm.length;
+  const figures = runs.map((run, r): PolicyFigures => {
+    const log = fetchLog[r] as number[][];
     const lags: number[] = [];
-    const lateLags: number[] = [];
     const highLags: number[] = [];
     let detected = 0;
     for (let k = 0; k < evFirm.length; k++) {
-      const seen = run.firstSeen[k] as number;
-      const lag = (seen === -1 ? days + tail : seen) - (evDay[k] as number);
+      const day = evDay[k] as number;
+      const fetches = log[evFirm[k] as number] as number[];
+      // The first fetch at or after the change's day.
+      let lo = 0;
+      let hi = fetches.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if ((fetches[mid] as number) < day) lo = mid + 1;
+        else hi = mid;
+      }
+      const seen = lo < fetches.length ? (fetches[lo] as number) : -1;
+      const lag = (seen === -1 ? days + tail : seen) - day;
       lags.push(lag);
-      if ((evDay[k] as number) > days - 30) lateLags.push(lag);
       if (evSeverity[k] === 'high') highLags.push(lag);
-      if (run.seenOwn[k]) detected++;
+      if (seen !== -1 && seen < (evNext[k] as number)) detected++;
     }
     return {
       policy: run.policy,
       budgetShare: run.budgetShare,
       perDay: run.perDay,
-      events: evFirm.length,
-      detectedShare: round(evFirm.length === 0 ? 0 : detected / evFirm.length, 3),
-      meanLag: round(mean(lags), 2),
+      detectedShare: round(evFirm.length === 0 ? 0 : detected / evFirm.length, 4),
+      meanLag: round(mean(lags), 3),
       p95Lag: quantile(lags, 0.95),
-      lateMeanLag: round(mean(lateLags), 2),
-      highEvents: highLags.length,
       highMeanLag: round(mean(highLags), 2),
-      highP95Lag: quantile(highLags, 0.95),
-      meanFreshness: round(run.firmDays === 0 ? 0 : run.freshDays / run.firmDays, 4),
       maxStalenessDays: run.maxStaleness,
       credits: run.fetches * CREDITS_PER_QUERY,
       creditsOnClosed: run.closedFetches * CREDITS_PER_QUERY,
+      ...(run.policy === 'rr'
+        ? {}
+        : {
+            model: {
+              ...run.model,
+              tailDays: run.tail,
+              shape: round(run.model.shape, 3),
+              equal: round(run.model.equal, 3),
+              rate: round(run.model.rate, 5),
+              datedWeight: round(run.model.datedWeight, 3),
+              hot: round(run.model.hot, 3),
+            },
+            equalDays: run.equalDays,
+          }),
     };
   });
-  const at = (p: Policy, s: number) =>
-    figures.find((f) => f.policy === p && f.budgetShare === s) as PolicyFigures;
-  const goalShare = shares.includes(0.25) ? 0.25 : (shares[0] as number);
-  const today = at('today', goalShare);
-  const fresh = at('new', goalShare);
-  const oracle = at('oracle', goalShare);
-  const ratio = (a: number, b: number) =>
-    b === 0 ? (a === 0 ? 1 : Number.POSITIVE_INFINITY) : round(a / b, 3);
-  const goals = {
-    budgetShare: goalShare,
-    meanLagVsToday: ratio(fresh.meanLag, today.meanLag),
-    meanLagVsOracle: ratio(fresh.meanLag, oracle.meanLag),
-    highLagVsToday: ratio(fresh.highMeanLag, today.highMeanLag),
-    stalenessHeld: figures.every((f) => f.policy === 'today' || f.maxStalenessDays <= D),
-    met: { meanLagVsToday: false, meanLagVsOracle: false, highLagVsToday: false, staleness: false },
-  };
-  goals.met = {
-    meanLagVsToday: goals.meanLagVsToday <= 0.7,
-    meanLagVsOracle: goals.meanLagVsOracle <= 1.15,
-    highLagVsToday: goals.highLagVsToday <= 0.5,
-    staleness: goals.stalenessHeld,
-  };
   return {
-    firms,
-    days: days + tail,
-    scoredDays: days,
-    seed,
-    changeShare,
+    family: module.family,
+    seed: o.seed,
     events: evFirm.length,
     highEvents: evSeverity.filter((s) => s === 'high').length,
     top10Share: round(top10Share, 3),
     runs: figures,
-    goals,
-    met: Object.values(goals.met).every(Boolean),
+  };
+}
+
+/** The table's rows: one per family and budget, over the seeds. */
+function tableOf(worlds: WorldFigures[], shares: number[]): TableRow[] {
+  const rows: TableRow[] = [];
+  const families = [...new Set(worlds.map((w) => w.family))];
+  for (const family of families) {
+    const ws = worlds.filter((w) => w.family === family);
+    for (const share of shares) {
+      const at = (w: WorldFigures, p: Policy) =>
+        w.runs.find((f) => f.policy === p && f.budgetShare === share);
+      const ratios: number[] = [];
+      const oracle: number[] = [];
+      let p95Excess = Number.NEGATIVE_INFINITY;
+      let detectedDiff = Number.POSITIVE_INFINITY;
+      let maxStaleness = 0;
+      let met = true;
+      const goals = ['lag <= rr', 'detected >= rr', 'staleness <= 30 d'];
+      const fairTail = share >= 0.25;
+      const skewed = SKEWED_STABLE.has(family);
+      if (fairTail) goals.push('p95 <= rr + 1 d');
+      if (skewed) goals.push('lag <= 0.75 rr');
+      for (const w of ws) {
+        const rr = at(w, 'rr') as PolicyFigures;
+        const fresh = at(w, 'new') as PolicyFigures;
+        const ratio = rr.meanLag === 0 ? 1 : fresh.meanLag / rr.meanLag;
+        ratios.push(ratio);
+        const o = at(w, 'oracle');
+        if (o) oracle.push(rr.meanLag === 0 ? 1 : o.meanLag / rr.meanLag);
+        p95Excess = Math.max(p95Excess, fresh.p95Lag - rr.p95Lag);
+        detectedDiff = Math.min(detectedDiff, fresh.detectedShare - rr.detectedShare);
+        maxStaleness = Math.max(maxStaleness, fresh.maxStalenessDays);
+        if (fresh.meanLag > rr.meanLag || fresh.detectedShare < rr.detectedShare) met = false;
+        if (fresh.maxStalenessDays > DEFAULT_MAX_STALENESS_DAYS) met = false;
+        if (fairTail && fresh.p95Lag > rr.p95Lag + 1) met = false;
+        if (skewed && ratio > 0.75) met = false;
+      }
+      const first = ws[0] as WorldFigures;
+      const rr0 = at(first, 'rr') as PolicyFigures;
+      const ablation: Partial<Record<Policy, number>> = {};
+      for (const p of [...ABLATION, 'new'] as Policy[]) {
+        const f = at(first, p);
+        if (f) ablation[p] = round(rr0.meanLag === 0 ? 1 : f.meanLag / rr0.meanLag, 3);
+      }
+      rows.push({
+        family,
+        budgetShare: share,
+        lagRatioWorst: round(Math.max(...ratios), 3),
+        lagRatioMean: round(mean(ratios), 3),
+        oracleRatioMean: round(mean(oracle), 3),
+        p95Excess,
+        p95New: (at(first, 'new') as PolicyFigures).p95Lag,
+        p95Rr: rr0.p95Lag,
+        detectedDiff: round(detectedDiff, 4),
+        detectedNew: (at(first, 'new') as PolicyFigures).detectedShare,
+        detectedRr: rr0.detectedShare,
+        maxStaleness,
+        ablation,
+        goals,
+        met,
+      });
+    }
+  }
+  return rows;
+}
+
+/** Loads a world module from a path (relative to the working directory) or a module name. */
+export async function loadWorld(spec: string): Promise<WorldModule & { spec: string }> {
+  const url =
+    /^[./]|^[A-Za-z]:\\/.test(spec) || spec.endsWith('.ts') || spec.endsWith('.js')
+      ? pathToFileURL(resolve(spec)).href
+      : spec;
+  let m: Partial<WorldModule>;
+  try {
+    m = (await import(url)) as Partial<WorldModule>;
+  } catch (err) {
+    throw new Error(`cannot load world module ${spec}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (typeof m.createWorld !== 'function')
+    throw new Error(`world module ${spec} exports no createWorld(options) (see docs/planner.md, Worlds)`);
+  return {
+    spec,
+    family: typeof m.family === 'string' ? m.family : spec,
+    about: typeof m.about === 'string' ? m.about : '',
+    createWorld: m.createWorld,
+  };
+}
+
+/** One world to run: a family by name or a module by path, and a seed. */
+export interface WorldJob {
+  spec: string;
+  seed: number;
+  firms: number;
+  days: number;
+  tail: number;
+  shares: number[];
+  policies: Policy[];
+}
+
+/** A world module by the name of a shipped family, or loaded from a path. */
+export async function worldFor(spec: string): Promise<WorldModule> {
+  return FAMILIES.find((f) => f.family === spec) ?? (await loadWorld(spec));
+}
+
+/** Runs one job here. */
+export async function runJob(job: WorldJob): Promise<WorldFigures> {
+  const module = await worldFor(job.spec);
+  const epoch = '2026-01-01';
+  const world = module.createWorld({ seed: job.seed, firms: job.firms, epoch, days: job.days });
+  return runWorld(module, world, { ...job, epoch });
+}
+
+/** Runs one job in a child process (bench/refresh-worker.ts), which prints its figures as JSON. */
+function runChild(job: WorldJob): Promise<WorldFigures> {
+  return new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [
+        ...process.execArgv,
+        fileURLToPath(new URL('./refresh-worker.ts', import.meta.url)),
+        JSON.stringify(job),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (s: string) => {
+      out += s;
+    });
+    child.on('error', fail);
+    child.on('close', (code) => {
+      if (code !== 0)
+        fail(new Error(`refresh: the run of ${job.spec} seed ${job.seed} failed (exit ${code})`));
+      else done(JSON.parse(out) as WorldFigures);
+    });
+  });
+}
+
+export async function benchRefresh(
+  opts: {
+    firms?: number;
+    days?: number;
+    tail?: number;
+    seeds?: number[];
+    shares?: number[];
+    worlds?: readonly WorldModule[];
+    /** Run the ablation policies on the first seed (default true). */
+    ablation?: boolean;
+    /** Budgets of the ablation runs (default 25%). */
+    ablationShares?: number[];
+    /** Worlds run at once, each in its own process (default 1: in this process). */
+    parallel?: number;
+  } = {},
+): Promise<RefreshResult> {
+  const firms = opts.firms ?? 1_000;
+  const days = opts.days ?? 90;
+  const tail = opts.tail ?? DEFAULT_MAX_STALENESS_DAYS;
+  const seeds = opts.seeds ?? [1, 2, 3];
+  const shares = opts.shares ?? [0.05, 0.1, 0.25, 0.5];
+  const worlds = opts.worlds ?? FAMILIES;
+  const ablationShares = (opts.ablationShares ?? [0.25]).filter((s) => shares.includes(s));
+  const t0 = performance.now();
+  const jobs: WorldJob[] = [];
+  for (const module of worlds)
+    for (const seed of seeds) {
+      const spec = 'spec' in module && typeof module.spec === 'string' ? module.spec : module.family;
+      jobs.push({ spec, seed, firms, days, tail, shares, policies: ['rr', 'new', 'oracle'] });
+      // The ablation on the first seed, at a few budgets (a world of its own: the same seed, the same changes).
+      if (seed === seeds[0] && opts.ablation !== false && ablationShares.length > 0)
+        jobs.push({ spec, seed, firms, days, tail, shares: ablationShares, policies: ['rr', ...ABLATION] });
+    }
+  const results: WorldFigures[] = new Array(jobs.length);
+  let next = 0;
+  const lanes = Math.max(1, Math.min(opts.parallel ?? 1, jobs.length));
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < jobs.length) {
+        const k = next++;
+        const job = jobs[k] as WorldJob;
+        const t = performance.now();
+        const w = lanes > 1 ? await runChild(job) : await runJob(job);
+        results[k] = w;
+        process.stderr.write(
+          `refresh: ${w.family} seed ${w.seed}${job.policies.includes('legacy') ? ' (ablation)' : ''}: ${w.events} changes, top 10% make ${(w.top10Share * 100).toFixed(0)}% (${round((performance.now() - t) / 1000, 1)} s, ${round((performance.now() - t0) / 1000, 1)} s in all)\n`,
+        );
+      }
+    }),
+  );
+  // The ablation's runs join their seed's.
+  const out: WorldFigures[] = [];
+  for (const [k, job] of jobs.entries()) {
+    const w = results[k] as WorldFigures;
+    if (job.policies.includes('legacy')) {
+      const main = out.find((x) => x.family === w.family && x.seed === w.seed) as WorldFigures;
+      main.runs.push(...w.runs.filter((f) => f.policy !== 'rr'));
+    } else out.push(w);
+  }
+  const table = tableOf(out, shares);
+  return {
+    firms,
+    days: days + tail,
+    scoredDays: days,
+    seeds,
+    shares,
+    families: worlds.map((w) => ({ family: w.family, about: w.about })),
+    worlds: out,
+    table,
+    met: table.every((r) => r.met),
   };
 }

@@ -20,7 +20,7 @@ import { benchLoad } from './load.ts';
 import { benchMemory } from './memory.ts';
 import { benchPlanner } from './planner.ts';
 import { benchRate } from './rate.ts';
-import { benchRefresh } from './refresh.ts';
+import { benchRefresh, loadWorld } from './refresh.ts';
 import { benchSoak } from './soak.ts';
 import { describeMachine, round } from './support.ts';
 import { partLines, renderTable } from './table.ts';
@@ -45,7 +45,18 @@ const PARTS = {
     full: () => benchExport(),
     smoke: () => benchExport({ size: { enterprises: 900, runs: 20 }, repeats: 1, profile: 'always' }),
   },
-  refresh: { full: () => benchRefresh(), smoke: () => benchRefresh({ firms: 300, days: 20, tail: 10 }) },
+  refresh: {
+    full: () => benchRefresh({ parallel: 2 }),
+    smoke: () =>
+      benchRefresh({
+        firms: 150,
+        days: 20,
+        tail: 10,
+        seeds: [1],
+        shares: [0.1, 0.25],
+        ablationShares: [0.25],
+      }),
+  },
   console: {
     full: () => benchConsole(),
     smoke: () => benchConsole([{ companies: 400, days: 20 }], 1),
@@ -59,13 +70,17 @@ type Part = keyof typeof PARTS;
 
 const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
 
-const USAGE = `usage: npm run bench [-- [part ...] [--smoke]]
+const USAGE = `usage: npm run bench [-- [part ...] [--smoke] [--world <module>]]
 
 Runs the benchmarks (every part, or the parts named), prints a table of the figures and writes
 bench/results.json (a part run alone replaces only its own entry). Postgres and Redis must be up.
 
   --smoke   every part named (or all) in a small, quick form, a few seconds a part: checks that
             it completes and prints its figures; writes nothing and judges no target
+  --world <module>
+            refresh only: run the backtest on the world a module gives (a path to a .ts or .js
+            file, see docs/planner.md, Worlds) instead of the shipped families; prints the
+            table and writes nothing
   --help    this text
 
 parts: ${Object.keys(PARTS).join(', ')}
@@ -76,8 +91,21 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function argsFrom(argv: string[]): { parts: Part[]; smoke: boolean } {
-  const words = argv.filter((a) => a !== '--');
+function argsFrom(argv: string[]): { parts: Part[]; smoke: boolean; world: string | null } {
+  const raw = argv.filter((a) => a !== '--');
+  let world: string | null = null;
+  const words: string[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    const w = raw[i] as string;
+    if (w === '--world' || w.startsWith('--world=')) {
+      const value = w === '--world' ? raw[++i] : w.slice('--world='.length);
+      if (value === undefined || value === '' || value.startsWith('-'))
+        fail('--world needs a module: npm run bench -- refresh --world ./my-world.ts');
+      world = value;
+      continue;
+    }
+    words.push(w);
+  }
   if (words.includes('--help') || words.includes('-h')) {
     process.stdout.write(USAGE);
     process.exit(0);
@@ -93,7 +121,9 @@ function argsFrom(argv: string[]): { parts: Part[]; smoke: boolean } {
       `unknown part ${unknown.map((u) => `"${u}"`).join(', ')}; the parts are: ${Object.keys(PARTS).join(', ')}`,
     );
   const parts = names.length === 0 ? (Object.keys(PARTS) as Part[]) : ([...new Set(names)] as Part[]);
-  return { parts, smoke: options.includes('--smoke') };
+  if (world !== null && (parts.length !== 1 || parts[0] !== 'refresh'))
+    fail('--world goes with the refresh part alone: npm run bench -- refresh --world <module>');
+  return { parts, smoke: options.includes('--smoke'), world };
 }
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -166,6 +196,43 @@ async function runSmoke(parts: Part[]): Promise<void> {
   if (failures.length > 0) process.exitCode = 1;
 }
 
+/** The refresh backtest on a world module of the user's: the table, printed; nothing written. */
+async function runWorld(spec: string, smoke: boolean): Promise<void> {
+  let module: Awaited<ReturnType<typeof loadWorld>>;
+  try {
+    module = await loadWorld(spec);
+  } catch (err) {
+    fail(messageOf(err));
+  }
+  const t = performance.now();
+  try {
+    const result = await benchRefresh(
+      smoke
+        ? {
+            worlds: [module],
+            firms: 150,
+            days: 20,
+            tail: 10,
+            seeds: [1],
+            shares: [0.1, 0.25],
+            ablationShares: [0.25],
+          }
+        : { worlds: [module], parallel: 2 },
+    );
+    const document = {
+      command: `npm run bench -- refresh --world ${spec}`,
+      machine: await describeMachine(),
+      parts: { refresh: { ...result, seconds: round((performance.now() - t) / 1000, 1) } },
+    };
+    process.stdout.write(`${renderTable(document)}\n`);
+    process.stdout.write('a --world run: bench/results.json not written\n');
+  } catch (err) {
+    process.stderr.write(`bench: refresh failed: ${messageOf(err)}\n`);
+    process.exitCode = 1;
+  }
+}
+
 const args = argsFrom(process.argv.slice(2));
-if (args.smoke) await runSmoke(args.parts);
+if (args.world !== null) await runWorld(args.world, args.smoke);
+else if (args.smoke) await runSmoke(args.parts);
 else await runFull(args.parts);

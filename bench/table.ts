@@ -189,49 +189,39 @@ function exportLines(e: ExportResult): Line[] {
 }
 
 function refreshLines(r: RefreshResult): Line[] {
+  const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   const lines: Line[] = [
     [
-      `refresh backtest: ${n(r.firms)} firms, ${r.scoredDays} days scored (+${r.days - r.scoredDays})`,
-      `${n(r.events)} change events (${n(r.highEvents)} high severity); top 10% of firms make ${(r.top10Share * 100).toFixed(0)}% of them`,
+      `refresh backtest: ${n(r.firms)} firms, ${r.scoredDays} days scored (+${r.days - r.scoredDays}), seeds ${r.seeds.join(', ')}`,
+      'per family and budget: mean lag of new as a multiple of round robin (rr): worst seed, mean over seeds; oracle; p95 lag new vs rr; detected new vs rr (first seed)',
       '',
       '',
     ],
   ];
-  for (const f of r.runs)
+  for (const w of r.families) {
+    const ws = r.worlds.filter((x) => x.family === w.family);
+    const top = ws.map((x) => pct(x.top10Share)).join('/');
+    const m = ws[0]?.runs.find((f) => f.policy === 'new' && f.budgetShare === 0.25)?.model;
     lines.push([
-      `refresh, ${(f.budgetShare * 100).toFixed(0)}% budget (${n(f.perDay)}/day), ${f.policy}`,
-      `detected ${(f.detectedShare * 100).toFixed(1)}%; lag mean ${f.meanLag} d, p95 ${f.p95Lag} d; high: mean ${f.highMeanLag} d, p95 ${f.highP95Lag} d; fresh ${(f.meanFreshness * 100).toFixed(1)}%; max stale ${f.maxStalenessDays} d; ${n(f.credits)} credits`,
+      `refresh, ${w.family}`,
+      `${w.about}; top 10% make ${top} of the changes${m ? `; learned at 25%: shape ${m.shape}, equal ${m.equal}, dates ×${m.datedWeight}, hot ×${m.hot}` : ''}`,
       '',
       '',
     ]);
-  const g = r.goals;
-  const pct = `${(g.budgetShare * 100).toFixed(0)}%`;
-  lines.push(
-    [
-      `refresh, ${pct}: mean lag, new / today`,
-      g.meanLagVsToday.toFixed(2),
-      '<= 0.70',
-      yes(g.met.meanLagVsToday),
-    ],
-    [
-      `refresh, ${pct}: mean lag, new / oracle`,
-      g.meanLagVsOracle.toFixed(2),
-      '<= 1.15',
-      yes(g.met.meanLagVsOracle),
-    ],
-    [
-      `refresh, ${pct}: high-severity lag, new / today`,
-      g.highLagVsToday.toFixed(2),
-      '<= 0.50',
-      yes(g.met.highLagVsToday),
-    ],
-    [
-      'refresh: staleness bound (new, oracle)',
-      g.stalenessHeld ? 'held' : 'broken',
-      '<= 30 days',
-      yes(g.met.staleness),
-    ],
-  );
+    for (const row of r.table.filter((x) => x.family === w.family)) {
+      const ab = row.ablation;
+      const abl = (['legacy', '+shape', '+dates', '+hot', '+equal', 'new'] as const)
+        .filter((p) => ab[p] !== undefined)
+        .map((p) => `${p} ${(ab[p] as number).toFixed(2)}`)
+        .join(', ');
+      lines.push([
+        `refresh, ${w.family}, ${pct(row.budgetShare)}`,
+        `lag ${row.lagRatioWorst.toFixed(2)}× rr (mean ${row.lagRatioMean.toFixed(2)}×, oracle ${row.oracleRatioMean.toFixed(2)}×); p95 ${row.p95New} vs ${row.p95Rr} d; detected ${(row.detectedNew * 100).toFixed(1)}% vs ${(row.detectedRr * 100).toFixed(1)}%; max stale ${row.maxStaleness} d${abl ? `; ablation: ${abl}` : ''}`,
+        row.goals.join(', '),
+        yes(row.met),
+      ]);
+    }
+  }
   return lines;
 }
 

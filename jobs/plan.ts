@@ -93,6 +93,10 @@ export async function processPlan(
       deferredReason: plan.deferReason,
       scale: Number.isFinite(planner.scale) ? planner.scale : String(planner.scale),
       cohorts: planner.cohorts,
+      // What the plan learned from the whole watchlist (src/plan/estimate.ts PlannerModel).
+      equal: planner.model.equal,
+      hot: planner.model.hot,
+      boost: planner.model.boost ? 1 : 0,
       compactedFetches: compacted.cycleFetches,
       compactedRuns: compacted.runs,
       compactedSightings: compacted.sightings,

@@ -119,60 +119,57 @@ const pct = (share: number, digits: number) => `${(share * 100).toFixed(digits)}
 
 function refreshTable(doc: BenchDocument): string {
   const r = part<RefreshResult>(doc, 'refresh');
-  const seen = new Set<number>();
-  const rows = r.runs.map((f) => {
-    const first = !seen.has(f.budgetShare);
-    seen.add(f.budgetShare);
-    return [
-      first ? `${pct(f.budgetShare, 0)} (${n(f.perDay)}/day)` : pct(f.budgetShare, 0),
-      f.policy,
-      pct(f.detectedShare, 1),
-      `${f.meanLag.toFixed(2)} d`,
-      `${f.p95Lag} d`,
-      `${f.highMeanLag.toFixed(2)} d`,
-      pct(f.meanFreshness, 1),
-      `${f.maxStalenessDays} d`,
-      n(f.credits),
-    ];
-  });
-  const header = ['budget', 'policy', 'detected', 'mean lag', 'p95 lag', 'high-severity mean lag', 'fresh'];
+  const rows = r.table.map((row) => [
+    row.family,
+    pct(row.budgetShare, 0),
+    `${row.lagRatioWorst.toFixed(2)} × (${row.lagRatioMean.toFixed(2)} ×)`,
+    `${row.oracleRatioMean.toFixed(2)} ×`,
+    `${row.p95New} d / ${row.p95Rr} d`,
+    `${pct(row.detectedNew, 1)} / ${pct(row.detectedRr, 1)}`,
+    `${row.maxStaleness} d`,
+    row.met ? '✓ met' : '✗ missed',
+  ]);
+  const header = [
+    'world',
+    'budget',
+    'mean lag, new ÷ rr: worst seed (mean)',
+    'oracle ÷ rr',
+    'p95 lag new / rr',
+    'detected new / rr',
+    'longest unrefreshed',
+    'goals',
+  ];
   return (
-    `Figures of ${dateOf(r)}, as on every run, since the backtest is deterministic (seed ${r.seed}, ` +
-    `${n(r.events)} changes, ${n(r.highEvents)} of them high-severity; the busiest tenth of the firms ` +
-    `made ${pct(r.top10Share, 0)} of them):\n\n` +
-    markdownTable([...header, 'longest unrefreshed', 'credits'], rows)
+    `Figures of ${dateOf(r)}, as on every run, since the backtest is deterministic (${n(r.firms)} firms, seeds ` +
+    `${r.seeds.join(', ')}; p95 and detected on the first seed):\n\n` +
+    markdownTable(header, rows)
   );
-}
-
-/** The new planner's and the oracle's figures at the budget the goals are set at. */
-function goalRuns(r: RefreshResult) {
-  const at = r.runs.filter((f) => f.budgetShare === r.goals.budgetShare);
-  const of = (policy: string) => {
-    const found = at.find((f) => f.policy === policy);
-    if (!found) throw new Error(`bench/results.json: refresh has no "${policy}" run at the goals' budget`);
-    return found;
-  };
-  return { now: of('new'), oracle: of('oracle'), today: of('today') };
 }
 
 function refreshGoals(doc: BenchDocument): string {
   const r = part<RefreshResult>(doc, 'refresh');
-  const g = r.goals;
-  const { now, oracle } = goalRuns(r);
-  const mark = (ok: boolean) => (ok ? '✓ **met**' : '✗ **missed**');
-  const stalest = Math.max(now.maxStalenessDays, oracle.maxStalenessDays);
+  const missed = r.table.filter((row) => !row.met);
+  if (missed.length === 0) return 'Every family, seed and budget met its goals.';
   return (
-    `Goals at ${pct(g.budgetShare, 0)}: mean lag at most 0.7 × today's — ${mark(g.met.meanLagVsToday)} ` +
-    `(${g.meanLagVsToday.toFixed(2)}); high-severity lag at most 0.5 × today's — ${mark(g.met.highLagVsToday)} ` +
-    `(${g.highLagVsToday.toFixed(2)}); the 30-day staleness bound held — ${mark(g.met.staleness)} ` +
-    `(${stalest} days at most); mean lag within 15% of the oracle — ${mark(g.met.meanLagVsOracle)}: ` +
-    `${g.meanLagVsOracle.toFixed(2)} × (${now.meanLag.toFixed(2)} against ${oracle.meanLag.toFixed(2)} days).`
+    `Goals missed (${missed.length} of ${r.table.length} rows): ` +
+    missed
+      .map((row) => `${row.family} at ${pct(row.budgetShare, 0)} (mean lag ${row.lagRatioWorst.toFixed(2)} ×, p95 +${row.p95Excess} d, detected ${(row.detectedDiff * 100).toFixed(1)} points)`)
+      .join('; ') +
+    '.'
   );
 }
 
-function refreshLate(doc: BenchDocument): string {
-  const { now, oracle } = goalRuns(part<RefreshResult>(doc, 'refresh'));
-  return `${(now.lateMeanLag / oracle.lateMeanLag).toFixed(2)} × (${now.lateMeanLag.toFixed(2)} against ${oracle.lateMeanLag.toFixed(2)})`;
+function refreshAblation(doc: BenchDocument): string {
+  const r = part<RefreshResult>(doc, 'refresh');
+  const steps = ['legacy', '+shape', '+dates', '+hot', '+equal', 'new'] as const;
+  const rows = r.table
+    .filter((row) => row.ablation.legacy !== undefined)
+    .map((row) => [
+      row.family,
+      pct(row.budgetShare, 0),
+      ...steps.map((p) => (row.ablation[p] === undefined ? '' : `${(row.ablation[p] as number).toFixed(2)}`)),
+    ]);
+  return markdownTable(['world', 'budget', ...steps], rows);
 }
 
 /** Every span that comes from bench/results.json: its name and its text. */
@@ -185,7 +182,7 @@ export function benchSpans(doc: BenchDocument): Record<string, string> {
     'soak-unchanged': soakUnchanged(doc),
     'refresh-table': block(refreshTable(doc)),
     'refresh-goals': block(refreshGoals(doc)),
-    'refresh-late': refreshLate(doc),
+    'refresh-ablation': block(refreshAblation(doc)),
   };
 }
 

@@ -1,6 +1,6 @@
 /** `daybook plan explain`: why the plan of a cycle chose or deferred a watch entry. */
 import type { Command } from 'commander';
-import { type Explanation, entriesNamed, explainPlan } from '../plan/explain.ts';
+import { DAYS_PER_MONTH, type Explanation, entriesNamed, explainPlan } from '../plan/explain.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { command } from './about.ts';
 import { clockFor } from './assemble.ts';
@@ -42,6 +42,13 @@ function decisionText(e: Explanation): string {
   }
 }
 
+function certaintyText(e: Explanation): string {
+  const c = e.certainty;
+  if (c === null) return '-';
+  const month = (x: number) => (x * DAYS_PER_MONTH).toPrecision(2);
+  return `${c.level}: 90% between ${month(c.low)} and ${Number.isFinite(c.high) ? month(c.high) : '∞'} changes/month; ${Math.round(c.ownShare * 100)}% from its own ${c.ownDays.toFixed(0)} days of observation, the rest from its cohort's prior (${c.priorDays.toFixed(0)} pseudo-days)`;
+}
+
 /** The explanation of one entry, as lines for a person. */
 export function explanationText(e: Explanation): string {
   const o = e.observations;
@@ -52,6 +59,7 @@ export function explanationText(e: Explanation): string {
         ? 'none yet (first fetch not done)'
         : `${fixed(e.changesPerMonth, 2)} changes/month (${e.rate.toPrecision(3)}/day): ${fixed(o.intervals, 1)} intervals over ${fixed(o.days, 0)} days, ${fixed(o.changed, 1)} ended changed; ${fixed(o.datedChanges, 1)} changes dated by the registry, ${fixed(o.datedDays, 0)} quiet days after its approval dates`
     }`,
+    `  certainty     ${certaintyText(e)}`,
     `  prior         ${fixed(e.prior.rate * 30.44, 2)} changes/month from cohort ${forTerminal(e.prior.cohort ?? '*')}${e.cohort && e.cohort !== e.prior.cohort ? ` (its cohort ${forTerminal(e.cohort)})` : ''}`,
     `  weight        ${e.weight.toFixed(2)} (from the severity of its past changes: 1 low … 3 high)`,
     `  boost         ${e.boostLeft > 0 ? `${e.boostLeft} cycle(s) left after a high-severity change: due every cycle` : 'none'}`,
@@ -69,6 +77,7 @@ export function explanationText(e: Explanation): string {
       e.intervalDays === null ? '-' : `${e.intervalDays.toFixed(1)} days (${scaleText(e.scale)})`
     }; due ${when(e.dueAt)}`,
     `  class         ${CLASS_TEXT[e.planClass]}`,
+    `  why here      ${e.reason}`,
     `  decision      ${decisionText(e)}`,
   ];
   return lines.join('\n');
@@ -79,7 +88,7 @@ export function planCommand(): Command {
   plan
     .command('explain')
     .description(
-      "Explain the plan of a cycle for watch entries: each one's change-rate estimate (changes per month, from its own fetches and its cohort's prior), its weight, the chance it changed since its last refresh, its interval and due time, its class in the plan order, and whether the cycle selects, defers or skips it, and why. Read-only: plans the cycle as the plan job would without recording anything.",
+      "Explain the plan of a cycle for watch entries: each one's change-rate estimate (changes per month, from its own fetches and its cohort's prior) and how sure it is, its weight, the chance it changed since its last refresh, its interval and due time, its class in the plan order and why it stands there, and whether the cycle selects, defers or skips it, and why. Read-only: plans the cycle as the plan job would without recording anything.",
     )
     .addOption(dateOption('--cycle', 'the cycle (default: the current one)'))
     .option('--pid <pid|keyword|id>', 'the entries watching this PID, with this keyword, or this watch id')

@@ -600,8 +600,8 @@ export const changeCohorts = pgTable('change_cohorts', {
 });
 
 /**
- * The planner's scale (one row): the interval of an entry is scale / √(weight × rate) days, set
- * by each plan so that the watchlist's refreshes fill the cycle's capacity.
+ * The planner's scale and model (one row): the interval of an entry is scale / √(weight × rate)
+ * days, set by each plan so that the watchlist's refreshes fill the cycle's capacity.
  */
 export const plannerState = pgTable('planner_state', {
   singleton: boolean('singleton').primaryKey().default(true),
@@ -611,6 +611,12 @@ export const plannerState = pgTable('planner_state', {
   /** Entries a cycle can take, and active entries, when it was set. */
   capacity: integer('capacity').notNull().default(0),
   entries: integer('entries').notNull().default(0),
+  /**
+   * What the last plan learned from the whole watchlist (src/plan/estimate.ts PlannerModel: the
+   * spread of rates, how far intervals are pulled to equal, the registry dates' weight, the hot
+   * factor, the longest interval); null before the first plan.
+   */
+  model: jsonb('model'),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
 });
 

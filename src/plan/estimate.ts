@@ -53,9 +53,13 @@ export const CLOSED_PRIOR_RATE = 1e-4;
 /** Pseudo-days a prior is worth at least and at most. */
 export const PRIOR_MIN_DAYS = 5;
 export const PRIOR_MAX_DAYS = 365;
-/** The pseudo-days of observation a prior of mean `rate` is worth. */
-export function priorStrength(rate: number): number {
-  return Math.min(PRIOR_MAX_DAYS, Math.max(PRIOR_MIN_DAYS, PRIOR_SHAPE / Math.max(MIN_RATE, rate)));
+/**
+ * The pseudo-days of observation a prior of mean `rate` is worth, for a Gamma shape `shape` of the
+ * spread of rates around it (PRIOR_SHAPE by default, or the learned `PlannerModel.shape`); at most
+ * a year, so a firm whose habits change is not held to its cohort's for long.
+ */
+export function priorStrength(rate: number, shape = PRIOR_SHAPE): number {
+  return Math.min(PRIOR_MAX_DAYS, Math.max(PRIOR_MIN_DAYS, shape / Math.max(MIN_RATE, rate)));
 }
 /** The prior rate (changes per day) when nothing is known of any cohort yet: about one change a quarter. */
 export const DEFAULT_PRIOR_RATE = 0.01;
@@ -91,8 +95,29 @@ export interface ChangeHistory {
    */
   datedDays?: number;
   datedEvents?: number;
+  /**
+   * The part of datedDays/datedEvents that the first fetch's registry dates gave (decayed alike):
+   * weighed by `PlannerModel.datedWeight`, as far as such dates have predicted changes. A change
+   * dated inside an interval is an observation of its own and counts fully.
+   */
+  seedDays?: number;
+  seedEvents?: number;
   /** The last approval date seen (YYYY-MM-DD). */
   approval?: string;
+  /** The last interval observed ended changed: the next one is "hot" (see PlannerModel.hot). */
+  lastChanged?: boolean;
+  /**
+   * The hot intervals (those after a changed one), decayed: how many, how many ended changed, and
+   * how many were expected to at the entry's estimate when each began. Pooled over the
+   * watchlist, they say whether a change makes another one likelier soon.
+   */
+  hot?: [number, number, number];
+  /**
+   * Every interval, dated or not (decayed): how many, how many ended changed, days. The bins keep
+   * only the undated ones (a dated change is exposure of its own), so the watchlist's tests
+   * (`addToSums`) read these.
+   */
+  all?: [number, number, number];
 }
 
 export function emptyHistory(): ChangeHistory {
@@ -119,11 +144,24 @@ export function historyOf(stored: unknown): ChangeHistory {
   }
   if (typeof s.cycle === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.cycle)) h.cycle = s.cycle;
   if (typeof s.approval === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.approval)) h.approval = s.approval;
+  if (s.lastChanged === true) h.lastChanged = true;
+  for (const key of ['hot', 'all'] as const) {
+    const v = s[key];
+    if (!Array.isArray(v) || v.length !== 3) continue;
+    const [n, c, e] = v.map(Number) as [number, number, number];
+    if ([n, c, e].every((x) => Number.isFinite(x) && x >= 0)) h[key] = [n, Math.min(n, c), e];
+  }
   const datedDays = Number(s.datedDays);
   const datedEvents = Number(s.datedEvents);
   if (Number.isFinite(datedDays) && datedDays > 0 && Number.isFinite(datedEvents) && datedEvents >= 0) {
     h.datedDays = datedDays;
     h.datedEvents = datedEvents;
+    const seedDays = Number(s.seedDays);
+    const seedEvents = Number(s.seedEvents);
+    if (Number.isFinite(seedDays) && seedDays >= 0 && Number.isFinite(seedEvents) && seedEvents >= 0) {
+      h.seedDays = Math.min(seedDays, datedDays);
+      h.seedEvents = Math.min(seedEvents, datedEvents);
+    }
   }
   return h;
 }
@@ -134,16 +172,13 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 function decayed(h: ChangeHistory, whole: number, halfLifeDays: number): ChangeHistory {
   const decay = 0.5 ** (whole / halfLifeDays);
   const bins: ChangeHistory['bins'] = {};
-  for (const [k, [n, c]] of Object.entries(h.bins)) {
+  for (const k in h.bins) {
+    const [n, c] = h.bins[k] as [number, number];
     const dn = round6(n * decay);
     if (dn >= 1e-3) bins[k] = [dn, round6(c * decay)];
   }
-  return {
-    ...(h.cycle === undefined ? {} : { cycle: h.cycle }),
-    ...(h.approval === undefined ? {} : { approval: h.approval }),
-    ...(h.datedDays === undefined
-      ? {}
-      : { datedDays: round6(h.datedDays * decay), datedEvents: round6((h.datedEvents ?? 0) * decay) }),
+  // Built field by field: this runs once per fetch, and in the backtest millions of times.
+  const d: ChangeHistory = {
     bins,
     n: round6(h.n * decay),
     changes: round6(h.changes * decay),
@@ -151,6 +186,22 @@ function decayed(h: ChangeHistory, whole: number, halfLifeDays: number): ChangeH
     severitySum: round6(h.severitySum * decay),
     severityN: round6(h.severityN * decay),
   };
+  if (h.cycle !== undefined) d.cycle = h.cycle;
+  if (h.approval !== undefined) d.approval = h.approval;
+  if (h.lastChanged) d.lastChanged = true;
+  if (h.hot !== undefined)
+    d.hot = [round6(h.hot[0] * decay), round6(h.hot[1] * decay), round6(h.hot[2] * decay)];
+  if (h.all !== undefined)
+    d.all = [round6(h.all[0] * decay), round6(h.all[1] * decay), round6(h.all[2] * decay)];
+  if (h.datedDays !== undefined) {
+    d.datedDays = round6(h.datedDays * decay);
+    d.datedEvents = round6((h.datedEvents ?? 0) * decay);
+  }
+  if (h.seedDays !== undefined) {
+    d.seedDays = round6(h.seedDays * decay);
+    d.seedEvents = round6((h.seedEvents ?? 0) * decay);
+  }
+  return d;
 }
 
 /** Counts one change of `severity` (low when unknown) into the history's severity mean. */
@@ -175,11 +226,25 @@ export function observe(
   seen: Interval,
   severity: Severity | null = null,
   halfLifeDays = HALF_LIFE_DAYS,
+  rateBefore: number | null = null,
 ): ChangeHistory {
   const dated = typeof seen === 'object' ? seen.quietDays : null;
   if (!Number.isFinite(days) || days < 1 || (dated !== null && !Number.isFinite(dated))) return h;
   const whole = Math.min(MAX_BIN_DAYS, Math.round(days));
   const d = decayed(h, whole, halfLifeDays);
+  // A hot interval (after a changed one) is counted with what the estimate then expected of it.
+  if (h.lastChanged && rateBefore !== null && Number.isFinite(rateBefore) && rateBefore > 0) {
+    const [hn, hc, he] = d.hot ?? [0, 0, 0];
+    d.hot = [
+      round6(hn + 1),
+      round6(hc + (seen === false ? 0 : 1)),
+      round6(he - Math.expm1(-rateBefore * whole)),
+    ];
+  }
+  const [an, ac, ad] = d.all ?? [0, 0, 0];
+  d.all = [round6(an + 1), round6(ac + (seen === false ? 0 : 1)), round6(ad + whole)];
+  d.lastChanged = seen !== false;
+  if (!d.lastChanged) delete d.lastChanged;
   if (dated !== null) {
     d.datedEvents = round6((d.datedEvents ?? 0) + 1);
     d.datedDays = round6((d.datedDays ?? 0) + Math.max(0, Math.min(dated, whole)) + 0.5);
@@ -215,10 +280,12 @@ export const DEFAULT_PRIOR: RatePrior = {
  * (the posterior mode). Without a prior (strength 0) it is the maximum-likelihood estimate, which
  * is infinite when every interval changed: then MAX_RATE. Deterministic: a fixed bisection.
  */
-export function estimateRate(h: ChangeHistory, prior: RatePrior = DEFAULT_PRIOR): number {
-  // The prior and the registry's own dates are both Poisson exposure: events over days.
-  const alpha = Math.max(0, prior.rate * prior.strength) + (h.datedEvents ?? 0);
-  const beta = Math.max(0, prior.strength) + (h.datedDays ?? 0);
+export function estimateRate(h: ChangeHistory, prior: RatePrior = DEFAULT_PRIOR, datedWeight = 1): number {
+  // The prior and the registry's own dates are both Poisson exposure: events over days (the
+  // dates weighed by how far they have predicted changes in this watchlist).
+  const [events, days] = datedExposure(h, datedWeight);
+  const alpha = Math.max(0, prior.rate * prior.strength) + events;
+  const beta = Math.max(0, prior.strength) + days;
   const bins = Object.entries(h.bins).map(([k, [n, c]]) => [Number(k), n, c] as const);
   let unchangedDays = beta;
   for (const [d, n, c] of bins) unchangedDays += (n - c) * d;
@@ -240,6 +307,18 @@ export function estimateRate(h: ChangeHistory, prior: RatePrior = DEFAULT_PRIOR)
   return Math.exp((lo + hi) / 2);
 }
 
+/** The registry dates' events and days, the first fetch's part weighed by `datedWeight` (0 … 1). */
+export function datedExposure(
+  h: Pick<ChangeHistory, 'datedDays' | 'datedEvents' | 'seedDays' | 'seedEvents'>,
+  datedWeight: number,
+): [number, number] {
+  const off = 1 - Math.min(1, Math.max(0, datedWeight));
+  return [
+    Math.max(0, (h.datedEvents ?? 0) - off * (h.seedEvents ?? 0)),
+    Math.max(0, (h.datedDays ?? 0) - off * (h.seedDays ?? 0)),
+  ];
+}
+
 /** The entry's weight from the severity of its past changes: 1 (none, or all low) to 3 (all high). */
 export function weightOf(h: ChangeHistory): number {
   // One pseudo-change of low severity keeps a single change from swinging the weight to 3.
@@ -257,6 +336,7 @@ export function intervalDays(rate: number, weight: number, scale: number, maxDay
 export interface DueInput {
   /** When the entry was last refreshed. */
   refreshedAt: Date;
+  /** Its rate for the coming interval (`shortTermRate`). */
   rate: number;
   weight: number;
   /** Cycles of boost left (after a high-severity change). */
@@ -301,6 +381,8 @@ export interface EntryState {
   /** Cycles of boost left. */
   boost: number;
   cohort: string | null;
+  /** The entry's estimate before this refresh (changes per day), when it has one: for the hot counts. */
+  rate?: number | null;
 }
 
 /** What a successful refresh saw, for the estimate. */
@@ -366,7 +448,8 @@ export function afterRefresh(state: EntryState, seen: RefreshSeen, since: string
     history = emptyHistory();
   } else if (since === null && seen.usable) {
     const seed = seedOf(seen.cycle, seen.lastApproval, seen.established);
-    if (seed && history.datedDays === undefined) history = { ...history, ...seed };
+    if (seed && history.datedDays === undefined)
+      history = { ...history, ...seed, seedDays: seed.datedDays, seedEvents: seed.datedEvents };
     if (seen.changed && seen.severity === 'high') boost = nextBoost(boost, true);
   } else if (seen.usable && since !== null && daysBetween(since, seen.cycle) >= 1) {
     const days = daysBetween(since, seen.cycle);
@@ -380,9 +463,17 @@ export function afterRefresh(state: EntryState, seen: RefreshSeen, since: string
       approval > history.approval &&
       approval >= since &&
       approval < seen.cycle;
+    const before = state.rate ?? null;
     history = dated
-      ? observe(history, days, { quietDays: daysBetween(approval as string, seen.cycle) - 1 }, seen.severity)
-      : observe(history, days, seen.changed, seen.severity);
+      ? observe(
+          history,
+          days,
+          { quietDays: daysBetween(approval as string, seen.cycle) - 1 },
+          seen.severity,
+          HALF_LIFE_DAYS,
+          before,
+        )
+      : observe(history, days, seen.changed, seen.severity, HALF_LIFE_DAYS, before);
     boost = nextBoost(boost, seen.changed && seen.severity === 'high');
   } else if (seen.usable && seen.changed && seen.severity === 'high') {
     boost = nextBoost(boost, true);
@@ -398,8 +489,9 @@ export function afterRefresh(state: EntryState, seen: RefreshSeen, since: string
 /** The status part of a cohort key. */
 export function statusOfCohort(key: string | null): string | null {
   if (key === null) return null;
-  const s = key.split('|')[0];
-  return s === undefined || s === '?' ? null : s;
+  const bar = key.indexOf('|');
+  const s = bar < 0 ? key : key.slice(0, bar);
+  return s === '?' ? null : s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -437,6 +529,18 @@ export function cohortKey(f: CohortFacts): string {
 
 /** The levels of a cohort key, most specific first: a|b|c|d, a|b, a, and '*' (everyone). */
 export function cohortLevels(key: string): string[] {
+  const known = levelsMemo.get(key);
+  if (known) return [...known];
+  const levels = levelsOf(key);
+  if (levelsMemo.size >= 100_000) levelsMemo.clear();
+  levelsMemo.set(key, levels);
+  return [...levels];
+}
+
+/** Cohort keys' levels, remembered (a plan asks for the same few thousand again and again). */
+const levelsMemo = new Map<string, readonly string[]>();
+
+function levelsOf(key: string): string[] {
   const parts = key.split('|');
   const levels = [key];
   if (parts.length >= 2) levels.push(parts.slice(0, 2).join('|'));
@@ -452,9 +556,11 @@ export interface CohortObservations {
   n: number;
   changes: number;
   days: number;
-  /** Registry-date exposure of their first fetches (ChangeHistory.datedDays/datedEvents). */
+  /** Registry-date exposure (ChangeHistory.datedDays/datedEvents), and the first fetches' part of it. */
   datedDays?: number;
   datedEvents?: number;
+  seedDays?: number;
+  seedEvents?: number;
 }
 
 export interface CohortPrior {
@@ -472,16 +578,22 @@ export interface CohortPrior {
  * counts several changes in one interval), registry dates count as they are. Null when there is
  * nothing to pool.
  */
-function pooledRate(s: {
-  n: number;
-  changes: number;
-  days: number;
-  datedDays: number;
-  datedEvents: number;
-}): number | null {
-  const exposure = s.days + s.datedDays;
+function pooledRate(
+  s: {
+    n: number;
+    changes: number;
+    days: number;
+    datedDays: number;
+    datedEvents: number;
+    seedDays: number;
+    seedEvents: number;
+  },
+  datedWeight: number,
+): number | null {
+  const [dEvents, dDays] = datedExposure(s, datedWeight);
+  const exposure = s.days + dDays;
   if (exposure <= 0) return null;
-  let events = s.datedEvents;
+  let events = dEvents;
   if (s.n > 0) {
     const p = Math.min(s.changes / s.n, 1 - 1 / (2 * s.n + 2));
     events += -s.n * Math.log1p(-p);
@@ -494,7 +606,7 @@ function pooledRate(s: {
  * rate is shrunk toward its parent's by COHORT_SHRINK_DAYS pseudo-days, so a cohort seen for a
  * few days says little and a well-observed one speaks for itself. Deterministic.
  */
-export function cohortPriors(rows: readonly CohortObservations[]): Map<string, CohortPrior> {
+export function cohortPriors(rows: readonly CohortObservations[], datedWeight = 1): Map<string, CohortPrior> {
   type Sum = {
     entries: number;
     n: number;
@@ -502,30 +614,45 @@ export function cohortPriors(rows: readonly CohortObservations[]): Map<string, C
     days: number;
     datedDays: number;
     datedEvents: number;
+    seedDays: number;
+    seedEvents: number;
   };
   const sums = new Map<string, Sum>();
   for (const r of rows) {
     for (const level of cohortLevels(r.cohort)) {
-      const s = sums.get(level) ?? { entries: 0, n: 0, changes: 0, days: 0, datedDays: 0, datedEvents: 0 };
+      const s = sums.get(level) ?? {
+        entries: 0,
+        n: 0,
+        changes: 0,
+        days: 0,
+        datedDays: 0,
+        datedEvents: 0,
+        seedDays: 0,
+        seedEvents: 0,
+      };
       s.entries += r.entries;
       s.n += r.n;
       s.changes += r.changes;
       s.days += r.days;
       s.datedDays += r.datedDays ?? 0;
       s.datedEvents += r.datedEvents ?? 0;
+      s.seedDays += r.seedDays ?? 0;
+      s.seedEvents += r.seedEvents ?? 0;
       sums.set(level, s);
     }
   }
   const out = new Map<string, CohortPrior>();
-  const depth = (k: string) => (k === '*' ? 0 : k.split('|').length);
+  const depthOf = new Map<string, number>();
+  for (const k of sums.keys()) depthOf.set(k, k === '*' ? 0 : k.split('|').length);
+  const depth = (k: string) => depthOf.get(k) as number;
   const levels = [...sums.keys()].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
   for (const level of levels) {
     const s = sums.get(level) as Sum;
     const parentKey = cohortLevels(level)[1];
     const parentRate =
       level === '*' ? DEFAULT_PRIOR_RATE : (out.get(parentKey ?? '*')?.rate ?? DEFAULT_PRIOR_RATE);
-    const own = pooledRate(s);
-    const exposure = s.days + s.datedDays;
+    const own = pooledRate(s, datedWeight);
+    const exposure = s.days + datedExposure(s, datedWeight)[1];
     const rate =
       own === null
         ? parentRate
@@ -536,16 +663,22 @@ export function cohortPriors(rows: readonly CohortObservations[]): Map<string, C
 }
 
 /** The prior for an entry of cohort `key`: its most specific known level (or the default). */
-export function priorFor(key: string | null, priors: ReadonlyMap<string, CohortPrior>): RatePrior {
+export function priorFor(
+  key: string | null,
+  priors: ReadonlyMap<string, CohortPrior>,
+  shape = PRIOR_SHAPE,
+): RatePrior {
   // A closed firm's record no longer changes: a registry fact, not something to learn.
   const status = statusOfCohort(key);
   if (isClosedStatus(status))
     return { rate: CLOSED_PRIOR_RATE, strength: PRIOR_MAX_DAYS, cohort: status ?? '*' };
   for (const level of key === null ? ['*'] : cohortLevels(key)) {
     const p = priors.get(level);
-    if (p) return { rate: p.rate, strength: priorStrength(p.rate), cohort: level };
+    if (p) return { rate: p.rate, strength: priorStrength(p.rate, shape), cohort: level };
   }
-  return DEFAULT_PRIOR;
+  return shape === PRIOR_SHAPE
+    ? DEFAULT_PRIOR
+    : { ...DEFAULT_PRIOR, strength: priorStrength(DEFAULT_PRIOR_RATE, shape) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -589,3 +722,260 @@ export function calibrateScale(
 
 /** The share of a cycle's capacity the scale plans for: the rest absorbs skips, failures and boosts. */
 export const SCALE_FILL = 0.9;
+
+// ---------------------------------------------------------------------------------------------
+// What the watchlist as a whole has taught: the planner's model.
+
+/** The largest Gamma shape learned: firms that change alike (their prior then holds for years). */
+export const MAX_SHAPE = 1000;
+/** The smallest: rates spread over orders of magnitude. */
+export const MIN_SHAPE = 0.1;
+/** The hot factor above which changes are taken to cluster, and a high-severity change boosts. */
+export const MIN_BOOST_HOT = 2;
+/** The most a change may multiply a firm's rate for the interval after it. */
+export const MAX_HOT = 30;
+/**
+ * The share of the changes the planner lets wait longer than round robin's longest wait plus one
+ * day (round robin's own 95th percentile is below it): a little under 5%, so the 95th percentile
+ * of the detection lag stays within a day of round robin's.
+ */
+export const TAIL_SHARE = 0.035;
+/**
+ * How much longer than round robin's interval R a change may wait before it counts as late: a
+ * day, or a quarter of R when that is more (at small budgets round robin's own wait is weeks).
+ */
+export function tailSlack(round: number): number {
+  return Math.max(1, Math.floor(round / 4));
+}
+
+/**
+ * What each plan learns from the whole watchlist (`learnModel`) and the estimates use:
+ * - `shape`: the Gamma shape of the firms' rates around their cohort's (empirical Bayes, from how
+ *   far the firms' change counts spread beyond what one shared rate would give). Large when the
+ *   evidence that rates differ is weak: every estimate then stays at its cohort's and the
+ *   intervals are equal, as round robin's.
+ * - `datedWeight`: how far the registry's approval dates count (0 … 1), from how well the firms
+ *   with a recent approval date went on to change more than the others, against what their dates
+ *   said.
+ * - `hot`: how many times likelier a change is in the interval right after one that changed than
+ *   the estimate says (1: changes do not cluster); the next interval's rate is multiplied by it.
+ * - `tailDays`: the longest interval, while shorter than the staleness bound.
+ * - `equal`: how far intervals are pulled to equal ones (0 … 1): 1 while the evidence that the
+ *   firms' rates differ is weak (their change counts spread no more than chance would), which is
+ *   round robin exactly; 0 once it is strong. `rate` is the watchlist's mean rate they are pulled to.
+ */
+export interface PlannerModel {
+  shape: number;
+  equal: number;
+  rate: number;
+  datedWeight: number;
+  hot: number;
+  /** A high-severity change makes its firm due every cycle for BOOST_CYCLES: while changes cluster. */
+  boost: boolean;
+  tailDays: number;
+}
+
+/** The planner before any of this was learned (and before this model existed). */
+export const LEGACY_MODEL: PlannerModel = {
+  shape: PRIOR_SHAPE,
+  equal: 0,
+  rate: DEFAULT_PRIOR_RATE,
+  datedWeight: 1,
+  hot: 1,
+  boost: true,
+  tailDays: Number.POSITIVE_INFINITY,
+};
+
+/** Before the first plan has learned anything: no evidence yet that the firms differ. */
+export const INITIAL_MODEL: PlannerModel = {
+  shape: MAX_SHAPE,
+  equal: 1,
+  rate: DEFAULT_PRIOR_RATE,
+  datedWeight: 0.5,
+  hot: 1,
+  boost: false,
+  tailDays: Number.POSITIVE_INFINITY,
+};
+
+/** Reads a stored model, falling back to INITIAL_MODEL part by part. */
+export function modelOf(stored: unknown): PlannerModel {
+  const s = (stored && typeof stored === 'object' ? stored : {}) as Partial<
+    Record<keyof PlannerModel, unknown>
+  >;
+  const num = (v: unknown, d: number, lo: number, hi: number) => {
+    const x = v === 'Infinity' ? Number.POSITIVE_INFINITY : Number(v);
+    return v !== null && v !== undefined && !Number.isNaN(x) ? Math.min(hi, Math.max(lo, x)) : d;
+  };
+  return {
+    shape: num(s.shape, INITIAL_MODEL.shape, MIN_SHAPE, MAX_SHAPE),
+    equal: num(s.equal, INITIAL_MODEL.equal, 0, 1),
+    rate: num(s.rate, INITIAL_MODEL.rate, MIN_RATE, MAX_RATE),
+    datedWeight: num(s.datedWeight, INITIAL_MODEL.datedWeight, 0, 1),
+    hot: num(s.hot, INITIAL_MODEL.hot, 1, MAX_HOT),
+    boost: typeof s.boost === 'boolean' ? s.boost : INITIAL_MODEL.boost,
+    tailDays: num(s.tailDays, INITIAL_MODEL.tailDays, 1, Number.POSITIVE_INFINITY),
+  };
+}
+
+/**
+ * The rate an entry is planned at for its coming interval: its estimate, hot after a change, pulled
+ * toward the watchlist's mean as far as the model's `equal` says (geometrically: at 1 every entry
+ * is planned at the mean, and the intervals are round robin's).
+ */
+export function shortTermRate(rate: number, h: ChangeHistory, model: PlannerModel): number {
+  const e = Math.min(1, Math.max(0, model.equal));
+  const r =
+    e === 0
+      ? rate
+      : Math.exp((1 - e) * Math.log(Math.max(MIN_RATE, rate)) + e * Math.log(Math.max(MIN_RATE, model.rate)));
+  return h.lastChanged ? r * model.hot : r;
+}
+
+/** The weight an entry is planned at: its own, pulled to 1 as far as the model's `equal` says. */
+export function plannedWeight(weight: number, model: PlannerModel): number {
+  const e = Math.min(1, Math.max(0, model.equal));
+  return e === 0 ? weight : weight ** (1 - e);
+}
+
+/** One entry's part of what the model is learned from (`addToSums`). */
+export interface ModelRow {
+  history: ChangeHistory;
+  /** The rate of its cohort's prior. */
+  cohortRate: number;
+}
+
+/** Sums over the watchlist that the model is learned from (aggregates: SQL computes the same). */
+export interface ModelSums {
+  /** Shape: Σ (changed − expected)², Σ binomial variance, Σ variance², Σ (d expected / d rate · rate)². */
+  r2: number;
+  v: number;
+  v2: number;
+  d2: number;
+  /** Dates: intervals, changed intervals, days, dated changes and days, of entries with a recent approval (a) and the others (b). */
+  a: [number, number, number, number, number];
+  b: [number, number, number, number, number];
+  /** Hot intervals: count, changed, expected. */
+  hot: [number, number, number];
+}
+
+export function emptySums(): ModelSums {
+  return { r2: 0, v: 0, v2: 0, d2: 0, a: [0, 0, 0, 0, 0], b: [0, 0, 0, 0, 0], hot: [0, 0, 0] };
+}
+
+/** Evidence that rates differ, in standard deviations of the spread beyond chance: weak below, strong above. */
+export const EVIDENCE_Z = 4;
+export const STRONG_Z = 7;
+
+/** An approval this recent (days) puts an entry in the "recent" group of the dates' test. */
+export const RECENT_APPROVAL_DAYS = 365;
+
+/** Adds one entry's observations to the sums. */
+export function addToSums(s: ModelSums, row: ModelRow): void {
+  const h = row.history;
+  const [n, changes, days] = h.all ?? [0, 0, 0];
+  if (n > 0 && days > 0) {
+    const m = Math.max(MIN_RATE, row.cohortRate);
+    const length = days / n;
+    const q = Math.exp(-m * length);
+    const e = n * (1 - q);
+    const v = n * (1 - q) * q;
+    const d = days * q * m;
+    s.r2 += (changes - e) ** 2;
+    s.v += v;
+    s.v2 += v * v;
+    s.d2 += d * d;
+  }
+  if (h.seedDays !== undefined && h.seedDays > 0) {
+    const g = (h.seedEvents ?? 0) > 0 && h.seedDays < RECENT_APPROVAL_DAYS ? s.a : s.b;
+    g[0] += n;
+    g[1] += changes;
+    g[2] += days;
+    g[3] += h.seedEvents ?? 0;
+    g[4] += h.seedDays;
+  }
+  if (h.hot) {
+    s.hot[0] += h.hot[0];
+    s.hot[1] += h.hot[1];
+    s.hot[2] += h.hot[2];
+  }
+}
+
+/**
+ * The model from the sums, for a watchlist whose mean rate (the prior of everyone) is `meanRate`.
+ * Deterministic. Every part leans to round robin when its evidence is weak: the shape needs a
+ * spread of counts two standard deviations beyond chance, the dates need a few hundred intervals
+ * in both groups, the hot factor a few expected changes.
+ */
+export function learnModel(
+  s: ModelSums,
+  maxStalenessDays: number,
+  meanRate = DEFAULT_PRIOR_RATE,
+): PlannerModel {
+  // Under one shared rate Σ(changed − expected)² is about Σ variance, give or take √(2 Σ variance²).
+  const sd = Math.sqrt(2 * s.v2);
+  const z = sd > 0 ? (s.r2 - s.v) / sd : 0;
+  const excess = s.r2 - s.v - EVIDENCE_Z * sd;
+  const shape = excess <= 0 ? MAX_SHAPE : Math.min(MAX_SHAPE, Math.max(MIN_SHAPE, s.d2 / excess));
+  const equal = Math.min(1, Math.max(0, (STRONG_Z - z) / (STRONG_Z - EVIDENCE_Z)));
+  let datedWeight = INITIAL_MODEL.datedWeight;
+  const rateOf = (g: readonly number[]) => {
+    const [n, c, days] = g as [number, number, number];
+    const p = Math.min(c / n, 1 - 1 / (2 * n + 2));
+    return (-n * Math.log1p(-p)) / days;
+  };
+  if (s.a[0] >= 100 && s.b[0] >= 100 && s.a[1] >= 5 && s.b[1] >= 5 && s.a[4] > 0 && s.b[4] > 0) {
+    const observed = Math.log(rateOf(s.a) / rateOf(s.b));
+    const said = Math.log(s.a[3] / s.a[4] / Math.max(1e-9, s.b[3] / s.b[4]));
+    datedWeight = said > 0 ? Math.min(1, Math.max(0, observed / said)) : 0;
+  }
+  // Hot only when the intervals after a change ended changed clearly more often than expected.
+  const [, hc, he] = s.hot;
+  const hot = he >= 5 && hc - he > EVIDENCE_Z * Math.sqrt(he) ? Math.min(MAX_HOT, hc / he) : 1;
+  return {
+    shape,
+    equal,
+    rate: Math.min(MAX_RATE, Math.max(MIN_RATE, meanRate)),
+    datedWeight,
+    hot,
+    boost: hot > MIN_BOOST_HOT && equal < 1,
+    // Set apart, from the intervals the estimates give (`tailDays`).
+    tailDays: maxStalenessDays,
+  };
+}
+
+/**
+ * The longest interval that keeps the tail fair: the largest whole number of days C (from round
+ * robin's interval R = entries ÷ refreshes a day, plus one, to the staleness bound) such that,
+ * with every interval at most C and the scale calibrated to it, the changes expected to wait more
+ * than R days — a change of a firm refreshed every I days waits 0 … I − 1 days alike — are at most
+ * TAIL_SHARE of all. Each bucket's √(w·λ) stands for its rate (a weight above 1 only makes the
+ * estimate more careful). Deterministic.
+ */
+export function tailDays(buckets: readonly ScaleBucket[], perDay: number, maxStalenessDays: number): number {
+  const max = Math.max(1, maxStalenessDays);
+  const entries = buckets.reduce((a, b) => a + b.entries, 0);
+  if (entries === 0 || perDay <= 0) return max;
+  const round = Math.ceil(entries / perDay);
+  const allowed = round + tailSlack(round);
+  if (allowed >= max) return max;
+  const total = buckets.reduce((a, b) => a + b.entries * b.root * b.root, 0);
+  const late = (cap: number) => {
+    const scale = calibrateScale(buckets, perDay * SCALE_FILL, cap);
+    if (!Number.isFinite(scale)) return 0;
+    let s = 0;
+    for (const b of buckets) {
+      const interval = Math.ceil(Math.min(cap, Math.max(1, scale / Math.max(1e-9, b.root))));
+      if (interval > allowed) s += (b.entries * b.root * b.root * (interval - allowed)) / interval;
+    }
+    return s;
+  };
+  let lo = allowed;
+  let hi = max;
+  if (late(hi) <= TAIL_SHARE * total) return max;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (late(mid) <= TAIL_SHARE * total) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}

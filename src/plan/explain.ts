@@ -12,15 +12,19 @@ import type { watchlist } from '../db/schema.ts';
 import { daysBetween } from '../time/cycles.ts';
 import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
 import {
-  DEFAULT_PRIOR,
+  type ChangeHistory,
+  datedExposure,
   estimateRate,
   historyOf,
   intervalDays,
+  type PlannerModel,
+  plannedWeight,
   type RatePrior,
+  shortTermRate,
   weightOf,
 } from './estimate.ts';
 import { type Plan, type PlanClass, planClassOf, planOrder, type WatchCandidate } from './planner.ts';
-import { plannerScale, priorOf } from './store.ts';
+import { plannerState, priorOf } from './store.ts';
 
 /** Days in a month, for "changes per month". */
 export const DAYS_PER_MONTH = 30.44;
@@ -60,10 +64,112 @@ export interface Explanation {
   intervalDays: number | null;
   dueAt: Date | null;
   planClass: PlanClass;
+  /** How sure the estimate is (null before the first fetch). */
+  certainty: Certainty | null;
+  /** Why the entry stands where it does in the order, in a sentence. */
+  reason: string;
+  /** What the last plan learned from the whole watchlist. */
+  model: PlannerModel;
   /** Its place in the plan order (1 = first), and how many entries the cycle takes. */
   position: number;
   capacity: number;
   decision: Decision;
+}
+
+/**
+ * How sure an estimate is: the Gamma posterior of the rate (the prior's pseudo-changes and days
+ * plus the entry's own), as a 90% range, and the share of it that the entry's own observations
+ * make (the rest is its cohort's prior).
+ */
+export interface Certainty {
+  /** 'low', 'medium' or 'high': the 90% range spans more than 10×, 3× to 10×, or under 3×. */
+  level: 'low' | 'medium' | 'high';
+  low: number;
+  high: number;
+  /** Days of the entry's own observation (intervals and registry dates), and the prior's pseudo-days. */
+  ownDays: number;
+  priorDays: number;
+  ownShare: number;
+}
+
+/** The 5% and 95% points of Gamma(shape, rate) (Wilson–Hilferty). */
+function gammaRange(shape: number, rate: number): [number, number] {
+  const a = Math.max(1e-3, shape);
+  const at = (z: number) => {
+    const c = 1 - 1 / (9 * a) + z * Math.sqrt(1 / (9 * a));
+    return (a * Math.max(0, c) ** 3) / rate;
+  };
+  return [at(-1.645), at(1.645)];
+}
+
+/** How sure the estimate `rate` of history `h` under `prior` is. */
+export function certaintyOf(
+  h: ChangeHistory,
+  prior: RatePrior,
+  rate: number,
+  datedWeight: number,
+): Certainty {
+  const [datedEvents, datedDays] = datedExposure(h, datedWeight);
+  const ownDays = h.days + datedDays;
+  const priorDays = Math.max(0, prior.strength);
+  // Changes the intervals most likely held, as in the cohorts' pooled rates.
+  const changes = h.n > 0 ? -h.n * Math.log1p(-Math.min(h.changes / h.n, 1 - 1 / (2 * h.n + 2))) : 0;
+  const shape = prior.rate * priorDays + changes + datedEvents;
+  const days = priorDays + ownDays;
+  const [low, high] = days > 0 && shape > 0 ? gammaRange(shape, days) : [0, Number.POSITIVE_INFINITY];
+  const spread = low > 0 ? high / low : Number.POSITIVE_INFINITY;
+  return {
+    level: spread > 10 ? 'low' : spread > 3 ? 'medium' : 'high',
+    low: Math.min(low, rate),
+    high: Math.max(high, rate),
+    ownDays,
+    priorDays,
+    ownShare: days > 0 ? ownDays / days : 0,
+  };
+}
+
+/** Why an entry stands where it does in the plan order. */
+export function reasonOf(e: {
+  planClass: PlanClass;
+  priority: number;
+  rate: number | null;
+  boostLeft: number;
+  intervalDays: number | null;
+  history: ChangeHistory;
+  model: PlannerModel;
+  ageDays: number | null;
+  maxStalenessDays: number;
+}): string {
+  const m = e.model;
+  const head = `priority ${e.priority} first (higher priorities always before)`;
+  if (e.planClass === 'never_fetched')
+    return `${head}; never fetched: new entries come first within their priority`;
+  if (e.planClass === 'owed')
+    return `${head}; owed a refresh: ${e.ageDays} day(s) since the last, the staleness bound is ${e.maxStalenessDays}`;
+  if (e.boostLeft > 0)
+    return `${head}; due every cycle for ${e.boostLeft} more cycle(s) after a high-severity change (changes cluster in this watchlist: ×${m.hot.toFixed(2)})`;
+  const parts: string[] = [];
+  if (m.equal >= 1)
+    parts.push(
+      'planned at the same interval as every entry: the watchlist gives no clear evidence yet that its firms change at different rates (round robin)',
+    );
+  else if (e.rate !== null) {
+    const vs = e.rate / Math.max(1e-9, m.rate);
+    parts.push(
+      `its estimate is ${vs >= 1 ? `${vs.toFixed(1)}×` : `1/${(1 / Math.max(vs, 1e-9)).toFixed(1)} of`} the watchlist's mean rate${m.equal > 0 ? `, pulled ${Math.round(m.equal * 100)}% toward the mean (the evidence that rates differ is not yet strong)` : ''}`,
+    );
+  }
+  if (e.history.lastChanged && m.hot > 1)
+    parts.push(
+      `its last refresh saw a change, and changes cluster here: its rate counts ×${m.hot.toFixed(2)} for this interval`,
+    );
+  if (e.intervalDays !== null && e.intervalDays >= Math.min(e.maxStalenessDays, m.tailDays) - 1e-9)
+    parts.push(
+      e.intervalDays < e.maxStalenessDays
+        ? `its interval is at the longest any entry waits (${e.intervalDays.toFixed(0)} days), which keeps the detection lag's tail near round robin's`
+        : 'its interval is at the staleness bound',
+    );
+  return `${head}; ordered by due time: ${parts.join('; ') || 'its interval from its estimate'}`;
 }
 
 /** A watch entry as the plan reads it, and what the estimate keeps. */
@@ -125,14 +231,30 @@ export async function explainPlan(
             select watch_id, status from cycle_fetches where cycle = ${cycle} and watch_id in ${tx(ids.length ? ids : [0])}`
         ).map((r) => [Number(r.watch_id), r.status]),
       );
-      const scale = await plannerScale(tx);
+      const { scale, model } = await plannerState(tx);
       const out: Explanation[] = [];
       for (const id of ids) {
         const r = byId.get(id);
         if (!r) continue;
         const history = historyOf(r.change_history);
-        const prior = r.change_cohort === null ? DEFAULT_PRIOR : await priorOf(tx, r.change_cohort);
-        const rate = r.last_refreshed_at === null ? null : (r.change_rate ?? estimateRate(history, prior));
+        const prior = await priorOf(tx, r.change_cohort, model);
+        const rate =
+          r.last_refreshed_at === null
+            ? null
+            : (r.change_rate ?? estimateRate(history, prior, model.datedWeight));
+        const weight = r.change_weight ?? weightOf(history);
+        const interval =
+          rate === null
+            ? null
+            : r.boost_left > 0
+              ? 1
+              : intervalDays(
+                  shortTermRate(rate, history, model),
+                  plannedWeight(weight, model),
+                  scale ?? Number.POSITIVE_INFINITY,
+                  Math.min(config.DAYBOOK_MAX_STALENESS_DAYS, model.tailDays),
+                );
+        const planClass = planClassOf(candidateOf(r), cycle, config.DAYBOOK_MAX_STALENESS_DAYS);
         const age = r.refreshed_cycle === null ? null : Math.max(0, daysBetween(r.refreshed_cycle, cycle));
         const p = rate === null || age === null ? null : -Math.expm1(-rate * age);
         const candidate = candidateOf(r);
@@ -162,7 +284,7 @@ export async function explainPlan(
           },
           prior,
           cohort: r.change_cohort,
-          weight: r.change_weight ?? weightOf(history),
+          weight,
           boostLeft: r.boost_left,
           lastRefreshedAt: r.last_refreshed_at,
           refreshedCycle: r.refreshed_cycle,
@@ -170,19 +292,22 @@ export async function explainPlan(
           changeProbability: p,
           expectedValue: p === null ? null : p * (r.change_weight ?? 1),
           scale,
-          intervalDays:
-            rate === null
-              ? null
-              : r.boost_left > 0
-                ? 1
-                : intervalDays(
-                    rate,
-                    r.change_weight ?? 1,
-                    scale ?? Number.POSITIVE_INFINITY,
-                    config.DAYBOOK_MAX_STALENESS_DAYS,
-                  ),
+          intervalDays: interval,
           dueAt: r.due_at,
-          planClass: planClassOf(candidate, cycle, config.DAYBOOK_MAX_STALENESS_DAYS),
+          planClass,
+          certainty: rate === null ? null : certaintyOf(history, prior, rate, model.datedWeight),
+          reason: reasonOf({
+            planClass,
+            priority: r.priority,
+            rate,
+            boostLeft: r.boost_left,
+            intervalDays: interval,
+            history,
+            model,
+            ageDays: age,
+            maxStalenessDays: config.DAYBOOK_MAX_STALENESS_DAYS,
+          }),
+          model,
           position,
           capacity: plan.capacity.limit,
           decision,

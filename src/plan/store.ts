@@ -22,12 +22,23 @@ import {
   cohortPriors,
   DEFAULT_PRIOR,
   dueAfter,
+  emptySums,
   estimateRate,
   historyOf,
+  INITIAL_MODEL,
+  learnModel,
+  MIN_RATE,
+  type ModelSums,
+  modelOf,
+  type PlannerModel,
+  plannedWeight,
   priorFor,
   type RatePrior,
+  RECENT_APPROVAL_DAYS,
   SCALE_FILL,
   type ScaleBucket,
+  shortTermRate,
+  tailDays,
   weightOf,
 } from './estimate.ts';
 
@@ -50,17 +61,26 @@ export interface RefreshObservation {
 
 /** The scale the planner set last, or null before its first plan. */
 export async function plannerScale(sql: Sql): Promise<number | null> {
-  const [row] = await sql<{ scale: number | null }[]>`select scale from planner_state`;
-  return row?.scale ?? null;
+  return (await plannerState(sql)).scale;
 }
 
-/** The prior of a cohort: its most specific level that has one. */
-export async function priorOf(sql: Sql, cohort: string | null): Promise<RatePrior> {
-  if (cohort === null) return DEFAULT_PRIOR;
+/** The scale and the model the last plan set (INITIAL_MODEL before any). */
+export async function plannerState(sql: Sql): Promise<{ scale: number | null; model: PlannerModel }> {
+  const [row] = await sql<{ scale: number | null; model: unknown }[]>`select scale, model from planner_state`;
+  return { scale: row?.scale ?? null, model: modelOf(row?.model ?? null) };
+}
+
+/** The prior of a cohort: its most specific level that has one, as strong as the model's shape says. */
+export async function priorOf(
+  sql: Sql,
+  cohort: string | null,
+  model: PlannerModel = INITIAL_MODEL,
+): Promise<RatePrior> {
+  if (cohort === null) return priorFor(null, new Map(), model.shape);
   const levels = cohortLevels(cohort);
   const rows = await sql<CohortPrior[]>`
     select cohort, entries, rate, days from change_cohorts where cohort in ${sql(levels)}`;
-  return priorFor(cohort, new Map(rows.map((r) => [r.cohort, r])));
+  return priorFor(cohort, new Map(rows.map((r) => [r.cohort, r])), model.shape);
 }
 
 /**
@@ -94,11 +114,12 @@ export async function noteRefreshes(
       boost_left: number;
       change_cohort: string | null;
       refreshed_cycle: string | null;
+      change_rate: number | null;
     }[]
-  >`select id, refreshed_cycle::text, change_history, boost_left, change_cohort
+  >`select id, refreshed_cycle::text, change_history, boost_left, change_cohort, change_rate
     from watchlist where id = any(${ids}::bigint[]) order by id for update`;
   const byId = new Map(entries.map((e) => [Number(e.id), e]));
-  const scale = await plannerScale(tx);
+  const { scale, model } = await plannerState(tx);
   const priors = new Map<string | null, Awaited<ReturnType<typeof priorOf>>>();
   const updates: EntryEstimate[] = [];
   for (const { watchId, seen: o } of refreshes) {
@@ -108,7 +129,7 @@ export async function noteRefreshes(
     // entry refreshed before the planner existed, its refresh cycle).
     const previous = historyOf(entry.change_history);
     const next = afterRefresh(
-      { history: previous, boost: entry.boost_left, cohort: entry.change_cohort },
+      { history: previous, boost: entry.boost_left, cohort: entry.change_cohort, rate: entry.change_rate },
       {
         cycle,
         changed: o.changed,
@@ -120,23 +141,25 @@ export async function noteRefreshes(
       },
       previous.cycle ?? entry.refreshed_cycle,
     );
-    const { history, boost, cohort } = next;
+    const { history, cohort } = next;
+    // A high-severity change boosts its firm only while changes are seen to cluster.
+    const boost = model.boost ? next.boost : 0;
     const since = previous.cycle ?? entry.refreshed_cycle;
-    if (!priors.has(cohort)) priors.set(cohort, await priorOf(tx, cohort));
+    if (!priors.has(cohort)) priors.set(cohort, await priorOf(tx, cohort, model));
     const prior = priors.get(cohort) as Awaited<ReturnType<typeof priorOf>>;
-    const rate = estimateRate(history, prior);
+    const rate = estimateRate(history, prior, model.datedWeight);
     const weight = weightOf(history);
     // Due times count from the start of the refresh's cycle, so they order with cycles whatever
     // the clocks (a rehearsal's simulated time, the database's own).
     const from = o.usable || since === null ? cycle : since;
     const due = dueAfter({
       refreshedAt: cycleStart(from),
-      rate,
-      weight,
+      rate: shortTermRate(rate, history, model),
+      weight: plannedWeight(weight, model),
       boostLeft: boost,
       // Before the first calibration: the staleness bound (round robin), as before this planner.
       scale: scale ?? Number.POSITIVE_INFINITY,
-      maxStalenessDays,
+      maxStalenessDays: Math.min(maxStalenessDays, model.tailDays),
     });
     updates.push({ id: watchId, history, rate, weight, cohort, boost, due: due.toISOString() });
   }
@@ -158,17 +181,21 @@ export async function refreshPlannerState(
   cycle: string,
   capacity: CycleCapacity,
   maxStalenessDays: number,
-): Promise<{ scale: number; cohorts: number; entries: number }> {
+): Promise<{ scale: number; cohorts: number; entries: number; model: PlannerModel }> {
   const pooled = await sql<CohortObservations[]>`
     select change_cohort as cohort, count(*)::int as entries,
            coalesce(sum((change_history->>'n')::float8), 0)::float8 as n,
            coalesce(sum((change_history->>'changes')::float8), 0)::float8 as changes,
            coalesce(sum((change_history->>'days')::float8), 0)::float8 as days,
            coalesce(sum((change_history->>'datedDays')::float8), 0)::float8 as "datedDays",
-           coalesce(sum((change_history->>'datedEvents')::float8), 0)::float8 as "datedEvents"
+           coalesce(sum((change_history->>'datedEvents')::float8), 0)::float8 as "datedEvents",
+           coalesce(sum((change_history->>'seedDays')::float8), 0)::float8 as "seedDays",
+           coalesce(sum((change_history->>'seedEvents')::float8), 0)::float8 as "seedEvents"
     from watchlist where active and change_cohort is not null
     group by change_cohort`;
-  const priors = cohortPriors(pooled);
+  // The registry dates count in the cohorts' rates as far as the last plan found they predict.
+  const previous = (await plannerState(sql)).model;
+  const priors = cohortPriors(pooled, previous.datedWeight);
   const rows = [...priors.values()].map((p) => ({
     cohort: p.cohort,
     entries: p.entries,
@@ -176,24 +203,98 @@ export async function refreshPlannerState(
     days: p.days,
   }));
   const fallback = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
-  // √(w·λ) of every active entry, in buckets of 1/16 of a natural log (about 6%): an entry never
-  // estimated counts at the whole watchlist's prior.
+  const model = { ...learnModel(await modelSums(sql, priors), maxStalenessDays, fallback) };
+  // √(w·λ) of every active entry as the model plans it (src/plan/estimate.ts shortTermRate and
+  // plannedWeight), in buckets of 1/16 of a natural log (about 6%): an entry never estimated
+  // counts at the whole watchlist's prior.
+  const e = model.equal;
   const buckets = await sql<{ b: number; n: number }[]>`
-    select round(8 * ln(greatest(1e-9, change_weight * coalesce(change_rate, ${fallback}))))::int as b,
+    select round(8 * ln(greatest(1e-9,
+             power(greatest(1e-6, change_weight), ${1 - e})
+             * exp(${1 - e} * ln(greatest(${MIN_RATE}, coalesce(change_rate, ${fallback})))
+                   + ${e} * ln(${Math.max(MIN_RATE, model.rate)}))
+             * case when coalesce((change_history->>'lastChanged')::boolean, false) then ${model.hot} else 1 end
+           )))::int as b,
            count(*)::int as n
     from watchlist where active group by 1`;
   const scaleBuckets: ScaleBucket[] = buckets.map((r) => ({ root: Math.exp(r.b / 16), entries: r.n }));
   const entries = scaleBuckets.reduce((a, b) => a + b.entries, 0);
-  const scale = calibrateScale(scaleBuckets, capacity.perDay * SCALE_FILL, maxStalenessDays);
+  model.tailDays = tailDays(scaleBuckets, capacity.perDay, maxStalenessDays);
+  const scale = calibrateScale(scaleBuckets, capacity.perDay * SCALE_FILL, model.tailDays);
   await inTransaction(sql, async (tx) => {
     if (rows.length > 0)
       await tx`insert into change_cohorts ${tx(rows)}
                on conflict (cohort) do update set entries = excluded.entries, rate = excluded.rate,
                  days = excluded.days, updated_at = now()`;
-    await tx`insert into planner_state (singleton, scale, cycle, capacity, entries, updated_at)
-             values (true, ${scale}, ${cycle}, ${Math.min(2_147_483_647, Math.floor(capacity.perDay))}, ${entries}, now())
+    await tx`insert into planner_state (singleton, scale, cycle, capacity, entries, model, updated_at)
+             values (true, ${scale}, ${cycle}, ${Math.min(2_147_483_647, Math.floor(capacity.perDay))}, ${entries},
+                     ${tx.json(model as never)}, now())
              on conflict (singleton) do update set scale = excluded.scale, cycle = excluded.cycle,
-               capacity = excluded.capacity, entries = excluded.entries, updated_at = now()`;
+               capacity = excluded.capacity, entries = excluded.entries, model = excluded.model, updated_at = now()`;
   });
-  return { scale, cohorts: rows.length, entries };
+  return { scale, cohorts: rows.length, entries, model };
+}
+
+/**
+ * The sums the model is learned from (src/plan/estimate.ts addToSums), over every active entry in
+ * one aggregate scan: each entry's cohort rate is its full cohort's prior (`priors`).
+ */
+export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrior>): Promise<ModelSums> {
+  const rates = [...priors.values()].map((p) => ({ cohort: p.cohort, rate: p.rate }));
+  const [r] = await sql<
+    {
+      r2: number;
+      v: number;
+      v2: number;
+      d2: number;
+      a: number[];
+      b: number[];
+      hot: number[];
+    }[]
+  >`
+    with e as (
+      select (w.change_history->'all'->>0)::float8 as n, (w.change_history->'all'->>1)::float8 as c,
+             (w.change_history->'all'->>2)::float8 as days,
+             greatest(${MIN_RATE}, coalesce(p.rate, ${priors.get('*')?.rate ?? DEFAULT_PRIOR.rate})) as m,
+             (w.change_history->>'seedDays')::float8 as sd, (w.change_history->>'seedEvents')::float8 as se,
+             w.change_history->'hot' as hot
+      from watchlist w
+      left join jsonb_to_recordset(${sql.json(rates as never)}) as p(cohort text, rate float8) on p.cohort = w.change_cohort
+      where w.active and w.change_cohort is not null
+    ), q as (
+      select *, case when n > 0 and days > 0 then exp(-m * days / n) end as q from e
+    )
+    select
+      coalesce(sum((c - n * (1 - q)) ^ 2) filter (where q is not null), 0)::float8 as r2,
+      coalesce(sum(n * (1 - q) * q) filter (where q is not null), 0)::float8 as v,
+      coalesce(sum((n * (1 - q) * q) ^ 2) filter (where q is not null), 0)::float8 as v2,
+      coalesce(sum((days * q * m) ^ 2) filter (where q is not null), 0)::float8 as d2,
+      array[coalesce(sum(n) filter (where sd > 0 and se > 0 and sd < ${RECENT_APPROVAL_DAYS}), 0),
+            coalesce(sum(c) filter (where sd > 0 and se > 0 and sd < ${RECENT_APPROVAL_DAYS}), 0),
+            coalesce(sum(days) filter (where sd > 0 and se > 0 and sd < ${RECENT_APPROVAL_DAYS}), 0),
+            coalesce(sum(se) filter (where sd > 0 and se > 0 and sd < ${RECENT_APPROVAL_DAYS}), 0),
+            coalesce(sum(sd) filter (where sd > 0 and se > 0 and sd < ${RECENT_APPROVAL_DAYS}), 0)]::float8[] as a,
+      array[coalesce(sum(n) filter (where sd > 0 and not (se > 0 and sd < ${RECENT_APPROVAL_DAYS})), 0),
+            coalesce(sum(c) filter (where sd > 0 and not (se > 0 and sd < ${RECENT_APPROVAL_DAYS})), 0),
+            coalesce(sum(days) filter (where sd > 0 and not (se > 0 and sd < ${RECENT_APPROVAL_DAYS})), 0),
+            coalesce(sum(se) filter (where sd > 0 and not (se > 0 and sd < ${RECENT_APPROVAL_DAYS})), 0),
+            coalesce(sum(sd) filter (where sd > 0 and not (se > 0 and sd < ${RECENT_APPROVAL_DAYS})), 0)]::float8[] as b,
+      array[coalesce(sum((hot->>0)::float8), 0), coalesce(sum((hot->>1)::float8), 0),
+            coalesce(sum((hot->>2)::float8), 0)]::float8[] as hot
+    from q`;
+  const triple = (x: number[] | undefined): [number, number, number] => [
+    x?.[0] ?? 0,
+    x?.[1] ?? 0,
+    x?.[2] ?? 0,
+  ];
+  const five = (x: number[] | undefined): [number, number, number, number, number] => [
+    x?.[0] ?? 0,
+    x?.[1] ?? 0,
+    x?.[2] ?? 0,
+    x?.[3] ?? 0,
+    x?.[4] ?? 0,
+  ];
+  return r
+    ? { r2: r.r2, v: r.v, v2: r.v2, d2: r.d2, a: five(r.a), b: five(r.b), hot: triple(r.hot) }
+    : emptySums();
 }

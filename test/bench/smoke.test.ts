@@ -107,6 +107,20 @@ describe('npm run bench -- --smoke', () => {
     expect(readFileSync(RESULTS, 'utf8')).toBe(resultsBefore);
   });
 
+  it('runs the refresh backtest on a world module given by --world, and refuses one it cannot load', async () => {
+    const run = await bench(['refresh', '--world', 'bench/worlds/uniform.ts', '--smoke'], 120_000);
+    expect(run.code, run.stderr.slice(-4000)).toBe(0);
+    expect(run.stdout).toMatch(/refresh, uniform, 25% +lag \d\.\d\d× rr/);
+    expect(run.stdout).toContain('a --world run: bench/results.json not written');
+    expect(readFileSync(RESULTS, 'utf8')).toBe(resultsBefore);
+    const missing = await bench(['refresh', '--world', 'bench/worlds/no-such-world.ts'], 60_000);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('cannot load world module bench/worlds/no-such-world.ts');
+    const alone = await bench(['load', '--world', 'bench/worlds/uniform.ts'], 60_000);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--world goes with the refresh part alone');
+  });
+
   it('refuses an unknown option or part with exit code 2, naming it', async () => {
     const option = await bench(['--smok'], 60_000);
     expect(option.code).toBe(2);

@@ -3,7 +3,8 @@
  * watchlist four times larger than a cycle's budget, run for three weeks of daily cycles. New
  * entries are fetched first; every fetch leaves an estimate, a weight and a due time within the
  * staleness bound; the plan refreshes the cohort priors and the scale; no entry waits longer than
- * the bound; a high-severity change makes its firm due the next cycle; firms seen changing are
+ * the bound; a high-severity change makes its firm due the next cycle (while the plan finds that
+ * changes cluster); firms seen changing are
  * estimated to change more than firms seen still; and `plan explain` and `watch list` show it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,16 +142,22 @@ describe('the change-rate planner over three weeks of cycles', { timeout: 300_00
     expect(mean(changing)).toBeGreaterThan(2 * mean(still));
   });
 
-  it('a high-severity change makes its firm due the next cycle and refreshed in it', async () => {
-    // Fetches whose answer brought a high-severity change, and the entry's next fetch.
-    const highs = await t.sql<{ watch_id: string; cycle: string }[]>`
-      select distinct f.watch_id, f.cycle::text from cycle_fetches f
+  it('a high-severity change makes its firm due the next cycle and refreshed in it, while the plan finds that changes cluster', async () => {
+    // Fetches whose answer brought a high-severity change, whether the plan of their cycle had
+    // learned that changes cluster (the boost is on only then: in a watchlist whose changes come
+    // independently a boost spends credits for nothing), and the entry's next fetch.
+    const highs = await t.sql<{ watch_id: string; cycle: string; boost: boolean }[]>`
+      select distinct f.watch_id, f.cycle::text,
+        coalesce((select (r.counts->>'boost')::int = 1 from runs r
+                  where r.kind = 'plan' and r.cycle = f.cycle and r.outcome = 'succeeded'
+                  order by r.started_at desc limit 1), false) as boost
+      from cycle_fetches f
       join enterprise_changes c on c.pid = f.pid and c.cycle = f.cycle
       where f.status = 'succeeded' and c.severity = 'high' and f.cycle < ${CYCLES.at(-1) as string}
         -- A firm closed for good no longer changes: it gets no boost.
         and not exists (select 1 from enterprise_versions v where v.pid = f.pid and v.cycle = f.cycle
                          and (v.ent_status like '%已注销%' or v.ent_status in ('注销', '撤销', '迁出')))`;
-    for (const h of highs) {
+    for (const h of highs.filter((x) => x.boost)) {
       const next = addDays(h.cycle, 1);
       expect(fetched.get(next) ?? [], `watch ${h.watch_id} after ${h.cycle}`).toContain(Number(h.watch_id));
     }
@@ -176,8 +183,22 @@ describe('the change-rate planner over three weeks of cycles', { timeout: 300_00
       position: number;
       decision: { kind: string; reason?: string };
       planClass: string;
+      certainty: { level: string; low: number; high: number; ownShare: number } | null;
+      reason: string;
     }[];
     expect(entries).toHaveLength(40);
+    // How sure each estimate is: a range around it, the share from the entry's own observations;
+    // and why it stands where it does, starting from its priority and its class.
+    for (const e of entries.filter((x) => x.planClass !== 'never_fetched')) {
+      const c = e.certainty as NonNullable<typeof e.certainty>;
+      expect(['low', 'medium', 'high']).toContain(c.level);
+      expect(c.low).toBeLessThanOrEqual(e.changesPerMonth / 30.44 + 1e-12);
+      expect(c.high).toBeGreaterThanOrEqual(e.changesPerMonth / 30.44 - 1e-12);
+      expect(c.ownShare).toBeGreaterThanOrEqual(0);
+      expect(c.ownShare).toBeLessThanOrEqual(1);
+      expect(e.reason).toMatch(/^priority 0 first/);
+      expect(e.reason).toContain(e.planClass === 'owed' ? 'owed a refresh' : 'ordered by due time');
+    }
     expect(entries.map((e) => e.position)).toEqual(entries.map((_, i) => i + 1));
     // In plan order: the cycle's 30 selected (a resting not_found entry skipped among them), then
     // the deferred, for the credit budget.
@@ -192,7 +213,17 @@ describe('the change-rate planner over three weeks of cycles', { timeout: 300_00
     const one = deferred[2] as (typeof entries)[number];
     const text = await runDaybook(['plan', 'explain', '--cycle', next, '--pid', one.pid], cliEnv);
     expect(text.code, text.stderr).toBe(0);
-    for (const label of ['estimate', 'prior', 'weight', 'P(change)', 'interval', 'class', 'decision'])
+    for (const label of [
+      'estimate',
+      'certainty',
+      'prior',
+      'weight',
+      'P(change)',
+      'interval',
+      'class',
+      'why here',
+      'decision',
+    ])
       expect(text.stdout).toContain(label);
     expect(text.stdout).toContain('changes/month');
     expect(text.stdout).toMatch(/deferred: credit budget \(#\d+ in the plan order; the cycle takes 30\)/);

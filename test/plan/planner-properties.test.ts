@@ -3,18 +3,29 @@
  * priority holds, the plan is deterministic and conserves every candidate; and, over many cycles
  * with the real estimator, no entry goes unrefreshed past the staleness bound while the budget
  * allows it, new entries are fetched promptly, and a high-severity change makes its firm due in
- * the next cycles.
+ * the next cycles; and, with the model the plan job learns from the whole watchlist, the intervals
+ * of a watchlist whose firms all change at the same rate converge to round robin's.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  addToSums,
   afterRefresh,
   BOOST_CYCLES,
   calibrateScale,
+  cohortPriors,
   dueAfter,
   type EntryState,
   emptyHistory,
+  emptySums,
   estimateRate,
+  INITIAL_MODEL,
+  learnModel,
+  type PlannerModel,
+  plannedWeight,
+  priorFor,
+  shortTermRate,
+  tailDays,
   weightOf,
 } from '../../src/plan/estimate.ts';
 import { type PlanInput, planCycle, planOrder, type WatchCandidate } from '../../src/plan/planner.ts';
@@ -381,5 +392,115 @@ describe('the planner over many cycles, as properties', () => {
       { seed: 47, numRuns: 30 },
     );
     expect(checked).toBeGreaterThan(100);
+  });
+});
+
+describe('the planner with the model it learns, as properties', () => {
+  it("on a world where every firm changes at the same rate, its refresh intervals converge to round robin's", () => {
+    const COHORT = '存续|11|I|1e6';
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 30, max: 150 }),
+        fc.double({ min: 0.002, max: 0.3, noNaN: true }),
+        fc.integer({ min: 2, max: 12 }),
+        fc.integer(),
+        (n, lambda, rounds, seed) => {
+          const rng = new Rng(seed);
+          const capacity = Math.ceil(n / rounds);
+          const start = '2026-03-01';
+          const days = 150;
+          const state: EntryState[] = Array.from({ length: n }, () => ({
+            history: emptyHistory(),
+            boost: 0,
+            cohort: null,
+          }));
+          const rate = new Float64Array(n);
+          const refreshed: (string | null)[] = new Array(n).fill(null);
+          const dueAt: (Date | null)[] = new Array(n).fill(null);
+          const changed = new Uint8Array(n);
+          const days_: number[][] = Array.from({ length: n }, () => []);
+          let model: PlannerModel = INITIAL_MODEL;
+          for (let d = 0; d < days; d++) {
+            const cycle = addDays(start, d);
+            for (let i = 0; i < n; i++) if (rng.next() < -Math.expm1(-lambda)) changed[i] = 1;
+            const c: WatchCandidate[] = Array.from({ length: n }, (_, i) => ({
+              id: i + 1,
+              keyword: `e${i + 1}`,
+              priority: 0,
+              pid: null,
+              lastRefreshedAt: refreshed[i] === null ? null : cycleStart(refreshed[i] as string),
+              refreshedCycle: refreshed[i] as string | null,
+              lastOutcome: refreshed[i] === null ? null : 'success',
+              lastCycle: refreshed[i] as string | null,
+              addedAt: cycleStart(start),
+              dueAt: dueAt[i] as Date | null,
+            }));
+            const plan = planCycle({ ...input(c, capacity, 30), cycle });
+            for (const e of plan.selected) {
+              const i = e.id - 1;
+              const saw = changed[i] === 1;
+              state[i] = afterRefresh(
+                { ...(state[i] as EntryState), rate: refreshed[i] === null ? null : rate[i] },
+                {
+                  cycle,
+                  changed: saw,
+                  severity: saw ? (rng.next() < 0.1 ? 'high' : 'low') : null,
+                  cohort: COHORT,
+                  usable: true,
+                },
+                refreshed[i] as string | null,
+              );
+              changed[i] = 0;
+              refreshed[i] = cycle;
+              (days_[i] as number[]).push(d);
+            }
+            // What the plan job does: cohort priors, the model and the scale, from every entry.
+            const pooled = { cohort: COHORT, entries: n, n: 0, changes: 0, days: 0 };
+            for (const st of state) {
+              pooled.n += st.history.n;
+              pooled.changes += st.history.changes;
+              pooled.days += st.history.days;
+            }
+            const priors = cohortPriors([pooled], model.datedWeight);
+            const sums = emptySums();
+            for (const s of state)
+              addToSums(sums, { history: s.history, cohortRate: priorFor(COHORT, priors).rate });
+            model = learnModel(sums, 30, priors.get('*')?.rate);
+            const planned = state.map((s, i) => {
+              rate[i] = estimateRate(s.history, priorFor(COHORT, priors, model.shape), model.datedWeight);
+              return (
+                shortTermRate(rate[i] as number, s.history, model) * plannedWeight(weightOf(s.history), model)
+              );
+            });
+            const buckets = planned.map((v) => ({ root: Math.sqrt(Math.max(1e-5, v)), entries: 1 }));
+            const cap = tailDays(buckets, capacity, 30);
+            const scale = calibrateScale(buckets, capacity * 0.9, cap);
+            for (const e of plan.selected) {
+              const i = e.id - 1;
+              dueAt[i] = dueAfter({
+                refreshedAt: cycleStart(cycle),
+                rate: shortTermRate(rate[i] as number, (state[i] as EntryState).history, model),
+                weight: plannedWeight(weightOf((state[i] as EntryState).history), model),
+                boostLeft: model.boost ? (state[i] as EntryState).boost : 0,
+                scale,
+                maxStalenessDays: cap,
+              });
+            }
+          }
+          // Round robin refreshes every entry every n / capacity days (the floor or the ceiling of it).
+          const lo = Math.floor(n / capacity);
+          const hi = Math.ceil(n / capacity);
+          for (const ds of days_) {
+            const late = ds.filter((d) => d >= days - 40);
+            for (let k = 1; k < late.length; k++) {
+              const gap = (late[k] as number) - (late[k - 1] as number);
+              expect(gap).toBeGreaterThanOrEqual(lo);
+              expect(gap).toBeLessThanOrEqual(hi);
+            }
+          }
+        },
+      ),
+      { seed: 48, numRuns: 25 },
+    );
   });
 });
