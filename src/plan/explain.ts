@@ -206,15 +206,7 @@ export async function explainPlan(
       const deps = { sql: tx, config, now };
       const { plan, input } = await decidePlan(deps, cycle);
       const order = new Map<number, number>();
-      const decided = new Map<number, Decision>();
-      for (const e of plan.selected) decided.set(e.id, { kind: 'selected' });
-      for (const d of plan.deferred) decided.set(d.entry.id, { kind: 'deferred', reason: d.reason });
-      for (const s of plan.skipped)
-        decided.set(s.entry.id, {
-          kind: 'skipped',
-          reason: s.reason,
-          ...(s.detail ? { detail: s.detail } : {}),
-        });
+      const decided = decisionsOf(plan);
       const walked = orderedIds(input.candidates, plan, config.DAYBOOK_MAX_STALENESS_DAYS);
       for (const [k, id] of walked.entries()) order.set(id, k + 1);
       const ids = 'ids' in which ? which.ids : walked.slice(0, which.top);
@@ -225,12 +217,7 @@ export async function explainPlan(
           from watchlist where id in ${tx(ids)}`
         : [];
       const byId = new Map(rows.map((r) => [Number(r.id), r]));
-      const done = new Map(
-        (
-          await tx<{ watch_id: string; status: string }[]>`
-            select watch_id, status from cycle_fetches where cycle = ${cycle} and watch_id in ${tx(ids.length ? ids : [0])}`
-        ).map((r) => [Number(r.watch_id), r.status]),
-      );
+      const done = await fetchStatuses(tx, cycle, ids);
       const { scale, model } = await plannerState(tx);
       const out: Explanation[] = [];
       for (const id of ids) {
@@ -317,6 +304,23 @@ export async function explainPlan(
     },
     'isolation level repeatable read read only',
   );
+}
+
+/** What the plan decided for each entry it read. */
+function decisionsOf(plan: Plan): Map<number, Decision> {
+  const decided = new Map<number, Decision>();
+  for (const e of plan.selected) decided.set(e.id, { kind: 'selected' });
+  for (const d of plan.deferred) decided.set(d.entry.id, { kind: 'deferred', reason: d.reason });
+  for (const s of plan.skipped)
+    decided.set(s.entry.id, { kind: 'skipped', reason: s.reason, ...(s.detail ? { detail: s.detail } : {}) });
+  return decided;
+}
+
+/** The status of each of `ids` in the cycle's fetches. */
+async function fetchStatuses(sql: Sql, cycle: string, ids: readonly number[]): Promise<Map<number, string>> {
+  const rows = await sql<{ watch_id: string; status: string }[]>`
+    select watch_id, status from cycle_fetches where cycle = ${cycle} and watch_id in ${sql(ids.length ? [...ids] : [0])}`;
+  return new Map(rows.map((r) => [Number(r.watch_id), r.status]));
 }
 
 /** The candidates in plan order. */

@@ -107,7 +107,9 @@ describe('npm run bench -- --smoke', () => {
     expect(readFileSync(RESULTS, 'utf8')).toBe(resultsBefore);
   });
 
-  it('runs the refresh backtest on a world module given by --world, and refuses one it cannot load', async () => {
+  it('runs the refresh backtest on a world module given by --world, and refuses one it cannot load', {
+    timeout: 300_000,
+  }, async () => {
     const run = await bench(['refresh', '--world', 'bench/worlds/uniform.ts', '--smoke'], 120_000);
     expect(run.code, run.stderr.slice(-4000)).toBe(0);
     expect(run.stdout).toMatch(/refresh, uniform, 25% +lag \d\.\d\d× rr/);
