@@ -47,6 +47,7 @@ import {
   isClosedStatus,
   LEGACY_MODEL,
   learnModel,
+  noObservations,
   type PlannerModel,
   plannedWeight,
   priorFor,
@@ -375,17 +376,7 @@ export function runWorld(
           const h = run.history[i] as ChangeHistory;
           let p = pooled.get(key);
           if (!p) {
-            p = {
-              cohort: key,
-              entries: 0,
-              n: 0,
-              changes: 0,
-              days: 0,
-              datedDays: 0,
-              datedEvents: 0,
-              seedDays: 0,
-              seedEvents: 0,
-            };
+            p = { cohort: key, ...noObservations() };
             pooled.set(key, p);
           }
           p.entries++;

@@ -32,6 +32,16 @@ interface PartForms {
   smoke: () => Promise<object>;
 }
 
+/** The refresh backtest's smoke form: one seed, few firms, two budgets. */
+const REFRESH_SMOKE = {
+  firms: 150,
+  days: 20,
+  tail: 10,
+  seeds: [1],
+  shares: [0.1, 0.25],
+  ablationShares: [0.25],
+};
+
 const PARTS = {
   planner: { full: () => benchPlanner(), smoke: () => benchPlanner(2_000, 1) },
   load: { full: () => benchLoad(), smoke: () => benchLoad(200, 200, 20) },
@@ -47,15 +57,7 @@ const PARTS = {
   },
   refresh: {
     full: () => benchRefresh({ parallel: 2 }),
-    smoke: () =>
-      benchRefresh({
-        firms: 150,
-        days: 20,
-        tail: 10,
-        seeds: [1],
-        shares: [0.1, 0.25],
-        ablationShares: [0.25],
-      }),
+    smoke: () => benchRefresh(REFRESH_SMOKE),
   },
   console: {
     full: () => benchConsole(),
@@ -207,17 +209,7 @@ async function runWorld(spec: string, smoke: boolean): Promise<void> {
   const t = performance.now();
   try {
     const result = await benchRefresh(
-      smoke
-        ? {
-            worlds: [module],
-            firms: 150,
-            days: 20,
-            tail: 10,
-            seeds: [1],
-            shares: [0.1, 0.25],
-            ablationShares: [0.25],
-          }
-        : { worlds: [module], parallel: 2 },
+      smoke ? { ...REFRESH_SMOKE, worlds: [module] } : { worlds: [module], parallel: 2 },
     );
     const document = {
       command: `npm run bench -- refresh --world ${spec}`,

@@ -572,24 +572,37 @@ export interface CohortPrior {
   days: number;
 }
 
+/** Observations summed over entries: what a cohort level pools (the registry-date parts always present). */
+export interface ObservationSums {
+  entries: number;
+  n: number;
+  changes: number;
+  days: number;
+  datedDays: number;
+  datedEvents: number;
+  seedDays: number;
+  seedEvents: number;
+}
+
+/** No observations yet. */
+export const noObservations = (): ObservationSums => ({
+  entries: 0,
+  n: 0,
+  changes: 0,
+  days: 0,
+  datedDays: 0,
+  datedEvents: 0,
+  seedDays: 0,
+  seedEvents: 0,
+});
+
 /**
  * The pooled rate of a set of observations, as events over days of exposure: intervals count the
  * changes they most likely held (−n·ln(1 − p) for a share p of n intervals ending changed, which
  * counts several changes in one interval), registry dates count as they are. Null when there is
  * nothing to pool.
  */
-function pooledRate(
-  s: {
-    n: number;
-    changes: number;
-    days: number;
-    datedDays: number;
-    datedEvents: number;
-    seedDays: number;
-    seedEvents: number;
-  },
-  datedWeight: number,
-): number | null {
+function pooledRate(s: Omit<ObservationSums, 'entries'>, datedWeight: number): number | null {
   const [dEvents, dDays] = datedExposure(s, datedWeight);
   const exposure = s.days + dDays;
   if (exposure <= 0) return null;
@@ -607,29 +620,10 @@ function pooledRate(
  * few days says little and a well-observed one speaks for itself. Deterministic.
  */
 export function cohortPriors(rows: readonly CohortObservations[], datedWeight = 1): Map<string, CohortPrior> {
-  type Sum = {
-    entries: number;
-    n: number;
-    changes: number;
-    days: number;
-    datedDays: number;
-    datedEvents: number;
-    seedDays: number;
-    seedEvents: number;
-  };
-  const sums = new Map<string, Sum>();
+  const sums = new Map<string, ObservationSums>();
   for (const r of rows) {
     for (const level of cohortLevels(r.cohort)) {
-      const s = sums.get(level) ?? {
-        entries: 0,
-        n: 0,
-        changes: 0,
-        days: 0,
-        datedDays: 0,
-        datedEvents: 0,
-        seedDays: 0,
-        seedEvents: 0,
-      };
+      const s = sums.get(level) ?? noObservations();
       s.entries += r.entries;
       s.n += r.n;
       s.changes += r.changes;
@@ -647,7 +641,7 @@ export function cohortPriors(rows: readonly CohortObservations[], datedWeight = 
   const depth = (k: string) => depthOf.get(k) as number;
   const levels = [...sums.keys()].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
   for (const level of levels) {
-    const s = sums.get(level) as Sum;
+    const s = sums.get(level) as ObservationSums;
     const parentKey = cohortLevels(level)[1];
     const parentRate =
       level === '*' ? DEFAULT_PRIOR_RATE : (out.get(parentKey ?? '*')?.rate ?? DEFAULT_PRIOR_RATE);
