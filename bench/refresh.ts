@@ -35,7 +35,6 @@ import {
   afterRefresh,
   type ChangeHistory,
   type CohortObservations,
-  calibrateScale,
   cohortKey,
   cohortPriors,
   DEFAULT_MAX_STALENESS_DAYS,
@@ -49,9 +48,9 @@ import {
   learnModel,
   noObservations,
   type PlannerModel,
+  plannedScale,
   plannedWeight,
   priorFor,
-  SCALE_FILL,
   type ScaleBucket,
   shortTermRate,
   tailDays,
@@ -408,6 +407,8 @@ export function runWorld(
         }
         const model = run.model;
         if (model.equal >= 1) run.equalDays++;
+        else if (process.env.DBG)
+          process.stderr.write(`${run.policy} ${run.budgetShare} d${d} ${JSON.stringify(model)}\n`);
         const priorOf = new Map<string | null, ReturnType<typeof priorFor>>();
         for (const e of plan.selected) {
           const i = e.id - 1;
@@ -442,9 +443,13 @@ export function runWorld(
           root: Math.exp(b / 16),
           entries: k,
         }));
-        const maxDays = Number.isFinite(model.tailDays) ? tailDays(scaleBuckets, run.perDay, D) : D;
+        const maxDays =
+          Number.isFinite(model.tailDays) &&
+          !(process.env.NOTAIL_R && Math.ceil(n / run.perDay) > Number(process.env.NOTAIL_R))
+            ? tailDays(scaleBuckets, run.perDay, D)
+            : D;
         run.tail = maxDays;
-        run.scale = calibrateScale(scaleBuckets, run.perDay * SCALE_FILL, maxDays);
+        run.scale = plannedScale(scaleBuckets, run.perDay, maxDays, model);
         const dayStart = cycleStart(cycle);
         for (const e of plan.selected) {
           const i = e.id - 1;

@@ -717,6 +717,27 @@ export function calibrateScale(
 /** The share of a cycle's capacity the scale plans for: the rest absorbs skips, failures and boosts. */
 export const SCALE_FILL = 0.9;
 
+/**
+ * The scale a plan sets (`calibrateScale` at SCALE_FILL of the capacity `perDay`, intervals at most
+ * `maxDays`). While the model holds every firm alike (`equal` 1) it is set from the count of
+ * entries instead of their buckets: every entry is planned at the watchlist's mean rate, so the
+ * interval is entries ÷ refreshes a day whatever the day's rate and rounding, the due times keep
+ * the order of the refreshes, and the order is round robin's exactly (a hot factor still shortens
+ * the interval after a change).
+ */
+export function plannedScale(
+  buckets: readonly ScaleBucket[],
+  perDay: number,
+  maxDays: number,
+  model: Pick<PlannerModel, 'equal' | 'rate'>,
+): number {
+  if (model.equal < 1) return calibrateScale(buckets, perDay * SCALE_FILL, maxDays);
+  const entries = buckets.reduce((a, b) => a + b.entries, 0);
+  if (entries === 0 || entries <= perDay * SCALE_FILL) return 0;
+  const interval = Math.min(Math.max(1, maxDays), entries / (perDay * SCALE_FILL));
+  return interval * Math.sqrt(Math.max(MIN_RATE, model.rate));
+}
+
 // ---------------------------------------------------------------------------------------------
 // What the watchlist as a whole has taught: the planner's model.
 
@@ -840,7 +861,11 @@ export interface ModelRow {
 
 /** Sums over the watchlist that the model is learned from (aggregates: SQL computes the same). */
 export interface ModelSums {
-  /** Shape: Σ (changed − expected)², Σ binomial variance, Σ variance², Σ (d expected / d rate · rate)². */
+  /**
+   * Shape: Σ (changed − expected)², Σ binomial variance v, Σ the variance of (changed − expected)²
+   * under one shared rate (2v² + v(1 − 6pq) for n intervals each changed with probability p, q = 1 − p:
+   * from the binomial's fourth moment), Σ (d expected / d rate · rate)².
+   */
   r2: number;
   v: number;
   v2: number;
@@ -876,7 +901,7 @@ export function addToSums(s: ModelSums, row: ModelRow): void {
     const d = days * q * m;
     s.r2 += (changes - e) ** 2;
     s.v += v;
-    s.v2 += v * v;
+    s.v2 += 2 * v * v + v * (1 - 6 * q * (1 - q));
     s.d2 += d * d;
   }
   if (h.seedDays !== undefined && h.seedDays > 0) {
@@ -905,8 +930,10 @@ export function learnModel(
   maxStalenessDays: number,
   meanRate = DEFAULT_PRIOR_RATE,
 ): PlannerModel {
-  // Under one shared rate Σ(changed − expected)² is about Σ variance, give or take √(2 Σ variance²).
-  const sd = Math.sqrt(2 * s.v2);
+  // Under one shared rate Σ(changed − expected)² is about Σ variance, give or take √v2. With few
+  // intervals per entry the fourth moment's own part dominates: a handful of Bernoulli outcomes
+  // says little about whether rates differ.
+  const sd = Math.sqrt(Math.max(0, s.v2));
   const z = sd > 0 ? (s.r2 - s.v) / sd : 0;
   const excess = s.r2 - s.v - EVIDENCE_Z * sd;
   const shape = excess <= 0 ? MAX_SHAPE : Math.min(MAX_SHAPE, Math.max(MIN_SHAPE, s.d2 / excess));

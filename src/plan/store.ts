@@ -17,7 +17,6 @@ import {
   afterRefresh,
   type CohortObservations,
   type CohortPrior,
-  calibrateScale,
   cohortLevels,
   cohortPriors,
   DEFAULT_PRIOR,
@@ -31,11 +30,11 @@ import {
   type ModelSums,
   modelOf,
   type PlannerModel,
+  plannedScale,
   plannedWeight,
   priorFor,
   type RatePrior,
   RECENT_APPROVAL_DAYS,
-  SCALE_FILL,
   type ScaleBucket,
   shortTermRate,
   tailDays,
@@ -220,7 +219,7 @@ export async function refreshPlannerState(
   const scaleBuckets: ScaleBucket[] = buckets.map((r) => ({ root: Math.exp(r.b / 16), entries: r.n }));
   const entries = scaleBuckets.reduce((a, b) => a + b.entries, 0);
   model.tailDays = tailDays(scaleBuckets, capacity.perDay, maxStalenessDays);
-  const scale = calibrateScale(scaleBuckets, capacity.perDay * SCALE_FILL, model.tailDays);
+  const scale = plannedScale(scaleBuckets, capacity.perDay, model.tailDays, model);
   await inTransaction(sql, async (tx) => {
     if (rows.length > 0)
       await tx`insert into change_cohorts ${tx(rows)}
@@ -267,7 +266,7 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
     select
       coalesce(sum((c - n * (1 - q)) ^ 2) filter (where q is not null), 0)::float8 as r2,
       coalesce(sum(n * (1 - q) * q) filter (where q is not null), 0)::float8 as v,
-      coalesce(sum((n * (1 - q) * q) ^ 2) filter (where q is not null), 0)::float8 as v2,
+      coalesce(sum(2 * (n * (1 - q) * q) ^ 2 + n * (1 - q) * q * (1 - 6 * q * (1 - q))) filter (where q is not null), 0)::float8 as v2,
       coalesce(sum((days * q * m) ^ 2) filter (where q is not null), 0)::float8 as d2,
       array[coalesce(sum(n) filter (where sd > 0 and se > 0 and sd < ${RECENT_APPROVAL_DAYS}), 0),
             coalesce(sum(c) filter (where sd > 0 and se > 0 and sd < ${RECENT_APPROVAL_DAYS}), 0),
