@@ -19,7 +19,9 @@
  *   model: fixed shrinkage, registry dates at full weight), then one learned part added at a time:
  *   `+shape` (shrinkage toward the cohort by the learned spread of rates), `+dates` (registry dates
  *   weighed by how they predicted), `+hot` (a change raises the next interval's rate as far as
- *   changes cluster); `new` adds the tail bound to these.
+ *   changes cluster), `+equal` (equal intervals while the evidence that rates differ is weak),
+ *   `+shift` (a firm whose recent intervals contradict its record is planned at what they show);
+ *   `new` adds the tail bound to these.
  *
  * Figures per policy and budget: the share of change events detected (a fetch saw the state the
  * change made before the next change replaced it), detection lag in days (from the cycle whose
@@ -69,8 +71,8 @@ import * as simulator from './worlds/simulator.ts';
 import * as uniform from './worlds/uniform.ts';
 import type { RefreshWorld, Severity, WorldModule } from './worlds/world.ts';
 
-export type Policy = 'rr' | 'legacy' | '+shape' | '+dates' | '+hot' | '+equal' | 'new' | 'oracle';
-const ABLATION: readonly Policy[] = ['legacy', '+shape', '+dates', '+hot', '+equal'];
+export type Policy = 'rr' | 'legacy' | '+shape' | '+dates' | '+hot' | '+equal' | '+shift' | 'new' | 'oracle';
+const ABLATION: readonly Policy[] = ['legacy', '+shape', '+dates', '+hot', '+equal', '+shift'];
 
 /** The shipped world families, in table order. */
 export const FAMILIES: readonly WorldModule[] = [
@@ -204,8 +206,10 @@ function modelFor(policy: Policy, learned: PlannerModel): PlannerModel {
     case '+dates':
       return { ...LEGACY_MODEL, shape: learned.shape, datedWeight: learned.datedWeight };
     case '+hot':
-      return { ...learned, equal: 0, tailDays: Number.POSITIVE_INFINITY };
+      return { ...learned, equal: 0, tailDays: Number.POSITIVE_INFINITY, shift: 0 };
     case '+equal':
+      return { ...learned, tailDays: Number.POSITIVE_INFINITY, shift: 0 };
+    case '+shift':
       return { ...learned, tailDays: Number.POSITIVE_INFINITY };
     case 'new':
       return learned;
@@ -407,8 +411,6 @@ export function runWorld(
         }
         const model = run.model;
         if (model.equal >= 1) run.equalDays++;
-        else if (process.env.DBG)
-          process.stderr.write(`${run.policy} ${run.budgetShare} d${d} ${JSON.stringify(model)}\n`);
         const priorOf = new Map<string | null, ReturnType<typeof priorFor>>();
         for (const e of plan.selected) {
           const i = e.id - 1;
@@ -421,7 +423,7 @@ export function runWorld(
           run.rate[i] =
             run.policy === 'oracle'
               ? Math.max(1e-5, trueRate[i] as number)
-              : estimateRate(run.history[i] as ChangeHistory, prior, model.datedWeight);
+              : estimateRate(run.history[i] as ChangeHistory, prior, model.datedWeight, model.shift);
           run.weight[i] = plannedWeight(weightOf(run.history[i] as ChangeHistory), model);
           if (!model.boost) run.boost[i] = 0;
         }
@@ -443,11 +445,7 @@ export function runWorld(
           root: Math.exp(b / 16),
           entries: k,
         }));
-        const maxDays =
-          Number.isFinite(model.tailDays) &&
-          !(process.env.NOTAIL_R && Math.ceil(n / run.perDay) > Number(process.env.NOTAIL_R))
-            ? tailDays(scaleBuckets, run.perDay, D)
-            : D;
+        const maxDays = Number.isFinite(model.tailDays) ? tailDays(scaleBuckets, run.perDay, D) : D;
         run.tail = maxDays;
         run.scale = plannedScale(scaleBuckets, run.perDay, maxDays, model);
         const dayStart = cycleStart(cycle);

@@ -210,7 +210,7 @@ function refreshLines(r: RefreshResult): Line[] {
     ]);
     for (const row of r.table.filter((x) => x.family === w.family)) {
       const ab = row.ablation;
-      const abl = (['legacy', '+shape', '+dates', '+hot', '+equal', 'new'] as const)
+      const abl = (['legacy', '+shape', '+dates', '+hot', '+equal', '+shift', 'new'] as const)
         .filter((p) => ab[p] !== undefined)
         .map((p) => `${p} ${(ab[p] as number).toFixed(2)}`)
         .join(', ');

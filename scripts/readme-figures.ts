@@ -161,7 +161,7 @@ function refreshGoals(doc: BenchDocument): string {
 
 function refreshAblation(doc: BenchDocument): string {
   const r = part<RefreshResult>(doc, 'refresh');
-  const steps = ['legacy', '+shape', '+dates', '+hot', '+equal', 'new'] as const;
+  const steps = ['legacy', '+shape', '+dates', '+hot', '+equal', '+shift', 'new'] as const;
   const rows = r.table
     .filter((row) => row.ablation.legacy !== undefined)
     .map((row) => [

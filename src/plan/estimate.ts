@@ -70,6 +70,24 @@ export const MIN_RATE = 1e-5;
 export const MAX_RATE = 5;
 /** Observations older than this half-life (days) count half: registries and firms change their habits. */
 export const HALF_LIFE_DAYS = 365;
+/**
+ * The half-life (days) of an entry's recent observations (`ChangeHistory.recent`), which say
+ * whether its habits have changed: a firm that was quiet for years and is now busy (or the other
+ * way round) is planned at what its recent intervals show, once they contradict its long record.
+ */
+export const RECENT_HALF_LIFE_DAYS = 30;
+/**
+ * How likely it is, before its recent intervals are seen, that a firm's habits have changed within
+ * them (about a month, RECENT_HALF_LIFE_DAYS): the prior of `afterShift`'s two accounts. Not
+ * learned: the mean of the entries' posteriors (an EM step) sinks toward zero even in a watchlist
+ * where a fifth of the firms swap habits, because one interval rarely proves a change; a fixed
+ * prior is what keeps a planner that has learned the wrong firms from starving the right ones. In a
+ * watchlist whose habits hold it costs about one refresh in a hundred (a quiet firm's chance change
+ * makes its next interval shorter).
+ */
+export const SHIFT_PRIOR = 0.15;
+/** The largest shift prior a stored model may hold. */
+export const MAX_SHIFT = 0.5;
 /** Longest interval kept as its own length; longer ones count as this long (a year). */
 const MAX_BIN_DAYS = 365;
 
@@ -113,6 +131,12 @@ export interface ChangeHistory {
    */
   hot?: [number, number, number];
   /**
+   * The same kind of counts as `bins`, every interval included (a dated one as a changed interval),
+   * decayed by RECENT_HALF_LIFE_DAYS: what the entry has done lately, for the shift test of
+   * `estimateRate`.
+   */
+  recent?: Record<string, [number, number]>;
+  /**
    * Every interval, dated or not (decayed): how many, how many ended changed, days. The bins keep
    * only the undated ones (a dated change is exposure of its own), so the watchlist's tests
    * (`addToSums`) read these.
@@ -129,19 +153,13 @@ export function historyOf(stored: unknown): ChangeHistory {
   const h = emptyHistory();
   if (!stored || typeof stored !== 'object') return h;
   const s = stored as Partial<ChangeHistory>;
-  if (s.bins && typeof s.bins === 'object') {
-    for (const [k, v] of Object.entries(s.bins)) {
-      const days = Number(k);
-      if (!Number.isInteger(days) || days < 1 || !Array.isArray(v)) continue;
-      const [n, c] = v.map(Number);
-      if (Number.isFinite(n) && Number.isFinite(c) && (n as number) > 0)
-        h.bins[k] = [n as number, Math.min(n as number, Math.max(0, c as number))];
-    }
-  }
+  if (s.bins && typeof s.bins === 'object') h.bins = binsOf(s.bins);
   for (const key of ['n', 'changes', 'days', 'severitySum', 'severityN'] as const) {
     const v = Number(s[key]);
     if (Number.isFinite(v) && v >= 0) h[key] = v;
   }
+  const recent = s.recent && typeof s.recent === 'object' ? binsOf(s.recent) : {};
+  if (Object.keys(recent).length > 0) h.recent = recent;
   if (typeof s.cycle === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.cycle)) h.cycle = s.cycle;
   if (typeof s.approval === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.approval)) h.approval = s.approval;
   if (s.lastChanged === true) h.lastChanged = true;
@@ -166,17 +184,36 @@ export function historyOf(stored: unknown): ChangeHistory {
   return h;
 }
 
+/** Stored bins, the malformed ones left out. */
+function binsOf(stored: object): Record<string, [number, number]> {
+  const out: Record<string, [number, number]> = {};
+  for (const [k, v] of Object.entries(stored)) {
+    const days = Number(k);
+    if (!Number.isInteger(days) || days < 1 || !Array.isArray(v)) continue;
+    const [n, c] = v.map(Number);
+    if (Number.isFinite(n) && Number.isFinite(c) && (n as number) > 0)
+      out[k] = [n as number, Math.min(n as number, Math.max(0, c as number))];
+  }
+  return out;
+}
+
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/** Bins with every count multiplied by `decay` (the vanishing ones dropped). */
+function decayBins(b: Record<string, [number, number]>, decay: number): Record<string, [number, number]> {
+  const out: Record<string, [number, number]> = {};
+  for (const k in b) {
+    const [n, c] = b[k] as [number, number];
+    const dn = round6(n * decay);
+    if (dn >= 1e-3) out[k] = [dn, round6(c * decay)];
+  }
+  return out;
+}
 
 /** The history with every count decayed by an interval of `whole` days. */
 function decayed(h: ChangeHistory, whole: number, halfLifeDays: number): ChangeHistory {
   const decay = 0.5 ** (whole / halfLifeDays);
-  const bins: ChangeHistory['bins'] = {};
-  for (const k in h.bins) {
-    const [n, c] = h.bins[k] as [number, number];
-    const dn = round6(n * decay);
-    if (dn >= 1e-3) bins[k] = [dn, round6(c * decay)];
-  }
+  const bins = decayBins(h.bins, decay);
   // Built field by field: this runs once per fetch, and in the backtest millions of times.
   const d: ChangeHistory = {
     bins,
@@ -186,6 +223,7 @@ function decayed(h: ChangeHistory, whole: number, halfLifeDays: number): ChangeH
     severitySum: round6(h.severitySum * decay),
     severityN: round6(h.severityN * decay),
   };
+  if (h.recent !== undefined) d.recent = decayBins(h.recent, 0.5 ** (whole / RECENT_HALF_LIFE_DAYS));
   if (h.cycle !== undefined) d.cycle = h.cycle;
   if (h.approval !== undefined) d.approval = h.approval;
   if (h.lastChanged) d.lastChanged = true;
@@ -245,6 +283,10 @@ export function observe(
   d.all = [round6(an + 1), round6(ac + (seen === false ? 0 : 1)), round6(ad + whole)];
   d.lastChanged = seen !== false;
   if (!d.lastChanged) delete d.lastChanged;
+  const recent = d.recent ?? {};
+  const [rn, rc] = recent[String(whole)] ?? [0, 0];
+  recent[String(whole)] = [round6(rn + 1), round6(rc + (d.lastChanged ? 1 : 0))];
+  d.recent = recent;
   if (dated !== null) {
     d.datedEvents = round6((d.datedEvents ?? 0) + 1);
     d.datedDays = round6((d.datedDays ?? 0) + Math.max(0, Math.min(dated, whole)) + 0.5);
@@ -280,13 +322,47 @@ export const DEFAULT_PRIOR: RatePrior = {
  * (the posterior mode). Without a prior (strength 0) it is the maximum-likelihood estimate, which
  * is infinite when every interval changed: then MAX_RATE. Deterministic: a fixed bisection.
  */
-export function estimateRate(h: ChangeHistory, prior: RatePrior = DEFAULT_PRIOR, datedWeight = 1): number {
+export function estimateRate(
+  h: ChangeHistory,
+  prior: RatePrior = DEFAULT_PRIOR,
+  datedWeight = 1,
+  shiftPrior = SHIFT_PRIOR,
+): number {
+  return estimateShift(h, prior, datedWeight, shiftPrior).rate;
+}
+
+/**
+ * `estimateRate`, and how likely the entry's habits have changed lately (0 when its recent
+ * intervals were not tested): the rate is the long record's, its recent intervals' or between, as
+ * `afterShift` weighs them with the prior probability `shiftPrior` of a change.
+ */
+export function estimateShift(
+  h: ChangeHistory,
+  prior: RatePrior = DEFAULT_PRIOR,
+  datedWeight = 1,
+  shiftPrior = SHIFT_PRIOR,
+): { rate: number; shift: number } {
   // The prior and the registry's own dates are both Poisson exposure: events over days (the
   // dates weighed by how far they have predicted changes in this watchlist).
   const [events, days] = datedExposure(h, datedWeight);
-  const alpha = Math.max(0, prior.rate * prior.strength) + events;
-  const beta = Math.max(0, prior.strength) + days;
-  const bins = Object.entries(h.bins).map(([k, [n, c]]) => [Number(k), n, c] as const);
+  const pseudo = Math.max(0, prior.strength);
+  const long = posteriorMode(Math.max(0, prior.rate * pseudo) + events, pseudo + days, binsList(h.bins));
+  return h.recent === undefined
+    ? { rate: long, shift: 0 }
+    : afterShift(long, binsList(h.recent), prior, shiftPrior);
+}
+
+type BinList = (readonly [days: number, n: number, changed: number])[];
+
+const binsList = (b: Record<string, [number, number]>): BinList =>
+  Object.entries(b).map(([k, [n, c]]) => [Number(k), n, c] as const);
+
+/**
+ * The rate that maximises Σ_bins [c·log(1 − e^(−λd)) − (n − c)·λd] + alpha·log λ − beta·λ: the
+ * interval likelihood times a Gamma prior (with Poisson exposure folded into alpha and beta).
+ * Deterministic: a fixed bisection on the log scale.
+ */
+function posteriorMode(alpha: number, beta: number, bins: BinList): number {
   let unchangedDays = beta;
   for (const [d, n, c] of bins) unchangedDays += (n - c) * d;
   // The derivative of the log posterior; strictly decreasing in λ.
@@ -305,6 +381,63 @@ export function estimateRate(h: ChangeHistory, prior: RatePrior = DEFAULT_PRIOR,
     else hi = mid;
   }
   return Math.exp((lo + hi) / 2);
+}
+
+/** The log-likelihood of binned intervals at rate λ. */
+function binsLogLikelihood(bins: BinList, lambda: number): number {
+  let l = 0;
+  for (const [d, n, c] of bins) {
+    if (c > 0) l += c * Math.log(Math.max(1e-300, -Math.expm1(-lambda * d)));
+    l -= (n - c) * lambda * d;
+  }
+  return l;
+}
+
+/** The rates the shift test integrates over: a grid on the log scale from MIN_RATE to MAX_RATE. */
+const GRID: readonly number[] = Array.from({ length: 49 }, (_, k) =>
+  Math.exp(Math.log(MIN_RATE) + (k * (Math.log(MAX_RATE) - Math.log(MIN_RATE))) / 48),
+);
+
+const logSumExp = (xs: readonly number[]) => {
+  const m = Math.max(...xs);
+  return m === Number.NEGATIVE_INFINITY ? m : m + Math.log(xs.reduce((a, x) => a + Math.exp(x - m), 0));
+};
+
+/**
+ * The rate to plan with, given the long record's rate `long` and the recent intervals: the
+ * expected rate over two accounts of them. Either the firm's habits held (the recent intervals at
+ * `long`), or they changed lately and its rate is a fresh draw from its cohort's prior (the
+ * recent intervals alone say which). The second is believed `SHIFT_PRIOR` before the intervals
+ * are seen, and then as far as it explains them better (Bayes' rule, with the marginal likelihood
+ * integrated over a grid of rates). A quiet firm whose interval ends changed is planned at once at
+ * a higher rate, and much higher when it does so again; a firm whose habits hold keeps its rate.
+ */
+function afterShift(
+  long: number,
+  recent: BinList,
+  prior: RatePrior,
+  shiftPrior: number,
+): { rate: number; shift: number } {
+  const held = { rate: long, shift: 0 };
+  // Without a prior (the maximum-likelihood estimate) there is no cohort to draw a new habit from.
+  if (recent.length === 0 || !(shiftPrior > 0) || !(prior.strength > 0) || !(prior.rate > 0)) return held;
+  const p = Math.min(MAX_SHIFT, shiftPrior);
+  const shape = prior.rate * prior.strength;
+  const strength = prior.strength;
+  const logPrior = GRID.map((l) => shape * Math.log(l) - strength * l);
+  const logJoint = GRID.map((l, k) => (logPrior[k] as number) + binsLogLikelihood(recent, l));
+  const top = logSumExp(logJoint);
+  const logChanged = top - logSumExp(logPrior);
+  const logHeld = binsLogLikelihood(recent, long);
+  const odds = Math.log(p / (1 - p)) + logChanged - logHeld;
+  const changed = odds > 30 ? 1 : 1 / (1 + Math.exp(-odds));
+  if (changed < 1e-4) return { rate: long, shift: changed };
+  let mean = 0;
+  for (const [k, l] of GRID.entries()) mean += l * Math.exp((logJoint[k] as number) - top);
+  return {
+    rate: Math.min(MAX_RATE, Math.max(MIN_RATE, (1 - changed) * long + changed * mean)),
+    shift: changed,
+  };
 }
 
 /** The registry dates' events and days, the first fetch's part weighed by `datedWeight` (0 … 1). */
@@ -788,6 +921,8 @@ export interface PlannerModel {
   /** A high-severity change makes its firm due every cycle for BOOST_CYCLES: while changes cluster. */
   boost: boolean;
   tailDays: number;
+  /** The prior probability that a firm's habits changed within its recent intervals (`estimateShift`). */
+  shift: number;
 }
 
 /** The planner before any of this was learned (and before this model existed). */
@@ -799,6 +934,7 @@ export const LEGACY_MODEL: PlannerModel = {
   hot: 1,
   boost: true,
   tailDays: Number.POSITIVE_INFINITY,
+  shift: 0,
 };
 
 /** Before the first plan has learned anything: no evidence yet that the firms differ. */
@@ -810,6 +946,7 @@ export const INITIAL_MODEL: PlannerModel = {
   hot: 1,
   boost: false,
   tailDays: Number.POSITIVE_INFINITY,
+  shift: SHIFT_PRIOR,
 };
 
 /** Reads a stored model, falling back to INITIAL_MODEL part by part. */
@@ -829,6 +966,7 @@ export function modelOf(stored: unknown): PlannerModel {
     hot: num(s.hot, INITIAL_MODEL.hot, 1, MAX_HOT),
     boost: typeof s.boost === 'boolean' ? s.boost : INITIAL_MODEL.boost,
     tailDays: num(s.tailDays, INITIAL_MODEL.tailDays, 1, Number.POSITIVE_INFINITY),
+    shift: num(s.shift, INITIAL_MODEL.shift, 0, MAX_SHIFT),
   };
 }
 
@@ -961,6 +1099,7 @@ export function learnModel(
     boost: hot > MIN_BOOST_HOT && equal < 1,
     // Set apart, from the intervals the estimates give (`tailDays`).
     tailDays: maxStalenessDays,
+    shift: SHIFT_PRIOR,
   };
 }
 

@@ -228,7 +228,7 @@ export async function explainPlan(
         const rate =
           r.last_refreshed_at === null
             ? null
-            : (r.change_rate ?? estimateRate(history, prior, model.datedWeight));
+            : (r.change_rate ?? estimateRate(history, prior, model.datedWeight, model.shift));
         const weight = r.change_weight ?? weightOf(history);
         const interval =
           rate === null

@@ -146,7 +146,7 @@ export async function noteRefreshes(
     const since = previous.cycle ?? entry.refreshed_cycle;
     if (!priors.has(cohort)) priors.set(cohort, await priorOf(tx, cohort, model));
     const prior = priors.get(cohort) as Awaited<ReturnType<typeof priorOf>>;
-    const rate = estimateRate(history, prior, model.datedWeight);
+    const rate = estimateRate(history, prior, model.datedWeight, model.shift);
     const weight = weightOf(history);
     // Due times count from the start of the refresh's cycle, so they order with cycles whatever
     // the clocks (a rehearsal's simulated time, the database's own).
