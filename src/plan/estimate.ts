@@ -71,14 +71,14 @@ export const MAX_RATE = 5;
 /** Observations older than this half-life (days) count half: registries and firms change their habits. */
 export const HALF_LIFE_DAYS = 365;
 /**
- * The half-life (days) of an entry's recent observations (`ChangeHistory.recent`), which say
+ * How many of an entry's last intervals are kept as they came (`ChangeHistory.recent`), to tell
  * whether its habits have changed: a firm that was quiet for years and is now busy (or the other
- * way round) is planned at what its recent intervals show, once they contradict its long record.
+ * way round) is planned at what its last intervals show, once they contradict its long record.
  */
-export const RECENT_HALF_LIFE_DAYS = 30;
+export const RECENT_INTERVALS = 8;
 /**
- * How likely it is, before its recent intervals are seen, that a firm's habits have changed within
- * them (about a month, RECENT_HALF_LIFE_DAYS): the prior of `afterShift`'s two accounts. Not
+ * How likely it is, before its last intervals are seen, that a firm's habits have changed within
+ * them: the prior of `afterShift`'s accounts, spread evenly over where the change began. Not
  * learned: the mean of the entries' posteriors (an EM step) sinks toward zero even in a watchlist
  * where a fifth of the firms swap habits, because one interval rarely proves a change; a fixed
  * prior is what keeps a planner that has learned the wrong firms from starving the right ones. In a
@@ -131,11 +131,11 @@ export interface ChangeHistory {
    */
   hot?: [number, number, number];
   /**
-   * The same kind of counts as `bins`, every interval included (a dated one as a changed interval),
-   * decayed by RECENT_HALF_LIFE_DAYS: what the entry has done lately, for the shift test of
-   * `estimateRate`.
+   * The last RECENT_INTERVALS intervals, oldest first, as [days, 1 when it ended changed else 0]
+   * (a dated change counts as a changed interval): what the entry has done lately, for the shift
+   * test of `estimateRate`.
    */
-  recent?: Record<string, [number, number]>;
+  recent?: [number, number][];
   /**
    * Every interval, dated or not (decayed): how many, how many ended changed, days. The bins keep
    * only the undated ones (a dated change is exposure of its own), so the watchlist's tests
@@ -158,8 +158,8 @@ export function historyOf(stored: unknown): ChangeHistory {
     const v = Number(s[key]);
     if (Number.isFinite(v) && v >= 0) h[key] = v;
   }
-  const recent = s.recent && typeof s.recent === 'object' ? binsOf(s.recent) : {};
-  if (Object.keys(recent).length > 0) h.recent = recent;
+  const recent = Array.isArray(s.recent) ? recentOf(s.recent) : [];
+  if (recent.length > 0) h.recent = recent;
   if (typeof s.cycle === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.cycle)) h.cycle = s.cycle;
   if (typeof s.approval === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.approval)) h.approval = s.approval;
   if (s.lastChanged === true) h.lastChanged = true;
@@ -182,6 +182,19 @@ export function historyOf(stored: unknown): ChangeHistory {
     }
   }
   return h;
+}
+
+/** Stored last intervals, the malformed ones left out. */
+function recentOf(stored: readonly unknown[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const v of stored) {
+    if (!Array.isArray(v) || v.length !== 2) continue;
+    const days = Number(v[0]);
+    const changed = Number(v[1]);
+    if (Number.isInteger(days) && days >= 1 && days <= MAX_BIN_DAYS && (changed === 0 || changed === 1))
+      out.push([days, changed]);
+  }
+  return out.slice(-RECENT_INTERVALS);
 }
 
 /** Stored bins, the malformed ones left out. */
@@ -223,7 +236,7 @@ function decayed(h: ChangeHistory, whole: number, halfLifeDays: number): ChangeH
     severitySum: round6(h.severitySum * decay),
     severityN: round6(h.severityN * decay),
   };
-  if (h.recent !== undefined) d.recent = decayBins(h.recent, 0.5 ** (whole / RECENT_HALF_LIFE_DAYS));
+  if (h.recent !== undefined) d.recent = h.recent;
   if (h.cycle !== undefined) d.cycle = h.cycle;
   if (h.approval !== undefined) d.approval = h.approval;
   if (h.lastChanged) d.lastChanged = true;
@@ -283,10 +296,9 @@ export function observe(
   d.all = [round6(an + 1), round6(ac + (seen === false ? 0 : 1)), round6(ad + whole)];
   d.lastChanged = seen !== false;
   if (!d.lastChanged) delete d.lastChanged;
-  const recent = d.recent ?? {};
-  const [rn, rc] = recent[String(whole)] ?? [0, 0];
-  recent[String(whole)] = [round6(rn + 1), round6(rc + (d.lastChanged ? 1 : 0))];
-  d.recent = recent;
+  d.recent = [...(d.recent ?? []), [whole, d.lastChanged ? 1 : 0] as [number, number]].slice(
+    -RECENT_INTERVALS,
+  );
   if (dated !== null) {
     d.datedEvents = round6((d.datedEvents ?? 0) + 1);
     d.datedDays = round6((d.datedDays ?? 0) + Math.max(0, Math.min(dated, whole)) + 0.5);
@@ -347,9 +359,7 @@ export function estimateShift(
   const [events, days] = datedExposure(h, datedWeight);
   const pseudo = Math.max(0, prior.strength);
   const long = posteriorMode(Math.max(0, prior.rate * pseudo) + events, pseudo + days, binsList(h.bins));
-  return h.recent === undefined
-    ? { rate: long, shift: 0 }
-    : afterShift(long, binsList(h.recent), prior, shiftPrior);
+  return h.recent === undefined ? { rate: long, shift: 0 } : afterShift(long, h.recent, prior, shiftPrior);
 }
 
 type BinList = (readonly [days: number, n: number, changed: number])[];
@@ -383,16 +393,6 @@ function posteriorMode(alpha: number, beta: number, bins: BinList): number {
   return Math.exp((lo + hi) / 2);
 }
 
-/** The log-likelihood of binned intervals at rate λ. */
-function binsLogLikelihood(bins: BinList, lambda: number): number {
-  let l = 0;
-  for (const [d, n, c] of bins) {
-    if (c > 0) l += c * Math.log(Math.max(1e-300, -Math.expm1(-lambda * d)));
-    l -= (n - c) * lambda * d;
-  }
-  return l;
-}
-
 /** The rates the shift test integrates over: a grid on the log scale from MIN_RATE to MAX_RATE. */
 const GRID: readonly number[] = Array.from({ length: 49 }, (_, k) =>
   Math.exp(Math.log(MIN_RATE) + (k * (Math.log(MAX_RATE) - Math.log(MIN_RATE))) / 48),
@@ -404,39 +404,51 @@ const logSumExp = (xs: readonly number[]) => {
 };
 
 /**
- * The rate to plan with, given the long record's rate `long` and the recent intervals: the
- * expected rate over two accounts of them. Either the firm's habits held (the recent intervals at
- * `long`), or they changed lately and its rate is a fresh draw from its cohort's prior (the
- * recent intervals alone say which). The second is believed `SHIFT_PRIOR` before the intervals
- * are seen, and then as far as it explains them better (Bayes' rule, with the marginal likelihood
- * integrated over a grid of rates). A quiet firm whose interval ends changed is planned at once at
- * a higher rate, and much higher when it does so again; a firm whose habits hold keeps its rate.
+ * The rate to plan with, given the long record's rate `long` and the last intervals (oldest
+ * first): the expected rate over several accounts of them. Either the firm's habits held (every
+ * last interval at `long`), or they changed before the last k of them (k = 1 … all), and those k
+ * came from a fresh draw from the cohort's prior. The changes together are believed `shiftPrior`
+ * before the intervals are seen (evenly over k), then as far as each explains them better (Bayes'
+ * rule, each marginal likelihood integrated over a grid of rates). A quiet firm whose interval ends
+ * changed is planned at once at a higher rate, and at nearly its new rate when it does so again;
+ * a firm whose habits hold keeps its rate. `shift` is the posterior probability of a change.
  */
 function afterShift(
   long: number,
-  recent: BinList,
+  recent: readonly (readonly [number, number])[],
   prior: RatePrior,
   shiftPrior: number,
 ): { rate: number; shift: number } {
-  const held = { rate: long, shift: 0 };
   // Without a prior (the maximum-likelihood estimate) there is no cohort to draw a new habit from.
-  if (recent.length === 0 || !(shiftPrior > 0) || !(prior.strength > 0) || !(prior.rate > 0)) return held;
+  if (recent.length === 0 || !(shiftPrior > 0) || !(prior.strength > 0) || !(prior.rate > 0))
+    return { rate: long, shift: 0 };
   const p = Math.min(MAX_SHIFT, shiftPrior);
   const shape = prior.rate * prior.strength;
-  const strength = prior.strength;
-  const logPrior = GRID.map((l) => shape * Math.log(l) - strength * l);
-  const logJoint = GRID.map((l, k) => (logPrior[k] as number) + binsLogLikelihood(recent, l));
-  const top = logSumExp(logJoint);
-  const logChanged = top - logSumExp(logPrior);
-  const logHeld = binsLogLikelihood(recent, long);
-  const odds = Math.log(p / (1 - p)) + logChanged - logHeld;
-  const changed = odds > 30 ? 1 : 1 / (1 + Math.exp(-odds));
-  if (changed < 1e-4) return { rate: long, shift: changed };
-  let mean = 0;
-  for (const [k, l] of GRID.entries()) mean += l * Math.exp((logJoint[k] as number) - top);
+  const logPrior = GRID.map((l) => shape * Math.log(l) - prior.strength * l);
+  const logZ = logSumExp(logPrior);
+  const joint = [...logPrior];
+  // Account 0: habits held. Account k: a change before the last k intervals.
+  const weights = [Math.log(1 - p)];
+  const means = [long];
+  let held = 0;
+  for (let k = recent.length - 1; k >= 0; k--) {
+    const [days, changed] = recent[k] as readonly [number, number];
+    const at = (l: number) =>
+      changed === 1 ? Math.log(Math.max(1e-300, -Math.expm1(-l * days))) : -l * days;
+    for (let g = 0; g < GRID.length; g++) joint[g] = (joint[g] as number) + at(GRID[g] as number);
+    held += at(long);
+    const top = logSumExp(joint);
+    weights.push(Math.log(p / recent.length) + top - logZ - held);
+    let mean = 0;
+    for (let g = 0; g < GRID.length; g++) mean += (GRID[g] as number) * Math.exp((joint[g] as number) - top);
+    means.push(mean);
+  }
+  const all = logSumExp(weights);
+  let rate = 0;
+  for (const [k, w] of weights.entries()) rate += Math.exp(w - all) * (means[k] as number);
   return {
-    rate: Math.min(MAX_RATE, Math.max(MIN_RATE, (1 - changed) * long + changed * mean)),
-    shift: changed,
+    rate: Math.min(MAX_RATE, Math.max(MIN_RATE, rate)),
+    shift: 1 - Math.exp((weights[0] as number) - all),
   };
 }
 

@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  addToSums,
   afterRefresh,
   BOOST_CYCLES,
   type ChangeHistory,
@@ -16,13 +17,19 @@ import {
   cohortPriors,
   dueAfter,
   emptyHistory,
+  emptySums,
   estimateRate,
   historyOf,
+  INITIAL_MODEL,
   intervalDays,
   isClosedStatus,
+  learnModel,
   MAX_RATE,
   observe,
+  plannedScale,
   priorFor,
+  priorStrength,
+  SCALE_FILL,
   seedOf,
   weightOf,
 } from '../../src/plan/estimate.ts';
@@ -142,6 +149,44 @@ describe('the change-rate estimator', () => {
     }
   });
 
+  it('follows a firm whose habits change, and keeps the rate of one whose habits hold', () => {
+    const cohort = { rate: 0.02, strength: priorStrength(0.02, 0.5) };
+    const rng = new Rng(21);
+    // A year quiet (rate 0.002, fetched every 10 days), then busy: three 5-day intervals changed.
+    let quiet = emptyHistory();
+    for (let i = 0; i < 36; i++) quiet = observe(quiet, 10, rng.next() < -Math.expm1(-0.002 * 10));
+    const before = estimateRate(quiet, cohort);
+    let busy = quiet;
+    for (let i = 0; i < 3; i++) busy = observe(busy, 5, true);
+    const held = estimateRate(busy, cohort, 1, 0);
+    const followed = estimateRate(busy, cohort);
+    expect(before).toBeLessThan(0.006);
+    expect(held).toBeLessThan(0.02);
+    expect(followed).toBeGreaterThan(Math.max(0.05, 4 * held));
+    // One chance change of a quiet firm raises its next interval's rate, but by far less.
+    const once = estimateRate(observe(quiet, 10, true), cohort);
+    expect(once).toBeGreaterThan(estimateRate(observe(quiet, 10, true), cohort, 1, 0));
+    expect(once).toBeLessThan(followed / 3);
+    // Busy for half a year (rate 0.3, every 2 days), then quiet for three weeks.
+    let was = emptyHistory();
+    for (let i = 0; i < 90; i++) was = observe(was, 2, rng.next() < -Math.expm1(-0.3 * 2));
+    let calm = was;
+    for (let i = 0; i < 10; i++) calm = observe(calm, 2, false);
+    expect(estimateRate(calm, cohort)).toBeLessThan(estimateRate(calm, cohort, 1, 0) / 3);
+    // Habits that hold: the shift test leaves the estimate within a factor of two nearly always.
+    let off = 0;
+    const trials = 200;
+    for (let t = 0; t < trials; t++) {
+      const lambda = Math.exp(rng.next() * 5 - 7);
+      const h = history(rng, lambda, 60, () => rng.int(2, 12));
+      const ratio = estimateRate(h, cohort) / estimateRate(h, cohort, 1, 0);
+      if (ratio > 2 || ratio < 0.5) off++;
+    }
+    expect(off / trials).toBeLessThan(0.05);
+    // Stored and read back, the recent intervals give the same estimate.
+    expect(estimateRate(historyOf(JSON.parse(JSON.stringify(busy))), cohort)).toBe(followed);
+  });
+
   it('decays old observations and reads stored histories defensively', () => {
     let h = observe(emptyHistory(), 3, true, 'high');
     h = observe(h, 365, false);
@@ -228,6 +273,41 @@ describe('the change-rate estimator', () => {
     }
     expect(calibrateScale(buckets, total, 30)).toBe(0);
     expect(calibrateScale(buckets, total / 40, 30)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('while the model holds every firm alike, plans the interval of round robin whatever the rates and their buckets', () => {
+    const rng = new Rng(17);
+    const buckets = Array.from({ length: 40 }, () => ({
+      root: Math.exp(rng.next() * 4 - 5),
+      entries: rng.int(1, 30),
+    }));
+    const total = buckets.reduce((a, b) => a + b.entries, 0);
+    for (const rate of [0.003, 0.02, 0.4]) {
+      const model = { ...INITIAL_MODEL, equal: 1, rate };
+      for (const perDay of [total / 20, total / 4]) {
+        const scale = plannedScale(buckets, perDay, 30, model);
+        expect(intervalDays(rate, 1, scale, 30)).toBeCloseTo(total / (perDay * SCALE_FILL), 9);
+      }
+      expect(plannedScale(buckets, total, 30, model)).toBe(0);
+      const uneven = { ...model, equal: 0.5 };
+      expect(plannedScale(buckets, total / 8, 30, uneven)).toBe(
+        calibrateScale(buckets, (total / 8) * SCALE_FILL, 30),
+      );
+    }
+  });
+
+  it('finds no evidence that rates differ in one interval per entry at one shared rate', () => {
+    // Bernoulli outcomes say little about a rate each: their (changed − expected)² spreads far more
+    // than twice the variance squared, which once read as firms that differ.
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const rng = new Rng(seed);
+      const sums = emptySums();
+      for (let i = 0; i < 1000; i++) {
+        const h = observe(emptyHistory(), 2, rng.next() < -Math.expm1(-0.02 * 2));
+        addToSums(sums, { history: h, cohortRate: 0.02 });
+      }
+      expect(learnModel(sums, 30, 0.02).equal, `seed ${seed}`).toBe(1);
+    }
   });
 
   it('builds cohorts from status, type, industry and capital, and shrinks sparse ones toward their parent', () => {

@@ -22,6 +22,7 @@ import {
   INITIAL_MODEL,
   learnModel,
   type PlannerModel,
+  plannedScale,
   plannedWeight,
   priorFor,
   shortTermRate,
@@ -467,14 +468,19 @@ describe('the planner with the model it learns, as properties', () => {
               addToSums(sums, { history: s.history, cohortRate: priorFor(COHORT, priors).rate });
             model = learnModel(sums, 30, priors.get('*')?.rate);
             const planned = state.map((s, i) => {
-              rate[i] = estimateRate(s.history, priorFor(COHORT, priors, model.shape), model.datedWeight);
+              rate[i] = estimateRate(
+                s.history,
+                priorFor(COHORT, priors, model.shape),
+                model.datedWeight,
+                model.shift,
+              );
               return (
                 shortTermRate(rate[i] as number, s.history, model) * plannedWeight(weightOf(s.history), model)
               );
             });
             const buckets = planned.map((v) => ({ root: Math.sqrt(Math.max(1e-5, v)), entries: 1 }));
             const cap = tailDays(buckets, capacity, 30);
-            const scale = calibrateScale(buckets, capacity * 0.9, cap);
+            const scale = plannedScale(buckets, capacity, cap, model);
             for (const e of plan.selected) {
               const i = e.id - 1;
               dueAt[i] = dueAfter({
