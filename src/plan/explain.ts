@@ -15,6 +15,7 @@ import {
   type ChangeHistory,
   datedExposure,
   estimateRate,
+  estimateShift,
   historyOf,
   intervalDays,
   type PlannerModel,
@@ -134,6 +135,8 @@ export function reasonOf(e: {
   priority: number;
   rate: number | null;
   boostLeft: number;
+  /** How likely its last intervals showed a change of habits (`estimateShift`). */
+  shift?: number;
   intervalDays: number | null;
   history: ChangeHistory;
   model: PlannerModel;
@@ -159,6 +162,10 @@ export function reasonOf(e: {
       `its estimate is ${vs >= 1 ? `${vs.toFixed(1)}×` : `1/${(1 / Math.max(vs, 1e-9)).toFixed(1)} of`} the watchlist's mean rate${m.equal > 0 ? `, pulled ${Math.round(m.equal * 100)}% toward the mean (the evidence that rates differ is not yet strong)` : ''}`,
     );
   }
+  if ((e.shift ?? 0) >= 0.5)
+    parts.push(
+      `its last intervals do not fit its record: a change of its habits is ${Math.round((e.shift ?? 0) * 100)}% likely, and it is planned at what they show`,
+    );
   if (e.history.lastChanged && m.hot > 1)
     parts.push(
       `its last refresh saw a change, and changes cluster here: its rate counts ×${m.hot.toFixed(2)} for this interval`,
@@ -287,6 +294,7 @@ export async function explainPlan(
             planClass,
             priority: r.priority,
             rate,
+            shift: rate === null ? 0 : estimateShift(history, prior, model.datedWeight, model.shift).shift,
             boostLeft: r.boost_left,
             intervalDays: interval,
             history,
