@@ -237,6 +237,32 @@ export async function analyticsSnapshot(sql: postgres.Sql): Promise<Snapshot> {
   return out;
 }
 
+/**
+ * Where two snapshots differ, view by view: the rows one has more of than the other (compared as
+ * JSON, at most `most` per view), so that a failing run says what was lost or doubled.
+ */
+export function snapshotDiff(expected: Snapshot, actual: Snapshot, most = 5): string[] {
+  const out: string[] = [];
+  for (const view of new Set([...Object.keys(expected), ...Object.keys(actual)])) {
+    const left = new Map<string, number>();
+    for (const row of expected[view] ?? []) {
+      const k = JSON.stringify(row);
+      left.set(k, (left.get(k) ?? 0) + 1);
+    }
+    const extra: string[] = [];
+    for (const row of actual[view] ?? []) {
+      const k = JSON.stringify(row);
+      const n = left.get(k) ?? 0;
+      if (n > 0) left.set(k, n - 1);
+      else extra.push(k);
+    }
+    const missing = [...left].flatMap(([k, n]) => Array.from({ length: n }, () => k));
+    for (const k of extra.slice(0, most)) out.push(`${view}: extra ${k.slice(0, 400)}`);
+    for (const k of missing.slice(0, most)) out.push(`${view}: missing ${k.slice(0, 400)}`);
+  }
+  return out;
+}
+
 /** One line a README can quote, printed by each test. */
 export function figures(test: string, values: Record<string, string | number>): void {
   console.log(
