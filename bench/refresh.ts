@@ -163,8 +163,6 @@ class Run {
   readonly boost: Int8Array;
   readonly due: Float64Array;
   readonly cohort: (string | null)[];
-  firstSeen: Int32Array;
-  seenOwn: Uint8Array;
   maxStaleness = 0;
   fetches = 0;
   closedFetches = 0;
@@ -179,7 +177,6 @@ class Run {
     readonly budgetShare: number,
     readonly perDay: number,
     n: number,
-    events: number,
   ) {
     this.lastFetch = new Int32Array(n).fill(-1);
     this.seenVersion = new Int32Array(n).fill(-1);
@@ -189,8 +186,6 @@ class Run {
     this.boost = new Int8Array(n);
     this.due = new Float64Array(n).fill(Number.NaN);
     this.cohort = new Array(n).fill(null);
-    this.firstSeen = new Int32Array(events).fill(-1);
-    this.seenOwn = new Uint8Array(events);
     this.model = policy === 'legacy' ? LEGACY_MODEL : INITIAL_MODEL;
   }
 }
@@ -247,7 +242,7 @@ export function runWorld(
   // An event's lag and detection are read at the end from the days each firm was fetched.
   for (const share of o.shares)
     for (const policy of o.policies) {
-      runs.push(new Run(policy, share, Math.max(1, Math.floor(n * share)), n, 0));
+      runs.push(new Run(policy, share, Math.max(1, Math.floor(n * share)), n));
     }
   const fetchLog: number[][][] = runs.map(() => Array.from({ length: n }, () => []));
   const changeDays: number[][] = Array.from({ length: n }, () => []);

@@ -14,7 +14,6 @@ import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
 import {
   type ChangeHistory,
   datedExposure,
-  estimateRate,
   estimateShift,
   historyOf,
   intervalDays,
@@ -232,10 +231,11 @@ export async function explainPlan(
         if (!r) continue;
         const history = historyOf(r.change_history);
         const prior = await priorOf(tx, r.change_cohort, model);
-        const rate =
-          r.last_refreshed_at === null
-            ? null
-            : (r.change_rate ?? estimateRate(history, prior, model.datedWeight, model.shift));
+        // Estimated once: the stored rate when there is one, and whether its last intervals show
+        // a change of habits (for the reason).
+        const estimate =
+          r.last_refreshed_at === null ? null : estimateShift(history, prior, model.datedWeight, model.shift);
+        const rate = estimate === null ? null : (r.change_rate ?? estimate.rate);
         const weight = r.change_weight ?? weightOf(history);
         const interval =
           rate === null
@@ -294,7 +294,7 @@ export async function explainPlan(
             planClass,
             priority: r.priority,
             rate,
-            shift: rate === null ? 0 : estimateShift(history, prior, model.datedWeight, model.shift).shift,
+            shift: estimate?.shift ?? 0,
             boostLeft: r.boost_left,
             intervalDays: interval,
             history,

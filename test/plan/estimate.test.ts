@@ -20,6 +20,7 @@ import {
   emptySums,
   estimateRate,
   estimateShift,
+  HALF_LIFE_DAYS,
   historyOf,
   INITIAL_MODEL,
   intervalDays,
@@ -40,13 +41,21 @@ import { addDays } from '../../src/time/cycles.ts';
 
 const NO_PRIOR = { rate: 0, strength: 0 };
 
-/** `count` intervals of random lengths, each ending changed with probability 1 − e^(−λΔ). */
-function history(rng: Rng, lambda: number, count: number, lengths: () => number): ChangeHistory {
+/**
+ * `count` intervals of random lengths, each ending changed with probability 1 − e^(−λΔ). No
+ * forgetting by default: the estimator itself is under test (decay has its own test).
+ */
+function history(
+  rng: Rng,
+  lambda: number,
+  count: number,
+  lengths: () => number,
+  halfLifeDays = Number.POSITIVE_INFINITY,
+): ChangeHistory {
   let h = emptyHistory();
   for (let i = 0; i < count; i++) {
     const days = lengths();
-    // No forgetting: the estimator itself is under test (decay has its own test).
-    h = observe(h, days, rng.next() < -Math.expm1(-lambda * days), null, Number.POSITIVE_INFINITY);
+    h = observe(h, days, rng.next() < -Math.expm1(-lambda * days), null, halfLifeDays);
   }
   return h;
 }
@@ -181,11 +190,7 @@ describe('the change-rate estimator', () => {
     const trials = 400;
     for (let t = 0; t < trials; t++) {
       const lambda = Math.exp(rng.next() * 5 - 7);
-      let h = emptyHistory();
-      for (let i = 0; i < 60; i++) {
-        const days = rng.int(2, 12);
-        h = observe(h, days, rng.next() < -Math.expm1(-lambda * days));
-      }
+      const h = history(rng, lambda, 60, () => rng.int(2, 12), HALF_LIFE_DAYS);
       const ratio = estimateRate(h, cohort) / estimateRate(h, cohort, 1, 0);
       if (ratio > 2 || ratio < 0.5) off++;
     }
