@@ -13,6 +13,9 @@
  *   refresh (round robin).
  * - `new`: the change-rate planner as it ships, learning each firm's rate from its own fetches,
  *   its cohort and what the whole watchlist teaches (`learnModel`).
+ * - `bayes` (bench/bayes.ts): the same planner estimating each firm's rate by Bayes' rule from what its
+ *   fetches saw, with the world's true spread of rates as the prior, known from the first day: where
+ *   rates stay put, the bound on what a better estimator could gain from the same fetches.
  * - `oracle`: the same planner given each firm's true base rate: the bound on what estimating the
  *   rates can gain.
  * - the ablation, on the first seed of each family: `legacy` (the planner before the learned
@@ -33,33 +36,28 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
 import {
-  addToSums,
   afterRefresh,
   type ChangeHistory,
-  type CohortObservations,
+  type CohortPrior,
   cohortKey,
-  cohortPriors,
   DEFAULT_MAX_STALENESS_DAYS,
   dueAfter,
   emptyHistory,
-  emptySums,
   estimateRate,
   INITIAL_MODEL,
   isClosedStatus,
   LEGACY_MODEL,
-  learnModel,
-  noObservations,
+  learnPlanner,
   type PlannerModel,
-  plannedScale,
   plannedWeight,
   priorFor,
-  type ScaleBucket,
+  type RatePrior,
   shortTermRate,
-  tailDays,
   weightOf,
 } from '../src/plan/estimate.ts';
 import { planCycle, type WatchCandidate } from '../src/plan/planner.ts';
 import { addDays, cycleStart } from '../src/time/cycles.ts';
+import { bayesRate, spreadPrior } from './bayes.ts';
 import { round } from './support.ts';
 import * as bursty from './worlds/bursty.ts';
 import * as cohortsBlind from './worlds/cohorts-blind.ts';
@@ -71,8 +69,20 @@ import * as simulator from './worlds/simulator.ts';
 import * as uniform from './worlds/uniform.ts';
 import type { RefreshWorld, Severity, WorldModule } from './worlds/world.ts';
 
-export type Policy = 'rr' | 'legacy' | '+shape' | '+dates' | '+hot' | '+equal' | '+shift' | 'new' | 'oracle';
+export type Policy =
+  | 'rr'
+  | 'legacy'
+  | '+shape'
+  | '+dates'
+  | '+hot'
+  | '+equal'
+  | '+shift'
+  | 'new'
+  | 'bayes'
+  | 'oracle';
 const ABLATION: readonly Policy[] = ['legacy', '+shape', '+dates', '+hot', '+equal', '+shift'];
+/** What `bayes` changes in the learned model: it knows the spread of rates, so nothing pulls its estimates to equal, or to recent habits. */
+const BAYES_MODEL: Partial<PlannerModel> = { equal: 0, shift: 0 };
 
 /** The shipped world families, in table order. */
 export const FAMILIES: readonly WorldModule[] = [
@@ -122,6 +132,9 @@ export interface TableRow {
   lagRatioWorst: number;
   lagRatioMean: number;
   oracleRatioMean: number;
+  /** Mean lag of bayes / rr: the worst seed and the mean (bench/bayes.ts). */
+  bayesRatioWorst: number;
+  bayesRatioMean: number;
   /** p95 lag (days), worst seed's excess of new over rr, and both on the first seed. */
   p95Excess: number;
   p95New: number;
@@ -159,7 +172,6 @@ class Run {
   readonly seenVersion: Int32Array;
   readonly history: ChangeHistory[];
   readonly rate: Float64Array;
-  readonly weight: Float64Array;
   readonly boost: Int8Array;
   readonly due: Float64Array;
   readonly cohort: (string | null)[];
@@ -168,9 +180,8 @@ class Run {
   closedFetches = 0;
   scale = Number.POSITIVE_INFINITY;
   model: PlannerModel;
+  priors = new Map<string, CohortPrior>();
   equalDays = 0;
-  /** The longest interval of the last day. */
-  tail: number = DEFAULT_MAX_STALENESS_DAYS;
 
   constructor(
     readonly policy: Policy,
@@ -182,7 +193,6 @@ class Run {
     this.seenVersion = new Int32Array(n).fill(-1);
     this.history = Array.from({ length: n }, () => emptyHistory());
     this.rate = new Float64Array(n);
-    this.weight = new Float64Array(n).fill(1);
     this.boost = new Int8Array(n);
     this.due = new Float64Array(n).fill(Number.NaN);
     this.cohort = new Array(n).fill(null);
@@ -208,6 +218,8 @@ function modelFor(policy: Policy, learned: PlannerModel): PlannerModel {
       return { ...learned, tailDays: Number.POSITIVE_INFINITY };
     case 'new':
       return learned;
+    case 'bayes':
+      return { ...learned, ...BAYES_MODEL };
     case 'oracle':
       return { ...learned, hot: 1, equal: 0, boost: false };
   }
@@ -296,11 +308,40 @@ export function runWorld(
       (byFirm[c.firm] as number[]).push(k);
     }
     for (let i = 0; i < n; i++) trueRate[i] = world.trueRate(i);
+    let prior: Float64Array | null = null;
+    const spread = () => {
+      prior ??= spreadPrior(trueRate);
+      return prior;
+    };
     const closedToday = new Uint8Array(n);
     for (let i = 0; i < n; i++)
       if (isClosedStatus(String(world.record(i).ENTSTATUS ?? ''))) closedToday[i] = 1;
 
     for (const [r, run] of runs.entries()) {
+      if (run.policy !== 'rr') {
+        // What the plan job does before each cycle: cohort priors, the model and the scale, from every entry.
+        const learned = learnPlanner(
+          Array.from({ length: n }, (_, i) => {
+            const fetched = run.lastFetch[i] !== -1;
+            const h = run.history[i] as ChangeHistory;
+            return {
+              history: h,
+              cohort: run.cohort[i] ?? null,
+              rate:
+                run.policy === 'oracle' ? (trueRate[i] as number) : fetched ? (run.rate[i] as number) : null,
+              weight: weightOf(h),
+            };
+          }),
+          run.perDay,
+          D,
+          run.model,
+          (m) => modelFor(run.policy, m),
+        );
+        run.priors = learned.priors;
+        run.model = learned.model;
+        run.scale = learned.scale;
+        if (run.model.equal >= 1) run.equalDays++;
+      }
       for (let i = 0; i < n; i++) {
         const c = candidates[i] as WatchCandidate;
         const last = run.lastFetch[i] as number;
@@ -366,93 +407,33 @@ export function runWorld(
         run.seenVersion[i] = version[i] as number;
       }
       if (run.policy !== 'rr') {
-        // What the plan job does once a cycle: cohort priors, the model and the scale, from every entry.
-        const pooled = new Map<string, CohortObservations>();
-        for (let i = 0; i < n; i++) {
-          const key = run.cohort[i];
-          if (key === null || key === undefined) continue;
-          const h = run.history[i] as ChangeHistory;
-          let p = pooled.get(key);
-          if (!p) {
-            p = { cohort: key, ...noObservations() };
-            pooled.set(key, p);
-          }
-          p.entries++;
-          p.n += h.n;
-          p.changes += h.changes;
-          p.days += h.days;
-          p.datedDays = (p.datedDays ?? 0) + (h.datedDays ?? 0);
-          p.datedEvents = (p.datedEvents ?? 0) + (h.datedEvents ?? 0);
-          p.seedDays = (p.seedDays ?? 0) + (h.seedDays ?? 0);
-          p.seedEvents = (p.seedEvents ?? 0) + (h.seedEvents ?? 0);
-        }
-        const priors = cohortPriors([...pooled.values()], run.model.datedWeight);
-        const everyone = priors.get('*')?.rate ?? 0.01;
-        if (run.policy !== 'legacy') {
-          const sums = emptySums();
-          const rateOf = new Map<string, number>();
-          for (let i = 0; i < n; i++) {
-            const key = run.cohort[i];
-            if (key === null || key === undefined) continue;
-            let m = rateOf.get(key);
-            if (m === undefined) {
-              m = priorFor(key, priors).rate;
-              rateOf.set(key, m);
-            }
-            addToSums(sums, { history: run.history[i] as ChangeHistory, cohortRate: m });
-          }
-          const learned = learnModel(sums, D, everyone);
-          run.model = modelFor(run.policy, learned);
-        }
-        const model = run.model;
-        if (model.equal >= 1) run.equalDays++;
-        const priorOf = new Map<string | null, ReturnType<typeof priorFor>>();
+        // What the workers do with each fetch: estimate, weight and due time, from what the plan job learned.
+        const priorOf = new Map<string | null, RatePrior>();
+        const { model } = run;
+        const dayStart = cycleStart(cycle);
         for (const e of plan.selected) {
           const i = e.id - 1;
           const key = run.cohort[i] ?? null;
           let prior = priorOf.get(key);
           if (prior === undefined) {
-            prior = priorFor(key, priors, model.shape);
+            prior = priorFor(key, run.priors, model.shape);
             priorOf.set(key, prior);
           }
+          const h = run.history[i] as ChangeHistory;
           run.rate[i] =
             run.policy === 'oracle'
               ? Math.max(1e-5, trueRate[i] as number)
-              : estimateRate(run.history[i] as ChangeHistory, prior, model.datedWeight, model.shift);
-          run.weight[i] = plannedWeight(weightOf(run.history[i] as ChangeHistory), model);
+              : run.policy === 'bayes'
+                ? bayesRate(h, spread(), model.datedWeight)
+                : estimateRate(h, prior, model.datedWeight, model.shift);
           if (!model.boost) run.boost[i] = 0;
-        }
-        // Entries never fetched count at the prior of everyone.
-        const buckets = new Map<number, number>();
-        for (let i = 0; i < n; i++) {
-          const rate =
-            run.lastFetch[i] === -1
-              ? run.policy === 'oracle'
-                ? (trueRate[i] as number)
-                : everyone
-              : shortTermRate(run.rate[i] as number, run.history[i] as ChangeHistory, model);
-          const b = Math.round(
-            8 * Math.log(Math.max(1e-9, (run.weight[i] as number) * Math.max(1e-5, rate))),
-          );
-          buckets.set(b, (buckets.get(b) ?? 0) + 1);
-        }
-        const scaleBuckets: ScaleBucket[] = [...buckets].map(([b, k]) => ({
-          root: Math.exp(b / 16),
-          entries: k,
-        }));
-        const maxDays = Number.isFinite(model.tailDays) ? tailDays(scaleBuckets, run.perDay, D) : D;
-        run.tail = maxDays;
-        run.scale = plannedScale(scaleBuckets, run.perDay, maxDays, model);
-        const dayStart = cycleStart(cycle);
-        for (const e of plan.selected) {
-          const i = e.id - 1;
           run.due[i] = dueAfter({
             refreshedAt: dayStart,
-            rate: shortTermRate(run.rate[i] as number, run.history[i] as ChangeHistory, model),
-            weight: run.weight[i] as number,
+            rate: shortTermRate(run.rate[i] as number, h, model),
+            weight: plannedWeight(weightOf(h), model),
             boostLeft: run.boost[i] as number,
             scale: run.scale,
-            maxStalenessDays: maxDays,
+            maxStalenessDays: model.tailDays,
           }).getTime();
         }
       }
@@ -505,7 +486,6 @@ export function runWorld(
         : {
             model: {
               ...run.model,
-              tailDays: run.tail,
               shape: round(run.model.shape, 3),
               equal: round(run.model.equal, 3),
               rate: round(run.model.rate, 5),
@@ -537,6 +517,7 @@ function tableOf(worlds: WorldFigures[], shares: number[]): TableRow[] {
         w.runs.find((f) => f.policy === p && f.budgetShare === share);
       const ratios: number[] = [];
       const oracle: number[] = [];
+      const bayes: number[] = [];
       let p95Excess = Number.NEGATIVE_INFINITY;
       let detectedDiff = Number.POSITIVE_INFINITY;
       let maxStaleness = 0;
@@ -553,6 +534,8 @@ function tableOf(worlds: WorldFigures[], shares: number[]): TableRow[] {
         ratios.push(ratio);
         const o = at(w, 'oracle');
         if (o) oracle.push(rr.meanLag === 0 ? 1 : o.meanLag / rr.meanLag);
+        const b = at(w, 'bayes');
+        if (b) bayes.push(rr.meanLag === 0 ? 1 : b.meanLag / rr.meanLag);
         p95Excess = Math.max(p95Excess, fresh.p95Lag - rr.p95Lag);
         detectedDiff = Math.min(detectedDiff, fresh.detectedShare - rr.detectedShare);
         maxStaleness = Math.max(maxStaleness, fresh.maxStalenessDays);
@@ -574,6 +557,8 @@ function tableOf(worlds: WorldFigures[], shares: number[]): TableRow[] {
         lagRatioWorst: round(Math.max(...ratios), 3),
         lagRatioMean: round(mean(ratios), 3),
         oracleRatioMean: round(mean(oracle), 3),
+        bayesRatioWorst: round(bayes.length === 0 ? 0 : Math.max(...bayes), 3),
+        bayesRatioMean: round(mean(bayes), 3),
         p95Excess,
         p95New: (at(first, 'new') as PolicyFigures).p95Lag,
         p95Rr: rr0.p95Lag,
@@ -690,7 +675,7 @@ export async function benchRefresh(
   for (const module of worlds)
     for (const seed of seeds) {
       const spec = 'spec' in module && typeof module.spec === 'string' ? module.spec : module.family;
-      jobs.push({ spec, seed, firms, days, tail, shares, policies: ['rr', 'new', 'oracle'] });
+      jobs.push({ spec, seed, firms, days, tail, shares, policies: ['rr', 'new', 'bayes', 'oracle'] });
       // The ablation on the first seed, at a few budgets (a world of its own: the same seed, the same changes).
       if (seed === seeds[0] && opts.ablation !== false && ablationShares.length > 0)
         jobs.push({ spec, seed, firms, days, tail, shares: ablationShares, policies: ['rr', ...ABLATION] });

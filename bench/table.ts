@@ -193,7 +193,7 @@ function refreshLines(r: RefreshResult): Line[] {
   const lines: Line[] = [
     [
       `refresh backtest: ${n(r.firms)} firms, ${r.scoredDays} days scored (+${r.days - r.scoredDays}), seeds ${r.seeds.join(', ')}`,
-      'per family and budget: mean lag of new as a multiple of round robin (rr): worst seed, mean over seeds; oracle; p95 lag new vs rr; detected new vs rr (first seed)',
+      'per family and budget: mean lag of new as a multiple of round robin (rr): worst seed, mean over seeds; bayes (worst seed) and oracle; p95 lag new vs rr; detected new vs rr (first seed)',
       '',
       '',
     ],
@@ -216,7 +216,7 @@ function refreshLines(r: RefreshResult): Line[] {
         .join(', ');
       lines.push([
         `refresh, ${w.family}, ${pct(row.budgetShare)}`,
-        `lag ${row.lagRatioWorst.toFixed(2)}× rr (mean ${row.lagRatioMean.toFixed(2)}×, oracle ${row.oracleRatioMean.toFixed(2)}×); p95 ${row.p95New} vs ${row.p95Rr} d; detected ${(row.detectedNew * 100).toFixed(1)}% vs ${(row.detectedRr * 100).toFixed(1)}%; max stale ${row.maxStaleness} d${abl ? `; ablation: ${abl}` : ''}`,
+        `lag ${row.lagRatioWorst.toFixed(2)}× rr (mean ${row.lagRatioMean.toFixed(2)}×, bayes ${row.bayesRatioWorst.toFixed(2)}×, oracle ${row.oracleRatioMean.toFixed(2)}×); p95 ${row.p95New} vs ${row.p95Rr} d; detected ${(row.detectedNew * 100).toFixed(1)}% vs ${(row.detectedRr * 100).toFixed(1)}%; max stale ${row.maxStaleness} d${abl ? `; ablation: ${abl}` : ''}`,
         row.goals.join(', '),
         yes(row.met),
       ]);

@@ -123,6 +123,7 @@ function refreshTable(doc: BenchDocument): string {
     row.family,
     pct(row.budgetShare, 0),
     `${row.lagRatioWorst.toFixed(2)} × (${row.lagRatioMean.toFixed(2)} ×)`,
+    `${row.bayesRatioWorst.toFixed(2)} × (${row.bayesRatioMean.toFixed(2)} ×)`,
     `${row.oracleRatioMean.toFixed(2)} ×`,
     `${row.p95New} d / ${row.p95Rr} d`,
     `${pct(row.detectedNew, 1)} / ${pct(row.detectedRr, 1)}`,
@@ -133,6 +134,7 @@ function refreshTable(doc: BenchDocument): string {
     'world',
     'budget',
     'mean lag, new ÷ rr: worst seed (mean)',
+    'bayes ÷ rr: worst (mean)',
     'oracle ÷ rr',
     'p95 lag new / rr',
     'detected new / rr',
@@ -153,7 +155,7 @@ function refreshGoals(doc: BenchDocument): string {
   return (
     `Goals missed (${missed.length} of ${r.table.length} rows): ` +
     missed
-      .map((row) => `${row.family} at ${pct(row.budgetShare, 0)} (mean lag ${row.lagRatioWorst.toFixed(2)} ×, p95 +${row.p95Excess} d, detected ${(row.detectedDiff * 100).toFixed(1)} points)`)
+      .map((row) => `${row.family} at ${pct(row.budgetShare, 0)} (mean lag ${row.lagRatioWorst.toFixed(2)} ×, bayes ${row.bayesRatioWorst.toFixed(2)} ×, p95 +${row.p95Excess} d, detected ${(row.detectedDiff * 100).toFixed(1)} points)`)
       .join('; ') +
     '.'
   );

@@ -867,8 +867,7 @@ export const SCALE_FILL = 0.9;
  * `maxDays`). While the model holds every firm alike (`equal` 1) it is set from the count of
  * entries instead of their buckets: every entry is planned at the watchlist's mean rate, so the
  * interval is entries ÷ refreshes a day whatever the day's rate and rounding, the due times keep
- * the order of the refreshes, and the order is round robin's exactly (a hot factor still shortens
- * the interval after a change).
+ * the order of the refreshes, and the order is round robin's exactly.
  */
 export function plannedScale(
   buckets: readonly ScaleBucket[],
@@ -983,9 +982,10 @@ export function modelOf(stored: unknown): PlannerModel {
 }
 
 /**
- * The rate an entry is planned at for its coming interval: its estimate, hot after a change, pulled
- * toward the watchlist's mean as far as the model's `equal` says (geometrically: at 1 every entry
- * is planned at the mean, and the intervals are round robin's).
+ * The rate an entry is planned at for its coming interval: its estimate, pulled toward the
+ * watchlist's mean as far as the model's `equal` says (geometrically: at 1 every entry is planned
+ * at the mean, and the intervals are round robin's exactly), and hot after a change unless every
+ * entry is held alike.
  */
 export function shortTermRate(rate: number, h: ChangeHistory, model: PlannerModel): number {
   const e = Math.min(1, Math.max(0, model.equal));
@@ -993,7 +993,7 @@ export function shortTermRate(rate: number, h: ChangeHistory, model: PlannerMode
     e === 0
       ? rate
       : Math.exp((1 - e) * Math.log(Math.max(MIN_RATE, rate)) + e * Math.log(Math.max(MIN_RATE, model.rate)));
-  return h.lastChanged ? r * model.hot : r;
+  return h.lastChanged && e < 1 ? r * model.hot : r;
 }
 
 /** The weight an entry is planned at: its own, pulled to 1 as far as the model's `equal` says. */
@@ -1150,4 +1150,98 @@ export function tailDays(buckets: readonly ScaleBucket[], perDay: number, maxSta
     else hi = mid;
   }
   return lo;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan job's learning step, whole.
+
+/** One active entry as the plan job reads it. */
+export interface LearnEntry {
+  history: ChangeHistory;
+  /** Its cohort key (null before its first usable fetch: it joins no cohort and no test). */
+  cohort: string | null;
+  /** The rate it was last estimated at; null when never (it counts at the whole watchlist's prior). */
+  rate: number | null;
+  /** Its own weight (`weightOf`), before the model pulls it. */
+  weight: number;
+}
+
+/** What the plan job learns from the whole watchlist for the cycles that follow. */
+export interface LearnedPlan {
+  priors: Map<string, CohortPrior>;
+  /** The model, `tailDays` set to the longest interval planned. */
+  model: PlannerModel;
+  buckets: ScaleBucket[];
+  scale: number;
+}
+
+/**
+ * The bucket of one entry's √(w·λ) as the model plans it (`shortTermRate`, `plannedWeight`): in
+ * 1/16 of a natural log of it (about 6%). The plan job's SQL computes the same (src/plan/store.ts).
+ */
+export function bucketOf(rate: number, weight: number, lastChanged: boolean, model: PlannerModel): number {
+  const e = Math.min(1, Math.max(0, model.equal));
+  const w = Math.max(1e-6, weight) ** (1 - e);
+  const r = Math.exp(
+    (1 - e) * Math.log(Math.max(MIN_RATE, rate)) + e * Math.log(Math.max(MIN_RATE, model.rate)),
+  );
+  return Math.round(8 * Math.log(Math.max(1e-9, w * r * (lastChanged && e < 1 ? model.hot : 1))));
+}
+
+/**
+ * The plan job's learning step over every active entry, in memory: the cohorts' priors (the
+ * registry dates weighed as the `previous` model found they predict), the model (`adjust` may
+ * change it, as the backtest's ablation does), every entry's bucket, the tail bound (unless the
+ * model turns it off with an infinite `tailDays`) and the scale for `perDay` refreshes a day.
+ * src/plan/store.ts does the same with aggregates in SQL; a test holds the two together.
+ */
+export function learnPlanner(
+  entries: readonly LearnEntry[],
+  perDay: number,
+  maxStalenessDays: number,
+  previous: Pick<PlannerModel, 'datedWeight'>,
+  adjust: (learned: PlannerModel) => PlannerModel = (m) => m,
+): LearnedPlan {
+  const pooled = new Map<string, CohortObservations>();
+  for (const e of entries) {
+    if (e.cohort === null) continue;
+    let p = pooled.get(e.cohort);
+    if (!p) {
+      p = { cohort: e.cohort, ...noObservations() };
+      pooled.set(e.cohort, p);
+    }
+    const h = e.history;
+    p.entries++;
+    p.n += h.n;
+    p.changes += h.changes;
+    p.days += h.days;
+    p.datedDays = (p.datedDays ?? 0) + (h.datedDays ?? 0);
+    p.datedEvents = (p.datedEvents ?? 0) + (h.datedEvents ?? 0);
+    p.seedDays = (p.seedDays ?? 0) + (h.seedDays ?? 0);
+    p.seedEvents = (p.seedEvents ?? 0) + (h.seedEvents ?? 0);
+  }
+  const priors = cohortPriors([...pooled.values()], previous.datedWeight);
+  const everyone = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
+  const sums = emptySums();
+  const cohortRate = new Map<string, number>();
+  for (const e of entries) {
+    if (e.cohort === null) continue;
+    let m = cohortRate.get(e.cohort);
+    if (m === undefined) {
+      m = priorFor(e.cohort, priors).rate;
+      cohortRate.set(e.cohort, m);
+    }
+    addToSums(sums, { history: e.history, cohortRate: m });
+  }
+  const model = { ...adjust(learnModel(sums, maxStalenessDays, everyone)) };
+  const counts = new Map<number, number>();
+  for (const e of entries) {
+    const b = bucketOf(e.rate ?? everyone, e.weight, e.history.lastChanged === true, model);
+    counts.set(b, (counts.get(b) ?? 0) + 1);
+  }
+  const buckets = [...counts].map(([b, k]) => ({ root: Math.exp(b / 16), entries: k }));
+  model.tailDays = Number.isFinite(model.tailDays)
+    ? tailDays(buckets, perDay, maxStalenessDays)
+    : maxStalenessDays;
+  return { priors, model, buckets, scale: plannedScale(buckets, perDay, model.tailDays, model) };
 }

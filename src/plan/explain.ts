@@ -165,7 +165,7 @@ export function reasonOf(e: {
     parts.push(
       `its last intervals do not fit its record: a change of its habits is ${Math.round((e.shift ?? 0) * 100)}% likely, and it is planned at what they show`,
     );
-  if (e.history.lastChanged && m.hot > 1)
+  if (e.history.lastChanged && m.hot > 1 && m.equal < 1)
     parts.push(
       `its last refresh saw a change, and changes cluster here: its rate counts ×${m.hot.toFixed(2)} for this interval`,
     );

@@ -209,10 +209,10 @@ export async function refreshPlannerState(
   const e = model.equal;
   const buckets = await sql<{ b: number; n: number }[]>`
     select round(8 * ln(greatest(1e-9,
-             power(greatest(1e-6, change_weight), ${1 - e})
-             * exp(${1 - e} * ln(greatest(${MIN_RATE}, coalesce(change_rate, ${fallback})))
-                   + ${e} * ln(${Math.max(MIN_RATE, model.rate)}))
-             * case when coalesce((change_history->>'lastChanged')::boolean, false) then ${model.hot} else 1 end
+             power(greatest(1e-6, change_weight), ${1 - e}::float8)
+             * exp(${1 - e}::float8 * ln(greatest(${MIN_RATE}::float8, coalesce(change_rate, ${fallback}::float8)))
+                   + ${e}::float8 * ln(${Math.max(MIN_RATE, model.rate)}::float8))
+             * case when coalesce((change_history->>'lastChanged')::boolean, false) then ${e < 1 ? model.hot : 1}::float8 else 1 end
            )))::int as b,
            count(*)::int as n
     from watchlist where active group by 1`;
@@ -239,7 +239,11 @@ export async function refreshPlannerState(
  * one aggregate scan: each entry's cohort rate is its full cohort's prior (`priors`).
  */
 export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrior>): Promise<ModelSums> {
-  const rates = [...priors.values()].map((p) => ({ cohort: p.cohort, rate: p.rate }));
+  // Each full cohort's rate as an entry's prior takes it (a closed status: the closed rate).
+  const rates = [...priors.values()].map((p) => ({
+    cohort: p.cohort,
+    rate: priorFor(p.cohort, priors).rate,
+  }));
   const [r] = await sql<
     {
       r2: number;
@@ -254,7 +258,7 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
     with e as (
       select (w.change_history->'all'->>0)::float8 as n, (w.change_history->'all'->>1)::float8 as c,
              (w.change_history->'all'->>2)::float8 as days,
-             greatest(${MIN_RATE}, coalesce(p.rate, ${priors.get('*')?.rate ?? DEFAULT_PRIOR.rate})) as m,
+             greatest(${MIN_RATE}::float8, coalesce(p.rate, ${priors.get('*')?.rate ?? DEFAULT_PRIOR.rate}::float8)) as m,
              (w.change_history->>'seedDays')::float8 as sd, (w.change_history->>'seedEvents')::float8 as se,
              w.change_history->'hot' as hot
       from watchlist w

@@ -9,24 +9,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  addToSums,
   afterRefresh,
   BOOST_CYCLES,
   calibrateScale,
-  cohortPriors,
   dueAfter,
   type EntryState,
   emptyHistory,
-  emptySums,
   estimateRate,
   INITIAL_MODEL,
-  learnModel,
+  learnPlanner,
   type PlannerModel,
-  plannedScale,
   plannedWeight,
   priorFor,
   shortTermRate,
-  tailDays,
   weightOf,
 } from '../../src/plan/estimate.ts';
 import { type PlanInput, planCycle, planOrder, type WatchCandidate } from '../../src/plan/planner.ts';
@@ -424,6 +419,19 @@ describe('the planner with the model it learns, as properties', () => {
           for (let d = 0; d < days; d++) {
             const cycle = addDays(start, d);
             for (let i = 0; i < n; i++) if (rng.next() < -Math.expm1(-lambda)) changed[i] = 1;
+            // What the plan job does before each cycle: cohort priors, the model and the scale.
+            const learned = learnPlanner(
+              state.map((s, i) => ({
+                history: s.history,
+                cohort: s.cohort,
+                rate: refreshed[i] === null ? null : (rate[i] as number),
+                weight: weightOf(s.history),
+              })),
+              capacity,
+              30,
+              model,
+            );
+            model = learned.model;
             const c: WatchCandidate[] = Array.from({ length: n }, (_, i) => ({
               id: i + 1,
               keyword: `e${i + 1}`,
@@ -437,10 +445,11 @@ describe('the planner with the model it learns, as properties', () => {
               dueAt: dueAt[i] as Date | null,
             }));
             const plan = planCycle({ ...input(c, capacity, 30), cycle });
+            // What a worker does with each fetch: the estimate and the due time, from what the plan learned.
             for (const e of plan.selected) {
               const i = e.id - 1;
               const saw = changed[i] === 1;
-              state[i] = afterRefresh(
+              const next = afterRefresh(
                 { ...(state[i] as EntryState), rate: refreshed[i] === null ? null : rate[i] },
                 {
                   cycle,
@@ -451,45 +460,23 @@ describe('the planner with the model it learns, as properties', () => {
                 },
                 refreshed[i] as string | null,
               );
+              state[i] = next;
               changed[i] = 0;
               refreshed[i] = cycle;
               (days_[i] as number[]).push(d);
-            }
-            // What the plan job does: cohort priors, the model and the scale, from every entry.
-            const pooled = { cohort: COHORT, entries: n, n: 0, changes: 0, days: 0 };
-            for (const st of state) {
-              pooled.n += st.history.n;
-              pooled.changes += st.history.changes;
-              pooled.days += st.history.days;
-            }
-            const priors = cohortPriors([pooled], model.datedWeight);
-            const sums = emptySums();
-            for (const s of state)
-              addToSums(sums, { history: s.history, cohortRate: priorFor(COHORT, priors).rate });
-            model = learnModel(sums, 30, priors.get('*')?.rate);
-            const planned = state.map((s, i) => {
               rate[i] = estimateRate(
-                s.history,
-                priorFor(COHORT, priors, model.shape),
+                next.history,
+                priorFor(COHORT, learned.priors, model.shape),
                 model.datedWeight,
                 model.shift,
               );
-              return (
-                shortTermRate(rate[i] as number, s.history, model) * plannedWeight(weightOf(s.history), model)
-              );
-            });
-            const buckets = planned.map((v) => ({ root: Math.sqrt(Math.max(1e-5, v)), entries: 1 }));
-            const cap = tailDays(buckets, capacity, 30);
-            const scale = plannedScale(buckets, capacity, cap, model);
-            for (const e of plan.selected) {
-              const i = e.id - 1;
               dueAt[i] = dueAfter({
                 refreshedAt: cycleStart(cycle),
-                rate: shortTermRate(rate[i] as number, (state[i] as EntryState).history, model),
-                weight: plannedWeight(weightOf((state[i] as EntryState).history), model),
-                boostLeft: model.boost ? (state[i] as EntryState).boost : 0,
-                scale,
-                maxStalenessDays: cap,
+                rate: shortTermRate(rate[i] as number, next.history, model),
+                weight: plannedWeight(weightOf(next.history), model),
+                boostLeft: model.boost ? next.boost : 0,
+                scale: learned.scale,
+                maxStalenessDays: model.tailDays,
               });
             }
           }
