@@ -3,10 +3,11 @@
  * ground truth is known, with no wall-clock waiting. Each world (bench/worlds/world.ts: the
  * interface, and the shipped families) runs for 90 daily cycles, then 30 more in which only the
  * changes of the 90 are scored (so every change has a chance to be seen within the staleness
- * bound). Each cycle a policy plans with the real planner (`planCycle`) under a daily budget of 5%,
- * 10%, 25% or 50% of the watchlist, the chosen firms are "fetched" (their record that day), and
- * what the fetch saw feeds the real estimator (`afterRefresh`, `estimateRate`, `weightOf`, cohort
- * priors, the learned model, the scale, `dueAfter`: what a worker and the plan job do).
+ * bound). In the order production runs them, each cycle: the plan job's learning step
+ * (`learnPlanner`: cohort priors, the model, the tail bound and the scale from every entry), the
+ * real planner (`planCycle`) under a daily budget of 5%, 10%, 25% or 50% of the watchlist, the
+ * chosen firms "fetched" (their record that day), and what each fetch saw fed to what a worker does
+ * with it (`afterRefresh`, `estimateRate`, `weightOf`, `dueAfter`, with what the plan learned).
  *
  * Policies:
  * - `rr`: the planner before change rates: priority, never fetched first, then the oldest

@@ -109,9 +109,8 @@ function expectSameSums(sql: ModelSums, js: ModelSums): void {
   for (const k of ['r2', 'v', 'v2', 'd2'] as const)
     expect(close(sql[k], js[k]), `${k}: ${sql[k]} vs ${js[k]}`).toBe(true);
   for (const k of ['a', 'b', 'hot'] as const)
-    sql[k].forEach((x, j) =>
-      expect(close(x, js[k][j] as number), `${k}[${j}]: ${x} vs ${js[k][j]}`).toBe(true),
-    );
+    for (const [j, x] of sql[k].entries())
+      expect(close(x, js[k][j] as number), `${k}[${j}]: ${x} vs ${js[k][j]}`).toBe(true);
 }
 
 function expectSameModel(sql: PlannerModel, js: PlannerModel): void {
