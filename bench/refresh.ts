@@ -68,6 +68,7 @@ import * as heavyTailed from './worlds/heavy-tailed.ts';
 import * as regimeShift from './worlds/regime-shift.ts';
 import * as simulator from './worlds/simulator.ts';
 import * as uniform from './worlds/uniform.ts';
+import * as uniformNoise from './worlds/uniform-noise.ts';
 import type { RefreshWorld, Severity, WorldModule } from './worlds/world.ts';
 
 export type Policy =
@@ -92,6 +93,7 @@ export const FAMILIES: readonly WorldModule[] = [
   regimeShift,
   bursty,
   uniform,
+  uniformNoise,
   datesNoise,
   cohortsPredict,
   cohortsBlind,

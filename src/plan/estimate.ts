@@ -920,7 +920,8 @@ export function tailSlack(round: number): number {
  *   the estimate says (1: changes do not cluster); the next interval's rate is multiplied by it.
  * - `tailDays`: the longest interval, while shorter than the staleness bound.
  * - `equal`: how far intervals are pulled to equal ones (0 … 1): 1 while the evidence that the
- *   firms' rates differ is weak (their change counts spread no more than chance would), which is
+ *   firms' rates differ is weak (their change counts spread no more than chance would around the
+ *   watchlist's own rate, or, once the registry dates are trusted, around their cohorts'), which is
  *   round robin exactly; 0 once it is strong. `rate` is the watchlist's mean rate they are pulled to.
  */
 export interface PlannerModel {
@@ -1007,6 +1008,8 @@ export interface ModelRow {
   history: ChangeHistory;
   /** The rate of its cohort's prior. */
   cohortRate: number;
+  /** The whole watchlist's rate from its intervals alone (`intervalRate`): the centre of the test for `equal`. */
+  watchlistRate?: number;
 }
 
 /** Sums over the watchlist that the model is learned from (aggregates: SQL computes the same). */
@@ -1025,15 +1028,37 @@ export interface ModelSums {
   b: [number, number, number, number, number];
   /** Hot intervals: count, changed, expected. */
   hot: [number, number, number];
+  /**
+   * The same r2, v and v2 around one rate for the whole watchlist, from its intervals alone (no
+   * cohort, no registry date): the test for `equal`, whether the firms' rates differ at all. Dates
+   * that mislead cannot make it see a spread that is not there.
+   */
+  g: [number, number, number];
 }
 
 export function emptySums(): ModelSums {
-  return { r2: 0, v: 0, v2: 0, d2: 0, a: [0, 0, 0, 0, 0], b: [0, 0, 0, 0, 0], hot: [0, 0, 0] };
+  return { r2: 0, v: 0, v2: 0, d2: 0, a: [0, 0, 0, 0, 0], b: [0, 0, 0, 0, 0], hot: [0, 0, 0], g: [0, 0, 0] };
+}
+
+/**
+ * The rate n intervals over `days` show when `changes` of them ended changed: the changes they most
+ * likely held (−n·ln(1 − p), p capped below 1). Null without intervals.
+ */
+export function intervalRate(n: number, changes: number, days: number): number | null {
+  if (!(n > 0) || !(days > 0)) return null;
+  const p = Math.min(changes / n, 1 - 1 / (2 * n + 2));
+  return Math.min(MAX_RATE, Math.max(MIN_RATE, (-n * Math.log1p(-p)) / days));
 }
 
 /** Evidence that rates differ, in standard deviations of the spread beyond chance: weak below, strong above. */
 export const EVIDENCE_Z = 4;
 export const STRONG_Z = 7;
+
+/**
+ * The weight from which the registry dates are trusted as evidence that rates differ (the test for
+ * `equal` then also runs around the cohorts' rates, which the first fetches' dates help set).
+ */
+export const DATES_TRUSTED = 0.5;
 
 /** An approval this recent (days) puts an entry in the "recent" group of the dates' test. */
 export const RECENT_APPROVAL_DAYS = 365;
@@ -1053,6 +1078,13 @@ export function addToSums(s: ModelSums, row: ModelRow): void {
     s.v += v;
     s.v2 += 2 * v * v + v * (1 - 6 * q * (1 - q));
     s.d2 += d * d;
+    if (row.watchlistRate !== undefined) {
+      const gq = Math.exp(-Math.max(MIN_RATE, row.watchlistRate) * length);
+      const gv = n * (1 - gq) * gq;
+      s.g[0] += (changes - n * (1 - gq)) ** 2;
+      s.g[1] += gv;
+      s.g[2] += 2 * gv * gv + gv * (1 - 6 * gq * (1 - gq));
+    }
   }
   if (h.seedDays !== undefined && h.seedDays > 0) {
     const g = (h.seedEvents ?? 0) > 0 && h.seedDays < RECENT_APPROVAL_DAYS ? s.a : s.b;
@@ -1084,11 +1116,11 @@ export function learnModel(
   // intervals per entry the fourth moment's own part dominates: a handful of Bernoulli outcomes
   // says little about whether rates differ.
   const sd = Math.sqrt(Math.max(0, s.v2));
-  const z = sd > 0 ? (s.r2 - s.v) / sd : 0;
-  const excess = s.r2 - s.v - EVIDENCE_Z * sd;
-  const shape = excess <= 0 ? MAX_SHAPE : Math.min(MAX_SHAPE, Math.max(MIN_SHAPE, s.d2 / excess));
-  const equal = Math.min(1, Math.max(0, (STRONG_Z - z) / (STRONG_Z - EVIDENCE_Z)));
+  const gsd = Math.sqrt(Math.max(0, s.g[2]));
+  const cohortZ = sd > 0 ? (s.r2 - s.v) / sd : 0;
+  const globalZ = gsd > 0 ? (s.g[0] - s.g[1]) / gsd : 0;
   let datedWeight = INITIAL_MODEL.datedWeight;
+  let datesTested = false;
   const rateOf = (g: readonly number[]) => {
     const [n, c, days] = g as [number, number, number];
     const p = Math.min(c / n, 1 - 1 / (2 * n + 2));
@@ -1098,7 +1130,15 @@ export function learnModel(
     const observed = Math.log(rateOf(s.a) / rateOf(s.b));
     const said = Math.log(s.a[3] / s.a[4] / Math.max(1e-9, s.b[3] / s.b[4]));
     datedWeight = said > 0 ? Math.min(1, Math.max(0, observed / said)) : 0;
+    datesTested = true;
   }
+  // Around the cohorts' rates the test also sees how far the first fetches' approval dates
+  // disagree with the intervals: evidence that rates differ only where such dates are known to
+  // follow the changes. Until then the test is around the watchlist's own interval rate alone.
+  const z = datesTested && datedWeight >= DATES_TRUSTED ? Math.max(cohortZ, globalZ) : globalZ;
+  const excess = s.r2 - s.v - EVIDENCE_Z * sd;
+  const shape = excess <= 0 ? MAX_SHAPE : Math.min(MAX_SHAPE, Math.max(MIN_SHAPE, s.d2 / excess));
+  const equal = Math.min(1, Math.max(0, (STRONG_Z - z) / (STRONG_Z - EVIDENCE_Z)));
   // Hot only when the intervals after a change ended changed clearly more often than expected.
   const [, hc, he] = s.hot;
   const hot = he >= 5 && hc - he > EVIDENCE_Z * Math.sqrt(he) ? Math.min(MAX_HOT, hc / he) : 1;
@@ -1223,6 +1263,15 @@ export function learnPlanner(
   const priors = cohortPriors([...pooled.values()], previous.datedWeight);
   const everyone = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
   const sums = emptySums();
+  let [gn, gc, gd] = [0, 0, 0];
+  for (const e of entries) {
+    if (e.cohort === null) continue;
+    const [n, c, d] = e.history.all ?? [0, 0, 0];
+    gn += n;
+    gc += c;
+    gd += d;
+  }
+  const watchlistRate = intervalRate(gn, gc, gd) ?? undefined;
   const cohortRate = new Map<string, number>();
   for (const e of entries) {
     if (e.cohort === null) continue;
@@ -1231,7 +1280,11 @@ export function learnPlanner(
       m = priorFor(e.cohort, priors).rate;
       cohortRate.set(e.cohort, m);
     }
-    addToSums(sums, { history: e.history, cohortRate: m });
+    addToSums(sums, {
+      history: e.history,
+      cohortRate: m,
+      ...(watchlistRate === undefined ? {} : { watchlistRate }),
+    });
   }
   const model = { ...adjust(learnModel(sums, maxStalenessDays, everyone)) };
   const counts = new Map<number, number>();

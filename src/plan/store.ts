@@ -26,6 +26,7 @@ import {
   historyOf,
   INITIAL_MODEL,
   learnModel,
+  MAX_RATE,
   MIN_RATE,
   type ModelSums,
   modelOf,
@@ -253,6 +254,7 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
       a: number[];
       b: number[];
       hot: number[];
+      g: number[];
     }[]
   >`
     with e as (
@@ -264,8 +266,17 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
       from watchlist w
       left join jsonb_to_recordset(${sql.json(rates as never)}) as p(cohort text, rate float8) on p.cohort = w.change_cohort
       where w.active and w.change_cohort is not null
+    ), w as (
+      -- The whole watchlist's rate from its intervals alone (estimate.ts intervalRate).
+      select case when sum(n) > 0 and sum(days) > 0 then
+               least(${MAX_RATE}::float8, greatest(${MIN_RATE}::float8,
+                 -sum(n) * ln(1 - least(sum(c) / sum(n), 1 - 1 / (2 * sum(n) + 2))) / sum(days)))
+             end as g
+      from e where n > 0 and days > 0
     ), q as (
-      select *, case when n > 0 and days > 0 then exp(-m * days / n) end as q from e
+      select e.*, case when n > 0 and days > 0 then exp(-m * days / n) end as q,
+             case when n > 0 and days > 0 and w.g is not null then exp(-w.g * days / n) end as gq
+      from e cross join w
     )
     select
       coalesce(sum((c - n * (1 - q)) ^ 2) filter (where q is not null), 0)::float8 as r2,
@@ -283,7 +294,10 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
             coalesce(sum(se) filter (where sd > 0 and not (se > 0 and sd < ${RECENT_APPROVAL_DAYS})), 0),
             coalesce(sum(sd) filter (where sd > 0 and not (se > 0 and sd < ${RECENT_APPROVAL_DAYS})), 0)]::float8[] as b,
       array[coalesce(sum((hot->>0)::float8), 0), coalesce(sum((hot->>1)::float8), 0),
-            coalesce(sum((hot->>2)::float8), 0)]::float8[] as hot
+            coalesce(sum((hot->>2)::float8), 0)]::float8[] as hot,
+      array[coalesce(sum((c - n * (1 - gq)) ^ 2) filter (where gq is not null), 0),
+            coalesce(sum(n * (1 - gq) * gq) filter (where gq is not null), 0),
+            coalesce(sum(2 * (n * (1 - gq) * gq) ^ 2 + n * (1 - gq) * gq * (1 - 6 * gq * (1 - gq))) filter (where gq is not null), 0)]::float8[] as g
     from q`;
   const triple = (x: number[] | undefined): [number, number, number] => [
     x?.[0] ?? 0,
@@ -298,6 +312,6 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
     x?.[4] ?? 0,
   ];
   return r
-    ? { r2: r.r2, v: r.v, v2: r.v2, d2: r.d2, a: five(r.a), b: five(r.b), hot: triple(r.hot) }
+    ? { r2: r.r2, v: r.v, v2: r.v2, d2: r.d2, a: five(r.a), b: five(r.b), hot: triple(r.hot), g: triple(r.g) }
     : emptySums();
 }
