@@ -988,7 +988,11 @@ export function modelOf(stored: unknown): PlannerModel {
  * at the mean, and the intervals are round robin's exactly), and hot after a change unless every
  * entry is held alike.
  */
-export function shortTermRate(rate: number, h: ChangeHistory, model: PlannerModel): number {
+export function shortTermRate(
+  rate: number,
+  h: Pick<ChangeHistory, 'lastChanged'>,
+  model: PlannerModel,
+): number {
   const e = Math.min(1, Math.max(0, model.equal));
   const r =
     e === 0
@@ -1121,11 +1125,8 @@ export function learnModel(
   const globalZ = gsd > 0 ? (s.g[0] - s.g[1]) / gsd : 0;
   let datedWeight = INITIAL_MODEL.datedWeight;
   let datesTested = false;
-  const rateOf = (g: readonly number[]) => {
-    const [n, c, days] = g as [number, number, number];
-    const p = Math.min(c / n, 1 - 1 / (2 * n + 2));
-    return (-n * Math.log1p(-p)) / days;
-  };
+  const rateOf = (g: readonly number[]) =>
+    intervalRate(g[0] as number, g[1] as number, g[2] as number) as number;
   if (s.a[0] >= 100 && s.b[0] >= 100 && s.a[1] >= 5 && s.b[1] >= 5 && s.a[4] > 0 && s.b[4] > 0) {
     const observed = Math.log(rateOf(s.a) / rateOf(s.b));
     const said = Math.log(s.a[3] / s.a[4] / Math.max(1e-9, s.b[3] / s.b[4]));
@@ -1220,12 +1221,10 @@ export interface LearnedPlan {
  * 1/16 of a natural log of it (about 6%). The plan job's SQL computes the same (src/plan/store.ts).
  */
 export function bucketOf(rate: number, weight: number, lastChanged: boolean, model: PlannerModel): number {
-  const e = Math.min(1, Math.max(0, model.equal));
-  const w = Math.max(1e-6, weight) ** (1 - e);
-  const r = Math.exp(
-    (1 - e) * Math.log(Math.max(MIN_RATE, rate)) + e * Math.log(Math.max(MIN_RATE, model.rate)),
-  );
-  return Math.round(8 * Math.log(Math.max(1e-9, w * r * (lastChanged && e < 1 ? model.hot : 1))));
+  const planned =
+    plannedWeight(Math.max(1e-6, weight), model) *
+    shortTermRate(Math.max(MIN_RATE, rate), { lastChanged }, model);
+  return Math.round(8 * Math.log(Math.max(1e-9, planned)));
 }
 
 /**
@@ -1243,8 +1242,14 @@ export function learnPlanner(
   adjust: (learned: PlannerModel) => PlannerModel = (m) => m,
 ): LearnedPlan {
   const pooled = new Map<string, CohortObservations>();
+  // Every interval of the entries in a cohort, for the watchlist's own rate.
+  let [gn, gc, gd] = [0, 0, 0];
   for (const e of entries) {
     if (e.cohort === null) continue;
+    const [n, c, d] = e.history.all ?? [0, 0, 0];
+    gn += n;
+    gc += c;
+    gd += d;
     let p = pooled.get(e.cohort);
     if (!p) {
       p = { cohort: e.cohort, ...noObservations() };
@@ -1263,14 +1268,6 @@ export function learnPlanner(
   const priors = cohortPriors([...pooled.values()], previous.datedWeight);
   const everyone = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
   const sums = emptySums();
-  let [gn, gc, gd] = [0, 0, 0];
-  for (const e of entries) {
-    if (e.cohort === null) continue;
-    const [n, c, d] = e.history.all ?? [0, 0, 0];
-    gn += n;
-    gc += c;
-    gd += d;
-  }
   const watchlistRate = intervalRate(gn, gc, gd) ?? undefined;
   const cohortRate = new Map<string, number>();
   for (const e of entries) {
