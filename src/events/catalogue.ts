@@ -73,15 +73,23 @@ export const DigestData = z.object({
 interface TypeSpec {
   /** What the event means, for the catalogue. */
   description: string;
+  /** What a person reads in a message or the console (required: no type reaches a person unlabelled). */
+  label: { zh: string; en: string };
   data: z.ZodType;
   /** The severity, when the type fixes it (a change's severity comes from its classification). */
   severity?: Severity;
   group: 'company' | 'operations' | 'digest';
 }
 
-const change = (description: string): TypeSpec => ({ description, data: ChangeData, group: 'company' });
-const observed = (description: string, severity: Severity): TypeSpec => ({
+const change = (description: string, label: TypeSpec['label']): TypeSpec => ({
   description,
+  label,
+  data: ChangeData,
+  group: 'company',
+});
+const observed = (description: string, severity: Severity, label: TypeSpec['label']): TypeSpec => ({
+  description,
+  label,
   data: ObservationData,
   severity,
   group: 'company',
@@ -89,80 +97,156 @@ const observed = (description: string, severity: Severity): TypeSpec => ({
 
 /** Every event type, by name. */
 export const EVENT_TYPES = {
-  'company.status.changed': change('the registration status (ENTSTATUS) changed'),
-  'company.liquidation.opened': change('a liquidation group appeared (CLEARINGINFO empty → non-empty)'),
-  'company.liquidation.closed': change('the liquidation group disappeared'),
+  'company.status.changed': change('the registration status (ENTSTATUS) changed', {
+    zh: '登记状态变更',
+    en: 'Status changed',
+  }),
+  'company.liquidation.opened': change('a liquidation group appeared (CLEARINGINFO empty → non-empty)', {
+    zh: '进入清算',
+    en: 'Liquidation opened',
+  }),
+  'company.liquidation.closed': change('the liquidation group disappeared', {
+    zh: '清算组撤销',
+    en: 'Liquidation closed',
+  }),
   'company.liquidation.members.changed': change(
     'a member of the liquidation group was added, removed or changed',
+    { zh: '清算组成员变更', en: 'Liquidation committee changed' },
   ),
-  'company.revoked': change('a revocation date appeared (REVOKEDATE)'),
-  'company.revocation.changed': change('the revocation date or reason changed otherwise'),
-  'company.name.changed': change('the name or a former name changed'),
-  'company.legal_representative.changed': change('the legal representative changed'),
-  'company.capital.decreased': change('registered capital decreased (same currency)'),
-  'company.capital.increased': change('registered capital increased (same currency)'),
-  'company.capital.changed': change('registered capital or its currency changed otherwise'),
-  'company.shareholders.changed': change('a shareholder was added, removed or changed'),
-  'company.key_personnel.changed': change('a key person was added, removed or changed'),
-  'company.address.changed': change('the address changed'),
-  'company.business_scope.changed': change('the business scope changed'),
-  'company.type.changed': change('the enterprise type changed'),
-  'company.operating_period.changed': change('the operating period changed'),
-  'company.listing.changed': change('the listed flag changed'),
-  'company.industry.changed': change('the industry classification changed'),
-  'company.insured_employees.changed': change('the number of insured employees changed'),
-  'company.registration.changed': change('a registration fact changed (number, code, authority, dates)'),
-  'company.other.changed': change('another documented field changed'),
-  'company.extra.changed': change('an undocumented field changed'),
-  'company.first_seen': observed('the first version of a company was recorded', 'low'),
-  'company.disappeared': observed('a keyword that found the company answers not_found', 'high'),
-  'company.reappeared': observed('a company that had disappeared is found again', 'medium'),
+  'company.revoked': change('a revocation date appeared (REVOKEDATE)', { zh: '被吊销', en: 'Revoked' }),
+  'company.revocation.changed': change('the revocation date or reason changed otherwise', {
+    zh: '吊销信息变更',
+    en: 'Revocation details changed',
+  }),
+  'company.name.changed': change('the name or a former name changed', { zh: '名称变更', en: 'Name changed' }),
+  'company.legal_representative.changed': change('the legal representative changed', {
+    zh: '法定代表人变更',
+    en: 'Legal representative changed',
+  }),
+  'company.capital.decreased': change('registered capital decreased (same currency)', {
+    zh: '注册资本减少',
+    en: 'Registered capital decreased',
+  }),
+  'company.capital.increased': change('registered capital increased (same currency)', {
+    zh: '注册资本增加',
+    en: 'Registered capital increased',
+  }),
+  'company.capital.changed': change('registered capital or its currency changed otherwise', {
+    zh: '注册资本变更',
+    en: 'Registered capital changed',
+  }),
+  'company.shareholders.changed': change('a shareholder was added, removed or changed', {
+    zh: '股东变更',
+    en: 'Shareholders changed',
+  }),
+  'company.key_personnel.changed': change('a key person was added, removed or changed', {
+    zh: '主要人员变更',
+    en: 'Key personnel changed',
+  }),
+  'company.address.changed': change('the address changed', { zh: '地址变更', en: 'Address changed' }),
+  'company.business_scope.changed': change('the business scope changed', {
+    zh: '经营范围变更',
+    en: 'Business scope changed',
+  }),
+  'company.type.changed': change('the enterprise type changed', {
+    zh: '企业类型变更',
+    en: 'Company type changed',
+  }),
+  'company.operating_period.changed': change('the operating period changed', {
+    zh: '营业期限变更',
+    en: 'Operating period changed',
+  }),
+  'company.listing.changed': change('the listed flag changed', { zh: '上市状态变更', en: 'Listing changed' }),
+  'company.industry.changed': change('the industry classification changed', {
+    zh: '行业变更',
+    en: 'Industry changed',
+  }),
+  'company.insured_employees.changed': change('the number of insured employees changed', {
+    zh: '参保人数变更',
+    en: 'Insured employees changed',
+  }),
+  'company.registration.changed': change('a registration fact changed (number, code, authority, dates)', {
+    zh: '登记信息变更',
+    en: 'Registration details changed',
+  }),
+  'company.other.changed': change('another documented field changed', {
+    zh: '其他信息变更',
+    en: 'Other details changed',
+  }),
+  'company.extra.changed': change('an undocumented field changed', {
+    zh: '未列明字段变更',
+    en: 'Undocumented field changed',
+  }),
+  'company.first_seen': observed('the first version of a company was recorded', 'low', {
+    zh: '首次记录',
+    en: 'First recorded',
+  }),
+  'company.disappeared': observed('a keyword that found the company answers not_found', 'high', {
+    zh: '查询不到该企业',
+    en: 'No longer found',
+  }),
+  'company.reappeared': observed('a company that had disappeared is found again', 'medium', {
+    zh: '企业重新出现',
+    en: 'Found again',
+  }),
   'company.stale_answer.ignored': observed(
     'an answer older than the current version was kept out of history',
     'low',
+    { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
   ),
-  'company.resolution.changed': observed('a watch keyword now resolves to another company', 'medium'),
+  'company.resolution.changed': observed('a watch keyword now resolves to another company', 'medium', {
+    zh: '关键词指向另一家企业',
+    en: 'Keyword now finds another company',
+  }),
   'company.resolution.mismatch': observed(
     "an answer's credit code differs from the entry's expected one: not merged into history",
     'high',
+    { zh: '统一社会信用代码不符', en: 'Credit code does not match' },
   ),
   'cycle.completed': {
+    label: { zh: '周期完成', en: 'Cycle completed' },
     description: 'every planned entry of a cycle reached a final state',
     data: CycleData,
     severity: 'low',
     group: 'operations',
   },
   'cycle.paused': {
+    label: { zh: '周期暂停', en: 'Cycle paused' },
     description: 'enterprise work of a cycle was paused (credits, a long Retry-After, the upstream refusing)',
     data: CycleData,
     severity: 'high',
     group: 'operations',
   },
   'upstream.refusing': {
+    label: { zh: '上游持续拒绝', en: 'Upstream keeps refusing' },
     description: 'the upstream refused 30 calls in a row: the cycle is paused',
     data: CycleData,
     severity: 'high',
     group: 'operations',
   },
   'entry.failed': {
+    label: { zh: '监控条目失败', en: 'Watch entry failed' },
     description: 'a watch entry failed for good in a cycle',
     data: EntryFailedData,
     severity: 'medium',
     group: 'operations',
   },
   'endpoint.disabled': {
+    label: { zh: '推送地址已停用', en: 'Endpoint disabled' },
     description: 'a webhook endpoint was disabled (410 Gone, or 5 days of failures)',
     data: EndpointData,
     severity: 'high',
     group: 'operations',
   },
   'endpoint.recovered': {
+    label: { zh: '推送地址已恢复', en: 'Endpoint recovered' },
     description: 'a disabled or failing webhook endpoint answers again',
     data: EndpointData,
     severity: 'low',
     group: 'operations',
   },
   'digest.daily': {
+    label: { zh: '每日摘要', en: 'Daily digest' },
     description: "a cycle's changes, grouped by company and severity, as Markdown and as a list",
     data: DigestData,
     severity: 'low',
@@ -171,6 +255,18 @@ export const EVENT_TYPES = {
 } as const satisfies Record<string, TypeSpec>;
 
 export type EventType = keyof typeof EVENT_TYPES;
+
+/** What `type` is called in `lang`, for a person; an unknown type is "another event". */
+export function eventTypeLabel(type: string, lang: 'zh' | 'en'): string {
+  const spec = (EVENT_TYPES as Record<string, TypeSpec>)[type];
+  if (spec) return spec.label[lang];
+  return lang === 'zh' ? '其他事件' : 'Another event';
+}
+
+/** Whether events of `type` are about operations (a cycle, an entry, an endpoint), not a company. */
+export function isOperatorEvent(type: string): boolean {
+  return (EVENT_TYPES as Record<string, TypeSpec>)[type]?.group === 'operations';
+}
 
 /** The type of the event a field-level change makes. */
 export function changeEventType(

@@ -1,0 +1,531 @@
+/**
+ * The field catalogue: every enterprise and product field the upstream documents, and every
+ * column daybook derives from them, with the words a person reads (Chinese and English, as the
+ * public registry, Tianyancha and Qichacha name them) and a kind that says how a value is shown.
+ * The words of the enumerated tokens (severities, reasons, categories, change kinds, presence)
+ * sit here too. Every human format reads its labels and formats its values through this module;
+ * machine formats (webhooks, the feed, export, `analytics`) keep the codes. Pure.
+ */
+
+export const LANGS = ['zh', 'en'] as const;
+export type Lang = (typeof LANGS)[number];
+
+/**
+ * How a value is shown: `text` as written; `date` YYYY-MM-DD; `time` a Beijing date and time;
+ * `money` an amount in whole currency units, shown in 万 (zh) or million (en) of its currency;
+ * `currency` an ISO code shown as a word; `count` a number with its unit; `code` an identifier
+ * as written; `list` a child list (its items are text); `flag` yes or no; `period_end` a date or
+ * "perpetual"; `province` and `industry_section` a code shown as its name.
+ */
+export type FieldKind =
+  | 'text'
+  | 'date'
+  | 'time'
+  | 'money'
+  | 'currency'
+  | 'count'
+  | 'code'
+  | 'list'
+  | 'flag'
+  | 'period_end'
+  | 'province'
+  | 'industry_section';
+
+export interface FieldSpec {
+  zh: string;
+  en: string;
+  kind: FieldKind;
+  /** The unit of a count, in each language. */
+  unit?: { zh: string; en: string };
+}
+
+const f = (zh: string, en: string, kind: FieldKind, unit?: FieldSpec['unit']): FieldSpec =>
+  unit ? { zh, en, kind, unit } : { zh, en, kind };
+
+/**
+ * The enterprise fields by their upstream name, with the columns daybook stores them in (the
+ * snake_case names of `analytics.enterprise_current` and `enterprise_history`) beside them.
+ */
+export const ENTERPRISE_FIELDS: Readonly<Record<string, FieldSpec>> = {
+  PID: f('企业 ID', 'Company ID', 'code'),
+  ENTNAME: f('企业名称', 'Company name', 'text'),
+  HISTORYNAME: f('曾用名', 'Former name', 'text'),
+  IS_LISTED: f('是否上市', 'Listed', 'flag'),
+  LEGALPERSON: f('法定代表人', 'Legal representative', 'text'),
+  LEGALPERSONDESC: f('负责人类型', 'Type of person in charge', 'text'),
+  ESDATE: f('成立日期', 'Established', 'date'),
+  SCONFORM: f('组成形式', 'Composition form', 'text'),
+  REGNO: f('注册号', 'Registration number', 'code'),
+  UNCID: f('统一社会信用代码', 'Unified social credit code', 'code'),
+  ENTTYPECODE: f('企业类型代码', 'Company type code', 'code'),
+  ENTTYPE: f('企业类型', 'Company type', 'text'),
+  REGCAP: f('注册资本', 'Registered capital', 'money'),
+  REGCAPCUR: f('注册资本币种', 'Capital currency', 'currency'),
+  PROVINCE: f('所属省份', 'Province', 'province'),
+  OPFROM: f('营业期限自', 'Operating from', 'date'),
+  OPTO: f('营业期限至', 'Operating until', 'period_end'),
+  REGORG: f('登记机关', 'Registration authority', 'text'),
+  APPRDATE: f('核准日期', 'Approved', 'date'),
+  REVOKEDATE: f('吊销日期', 'Revoked on', 'date'),
+  REVOKEREASON: f('吊销原因', 'Revocation reason', 'text'),
+  ENTSTATUS: f('登记状态', 'Status', 'text'),
+  OPLOC: f('住所', 'Address', 'text'),
+  OPSCOPE: f('经营范围', 'Business scope', 'text'),
+  PERSONS: f('主要人员', 'Key personnel', 'list'),
+  BE_INVEST: f('股东信息', 'Shareholders', 'list'),
+  CLEARINGINFO: f('清算信息', 'Liquidation', 'list'),
+  'CLEARINGINFO.member': f('清算组成员', 'Liquidation committee member', 'list'),
+  participants: f('参保人数', 'Insured employees', 'count', { zh: '人', en: 'people' }),
+  INDUSTRYPHY: f('行业门类', 'Industry section', 'industry_section'),
+  INDUSTRYBIG: f('行业大类', 'Industry division', 'text'),
+  industry_middle: f('行业中类', 'Industry group', 'text'),
+  // The fields of a child.
+  NAME: f('姓名', 'Name', 'text'),
+  POSITION: f('职务', 'Position', 'text'),
+  INV: f('股东名称', 'Shareholder', 'text'),
+  INVTYPE: f('股东类型', 'Shareholder type', 'text'),
+  liqMem: f('清算组成员', 'Committee member', 'text'),
+  ligpriSign: f('清算组职务', 'Committee role', 'text'),
+};
+
+/** The columns daybook stores or derives, by name, as the analytics views and the console have them. */
+export const ENTERPRISE_COLUMNS: Readonly<Record<string, FieldSpec>> = {
+  pid: ENTERPRISE_FIELDS.PID as FieldSpec,
+  ent_name: ENTERPRISE_FIELDS.ENTNAME as FieldSpec,
+  history_name: ENTERPRISE_FIELDS.HISTORYNAME as FieldSpec,
+  uncid: ENTERPRISE_FIELDS.UNCID as FieldSpec,
+  reg_no: ENTERPRISE_FIELDS.REGNO as FieldSpec,
+  legal_person: ENTERPRISE_FIELDS.LEGALPERSON as FieldSpec,
+  legal_person_desc: ENTERPRISE_FIELDS.LEGALPERSONDESC as FieldSpec,
+  ent_type: ENTERPRISE_FIELDS.ENTTYPE as FieldSpec,
+  ent_type_code: ENTERPRISE_FIELDS.ENTTYPECODE as FieldSpec,
+  ent_status: ENTERPRISE_FIELDS.ENTSTATUS as FieldSpec,
+  reg_cap: f('注册资本（登记数额）', 'Registered capital (as registered)', 'text'),
+  capital_unit: f('注册资本单位', 'Capital unit', 'text'),
+  capital_currency: ENTERPRISE_FIELDS.REGCAPCUR as FieldSpec,
+  capital_amount: ENTERPRISE_FIELDS.REGCAP as FieldSpec,
+  capital_text: f('注册资本币种（原文）', 'Capital currency (as written)', 'text'),
+  province: ENTERPRISE_FIELDS.PROVINCE as FieldSpec,
+  es_date: ENTERPRISE_FIELDS.ESDATE as FieldSpec,
+  op_from: ENTERPRISE_FIELDS.OPFROM as FieldSpec,
+  operating_to: ENTERPRISE_FIELDS.OPTO as FieldSpec,
+  operating_perpetual: f('长期经营', 'Perpetual', 'flag'),
+  operating_to_text: f('营业期限至（原文）', 'Operating until (as written)', 'text'),
+  reg_org: ENTERPRISE_FIELDS.REGORG as FieldSpec,
+  appr_date: ENTERPRISE_FIELDS.APPRDATE as FieldSpec,
+  revoke_date: ENTERPRISE_FIELDS.REVOKEDATE as FieldSpec,
+  revoke_reason: ENTERPRISE_FIELDS.REVOKEREASON as FieldSpec,
+  op_loc: ENTERPRISE_FIELDS.OPLOC as FieldSpec,
+  op_scope: ENTERPRISE_FIELDS.OPSCOPE as FieldSpec,
+  participants: f('参保人数（原文）', 'Insured employees (as written)', 'text'),
+  participants_count: ENTERPRISE_FIELDS.participants as FieldSpec,
+  industry_phy: ENTERPRISE_FIELDS.INDUSTRYPHY as FieldSpec,
+  industry_big: ENTERPRISE_FIELDS.INDUSTRYBIG as FieldSpec,
+  industry_middle: ENTERPRISE_FIELDS.industry_middle as FieldSpec,
+  is_listed: ENTERPRISE_FIELDS.IS_LISTED as FieldSpec,
+  sconform: ENTERPRISE_FIELDS.SCONFORM as FieldSpec,
+  persons: ENTERPRISE_FIELDS.PERSONS as FieldSpec,
+  shareholders: ENTERPRISE_FIELDS.BE_INVEST as FieldSpec,
+  clearing_members: ENTERPRISE_FIELDS['CLEARINGINFO.member'] as FieldSpec,
+  persons_count: f('主要人员数', 'Key personnel', 'count', { zh: '人', en: 'people' }),
+  shareholders_count: f('股东数', 'Shareholders', 'count', { zh: '名', en: 'holders' }),
+  clearing_members_count: f('清算组人数', 'Committee members', 'count', { zh: '人', en: 'people' }),
+  presence: f('监控状态', 'Watch state', 'text'),
+  version: f('版本', 'Version', 'count'),
+  valid_from: f('生效自', 'Valid from', 'time'),
+  valid_to: f('生效至', 'Valid until', 'time'),
+  is_current: f('当前版本', 'Current', 'flag'),
+  cycle: f('周期', 'Cycle', 'date'),
+  version_cycle: f('周期', 'Cycle', 'date'),
+  version_valid_from: f('生效自', 'Valid from', 'time'),
+  first_seen_at: f('首次记录', 'First seen', 'time'),
+  last_seen_at: f('最近一次查询', 'Last seen', 'time'),
+  content_hash: f('内容摘要', 'Content hash', 'code'),
+  extra: f('未列明字段', 'Undocumented fields', 'text'),
+  raw_response_id: f('原始应答', 'Raw answer', 'code'),
+};
+
+/** The columns of a change record (`analytics.enterprise_changes`, the console's changes). */
+export const CHANGE_COLUMNS: Readonly<Record<string, FieldSpec>> = {
+  detected_at: f('发现时间', 'Detected', 'time'),
+  cycle: f('变更日期', 'Date', 'date'),
+  pid: ENTERPRISE_FIELDS.PID as FieldSpec,
+  ent_name: ENTERPRISE_FIELDS.ENTNAME as FieldSpec,
+  uncid: ENTERPRISE_FIELDS.UNCID as FieldSpec,
+  category: f('变更类别', 'Category', 'text'),
+  field: f('变更项目', 'Item', 'text'),
+  kind: f('变更方式', 'Kind', 'text'),
+  before: f('变更前', 'Before', 'text'),
+  after: f('变更后', 'After', 'text'),
+  severity: f('严重程度', 'Severity', 'text'),
+  detail: f('原因', 'Reason', 'text'),
+  from_version: f('变更前版本', 'From version', 'count'),
+  to_version: f('变更后版本', 'To version', 'count'),
+};
+
+/** The product fields by their upstream name (also the columns that keep the name). */
+export const PRODUCT_FIELDS: Readonly<Record<string, FieldSpec>> = {
+  id: f('记录 ID', 'Record ID', 'code'),
+  product_id: f('产品 ID', 'Product ID', 'code'),
+  name: f('产品名称', 'Product name', 'text'),
+  tagline: f('标语', 'Tagline', 'text'),
+  description: f('简介', 'Description', 'text'),
+  url: f('产品页面', 'Product page', 'text'),
+  votes_count: f('投票数', 'Votes', 'count', { zh: '票', en: 'votes' }),
+  comments_count: f('评论数', 'Comments', 'count', { zh: '条', en: 'comments' }),
+  created_at: f('创建时间', 'Created', 'time'),
+  featured_at: f('推荐时间', 'Featured', 'time'),
+  topics: f('话题', 'Topics', 'list'),
+  media: f('媒体', 'Media', 'list'),
+  thumbnail: f('缩略图', 'Thumbnail', 'text'),
+  product_links: f('产品链接', 'Links', 'list'),
+  comments: f('评论', 'Comments', 'list'),
+  updated_at: f('更新时间', 'Updated', 'time'),
+  position: f('排名', 'Rank', 'count', { zh: '名', en: '' }),
+  list_date: f('榜单日期', 'List date', 'date'),
+  fetched_at: f('抓取时间', 'Fetched', 'time'),
+};
+
+/** The words of each enumerated token, by the group it belongs to. */
+export const TOKENS = {
+  severity: {
+    high: { zh: '高', en: 'high' },
+    medium: { zh: '中', en: 'medium' },
+    low: { zh: '低', en: 'low' },
+  },
+  kind: {
+    added: { zh: '新增', en: 'added' },
+    removed: { zh: '移除', en: 'removed' },
+    modified: { zh: '变更', en: 'changed' },
+  },
+  detail: {
+    increase: { zh: '增资', en: 'increase' },
+    decrease: { zh: '减资', en: 'decrease' },
+    to_bad: { zh: '转为异常状态', en: 'moved to a bad status' },
+    revoked: { zh: '被吊销', en: 'revoked' },
+    opened: { zh: '进入清算', en: 'liquidation opened' },
+    closed: { zh: '清算组撤销', en: 'liquidation closed' },
+    position_changed: { zh: '职务变更', en: 'position changed' },
+    extra_changed: { zh: '其他信息变更', en: 'other details changed' },
+    renamed: { zh: '名称变更', en: 'renamed' },
+    type_changed: { zh: '类型变更', en: 'type changed' },
+    pid_changed: { zh: '企业关联变更', en: 'linked company changed' },
+  },
+  category: {
+    name: { zh: '名称', en: 'Name' },
+    legal_representative: { zh: '法定代表人', en: 'Legal representative' },
+    registered_capital: { zh: '注册资本', en: 'Registered capital' },
+    status: { zh: '登记状态', en: 'Status' },
+    address: { zh: '住所', en: 'Address' },
+    business_scope: { zh: '经营范围', en: 'Business scope' },
+    enterprise_type: { zh: '企业类型', en: 'Company type' },
+    operating_period: { zh: '营业期限', en: 'Operating period' },
+    revocation: { zh: '吊销信息', en: 'Revocation' },
+    listing: { zh: '上市状态', en: 'Listing' },
+    industry: { zh: '行业', en: 'Industry' },
+    key_personnel: { zh: '主要人员', en: 'Key personnel' },
+    shareholders: { zh: '股东', en: 'Shareholders' },
+    liquidation: { zh: '清算信息', en: 'Liquidation' },
+    insured_employees: { zh: '参保人数', en: 'Insured employees' },
+    registration: { zh: '登记信息', en: 'Registration' },
+    other: { zh: '其他', en: 'Other' },
+    extra: { zh: '未列明字段', en: 'Undocumented field' },
+    // Product categories not named above.
+    identity: { zh: '标识', en: 'Identity' },
+    tagline: { zh: '标语', en: 'Tagline' },
+    description: { zh: '简介', en: 'Description' },
+    url: { zh: '产品页面', en: 'Product page' },
+    timing: { zh: '时间', en: 'Timing' },
+    topics: { zh: '话题', en: 'Topics' },
+    media: { zh: '媒体', en: 'Media' },
+    links: { zh: '产品链接', en: 'Links' },
+    thumbnail: { zh: '缩略图', en: 'Thumbnail' },
+  },
+  presence: {
+    present: { zh: '可查询', en: 'found' },
+    disappeared: { zh: '查询不到', en: 'not found' },
+  },
+} as const satisfies Record<string, Record<string, { zh: string; en: string }>>;
+
+export type TokenGroup = keyof typeof TOKENS;
+
+/** The words of `token` of `group` in `lang`; a token nobody labelled is shown as "other". */
+export function tokenLabel(group: TokenGroup, token: string | null | undefined, lang: Lang): string {
+  if (token === null || token === undefined || token === '') return '';
+  const words = (TOKENS[group] as Record<string, { zh: string; en: string }>)[token];
+  if (words) return words[lang];
+  // Several refinements at once (a shareholder renamed and retyped).
+  if (token.includes(','))
+    return token
+      .split(',')
+      .map((t) => tokenLabel(group, t.trim(), lang))
+      .join(lang === 'zh' ? '、' : ', ');
+  return lang === 'zh' ? '其他' : 'other';
+}
+
+/** The spec of an enterprise field, by upstream name or by column; undefined when none has it. */
+export function enterpriseField(name: string): FieldSpec | undefined {
+  return ENTERPRISE_FIELDS[name] ?? ENTERPRISE_COLUMNS[name];
+}
+
+/**
+ * The label of a field, by upstream name or column, in `lang`. A field no catalogue names (an
+ * undocumented field the upstream added) is labelled as such, with its name in brackets: it has
+ * no other name.
+ */
+export function fieldLabel(
+  name: string,
+  lang: Lang,
+  catalogue: 'enterprise' | 'product' = 'enterprise',
+): string {
+  const spec = catalogue === 'product' ? (PRODUCT_FIELDS[name] ?? undefined) : enterpriseField(name);
+  if (spec) return spec[lang];
+  return lang === 'zh' ? `未列明字段（${name}）` : `Undocumented field (${name})`;
+}
+
+/** The provinces of GB/T 2260 by their two-digit code. */
+export const PROVINCES: Readonly<Record<string, { zh: string; en: string }>> = {
+  '11': { zh: '北京市', en: 'Beijing' },
+  '12': { zh: '天津市', en: 'Tianjin' },
+  '13': { zh: '河北省', en: 'Hebei' },
+  '14': { zh: '山西省', en: 'Shanxi' },
+  '15': { zh: '内蒙古自治区', en: 'Inner Mongolia' },
+  '21': { zh: '辽宁省', en: 'Liaoning' },
+  '22': { zh: '吉林省', en: 'Jilin' },
+  '23': { zh: '黑龙江省', en: 'Heilongjiang' },
+  '31': { zh: '上海市', en: 'Shanghai' },
+  '32': { zh: '江苏省', en: 'Jiangsu' },
+  '33': { zh: '浙江省', en: 'Zhejiang' },
+  '34': { zh: '安徽省', en: 'Anhui' },
+  '35': { zh: '福建省', en: 'Fujian' },
+  '36': { zh: '江西省', en: 'Jiangxi' },
+  '37': { zh: '山东省', en: 'Shandong' },
+  '41': { zh: '河南省', en: 'Henan' },
+  '42': { zh: '湖北省', en: 'Hubei' },
+  '43': { zh: '湖南省', en: 'Hunan' },
+  '44': { zh: '广东省', en: 'Guangdong' },
+  '45': { zh: '广西壮族自治区', en: 'Guangxi' },
+  '46': { zh: '海南省', en: 'Hainan' },
+  '50': { zh: '重庆市', en: 'Chongqing' },
+  '51': { zh: '四川省', en: 'Sichuan' },
+  '52': { zh: '贵州省', en: 'Guizhou' },
+  '53': { zh: '云南省', en: 'Yunnan' },
+  '54': { zh: '西藏自治区', en: 'Tibet' },
+  '61': { zh: '陕西省', en: 'Shaanxi' },
+  '62': { zh: '甘肃省', en: 'Gansu' },
+  '63': { zh: '青海省', en: 'Qinghai' },
+  '64': { zh: '宁夏回族自治区', en: 'Ningxia' },
+  '65': { zh: '新疆维吾尔自治区', en: 'Xinjiang' },
+  '71': { zh: '台湾省', en: 'Taiwan' },
+  '81': { zh: '香港特别行政区', en: 'Hong Kong' },
+  '82': { zh: '澳门特别行政区', en: 'Macao' },
+};
+
+/** The sections of GB/T 4754 by letter. */
+export const INDUSTRY_SECTIONS: Readonly<Record<string, { zh: string; en: string }>> = {
+  A: { zh: '农、林、牧、渔业', en: 'Agriculture' },
+  B: { zh: '采矿业', en: 'Mining' },
+  C: { zh: '制造业', en: 'Manufacturing' },
+  D: { zh: '电力、热力、燃气及水生产和供应业', en: 'Utilities' },
+  E: { zh: '建筑业', en: 'Construction' },
+  F: { zh: '批发和零售业', en: 'Wholesale and retail' },
+  G: { zh: '交通运输、仓储和邮政业', en: 'Transport and storage' },
+  H: { zh: '住宿和餐饮业', en: 'Hotels and catering' },
+  I: { zh: '信息传输、软件和信息技术服务业', en: 'Information and software' },
+  J: { zh: '金融业', en: 'Finance' },
+  K: { zh: '房地产业', en: 'Real estate' },
+  L: { zh: '租赁和商务服务业', en: 'Leasing and business services' },
+  M: { zh: '科学研究和技术服务业', en: 'Research and technical services' },
+  N: { zh: '水利、环境和公共设施管理业', en: 'Water, environment and public facilities' },
+  O: { zh: '居民服务、修理和其他服务业', en: "Residents' services" },
+  P: { zh: '教育', en: 'Education' },
+  Q: { zh: '卫生和社会工作', en: 'Health and social work' },
+  R: { zh: '文化、体育和娱乐业', en: 'Culture, sports and entertainment' },
+  S: { zh: '公共管理、社会保障和社会组织', en: 'Public administration' },
+  T: { zh: '国际组织', en: 'International organisations' },
+};
+
+/** Currencies by ISO code: the word after 万 in Chinese. */
+const CURRENCY_WORDS: Readonly<Record<string, string>> = {
+  CNY: '元人民币',
+  USD: '美元',
+  HKD: '港元',
+  EUR: '欧元',
+  JPY: '日元',
+  GBP: '英镑',
+  AUD: '澳元',
+  CAD: '加元',
+  SGD: '新加坡元',
+  CHF: '瑞士法郎',
+  TWD: '新台币',
+  MOP: '澳门元',
+  KRW: '韩元',
+  RUB: '卢布',
+};
+
+/** An ISO currency as a person names it: 人民币, 美元; CNY, USD in English. */
+export function currencyName(code: string | null, lang: Lang): string {
+  if (code === null || code === '') return '';
+  if (lang === 'en') return code;
+  const w = CURRENCY_WORDS[code];
+  return w ? w.replace(/^元/, '') : code;
+}
+
+const DECIMAL = /^-?\d+(?:\.\d+)?$/;
+
+/** `dec` × 10^places on decimal strings, exactly; trailing fraction zeros dropped. */
+function shift(dec: string, places: number): string {
+  const neg = dec.startsWith('-');
+  const [int = '0', frac = ''] = (neg ? dec.slice(1) : dec).split('.');
+  const digits = (int + frac).replace(/^0+(?=\d)/, '');
+  const point = int.replace(/^0+(?=\d)/, '').length + places;
+  let out: string;
+  if (point <= 0) out = `0.${'0'.repeat(-point)}${digits}`;
+  else if (point >= digits.length) out = digits + '0'.repeat(point - digits.length);
+  else out = `${digits.slice(0, point)}.${digits.slice(point)}`;
+  out = out.replace(/^0+(?=\d)/, '');
+  if (out.includes('.')) out = out.replace(/0+$/, '').replace(/\.$/, '');
+  return neg && out !== '0' ? `-${out}` : out;
+}
+
+/** A decimal string with thousands separators on its whole part. */
+export function grouped(dec: string): string {
+  const [int = '0', frac] = dec.split('.');
+  const g = int.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return frac === undefined ? g : `${g}.${frac}`;
+}
+
+/**
+ * Registered capital, one way everywhere: an amount in whole currency units shown in 万 of its
+ * currency in Chinese (`1,049,760 万元人民币`, as the registry states it) and in millions in
+ * English (`CNY 10,497.6 million`). Before and after always share the scale. An amount whose
+ * currency is unknown says so; text that is no amount is shown as written.
+ */
+export function formatMoney(amount: string | null, currency: string | null, lang: Lang): string {
+  if (amount === null || amount === '') return '';
+  const a = amount.trim();
+  if (!DECIMAL.test(a)) return amount;
+  if (lang === 'zh') {
+    const cur = currency ? (CURRENCY_WORDS[currency] ?? `${currency}`) : '元（币种未知）';
+    return `${grouped(shift(a, -4))} 万${cur}`;
+  }
+  return `${currency ?? '(currency unknown)'} ${grouped(shift(a, -6))} million`;
+}
+
+/** The words of a yes/no value ('1', 'true' …), or the value as written. */
+function flag(v: string, lang: Lang): string {
+  const yes = /^(1|true|t|是|yes|y)$/i.test(v.trim());
+  const no = /^(0|false|f|否|no|n)$/i.test(v.trim());
+  if (yes) return lang === 'zh' ? '是' : 'yes';
+  if (no) return lang === 'zh' ? '否' : 'no';
+  return v;
+}
+
+/** A timestamp as a Beijing date and time (YYYY-MM-DD HH:mm), whatever the machine's zone. */
+export function beijingTime(at: Date | string): string {
+  const d = typeof at === 'string' ? new Date(at) : at;
+  if (Number.isNaN(d.getTime())) return String(at);
+  return new Date(d.getTime() + 8 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
+}
+
+/** What a value is shown with: the currency of a capital amount. */
+export interface ValueContext {
+  currency?: string | null;
+}
+
+/** A value of kind `kind` as a person reads it in `lang`. */
+export function formatKind(
+  kind: FieldKind,
+  value: string | null,
+  lang: Lang,
+  ctx: ValueContext = {},
+  unit?: FieldSpec['unit'],
+): string {
+  if (value === null || value === undefined) return '';
+  const v = String(value);
+  switch (kind) {
+    case 'money':
+      return formatMoney(v, ctx.currency ?? null, lang);
+    case 'currency':
+      return currencyName(v, lang);
+    case 'date':
+      return /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : v;
+    case 'time':
+      return beijingTime(v);
+    case 'flag':
+      return flag(v, lang);
+    case 'period_end':
+      return v === 'perpetual' ? (lang === 'zh' ? '长期' : 'perpetual') : v;
+    case 'province':
+      return PROVINCES[v.slice(0, 2)]?.[lang] ?? v;
+    case 'industry_section': {
+      const s = INDUSTRY_SECTIONS[v.trim().toUpperCase()];
+      return s ? `${s[lang]}` : v;
+    }
+    case 'count': {
+      const n = v.trim();
+      if (!unit || !/^\d+$/.test(n)) return v;
+      const u = unit[lang];
+      return u ? `${grouped(n)} ${u}` : grouped(n);
+    }
+    case 'text':
+    case 'code':
+    case 'list':
+      return v;
+    default: {
+      const never: never = kind;
+      return String(never);
+    }
+  }
+}
+
+/** A value of an enterprise field (upstream name or column) as a person reads it in `lang`. */
+export function formatField(name: string, value: string | null, lang: Lang, ctx: ValueContext = {}): string {
+  const spec = enterpriseField(name);
+  if (!spec) return value ?? '';
+  return formatKind(spec.kind, value, lang, ctx, spec.unit);
+}
+
+/**
+ * A shareholder as a change row describes it (`某某有限公司 [企业法人] PID …`, see
+ * history/classify.ts), as a person reads it: the name and type, and the holder's credit code
+ * when daybook knows it, never its internal id.
+ */
+export function formatHolder(
+  value: string,
+  lang: Lang,
+  usccOf: (pid: string) => string | null = () => null,
+): string {
+  const m = /^(.*?)(?: \[([^\]]*)\])?(?: PID (\S+))?( \{.*\})?$/s.exec(value);
+  if (!m) return value;
+  const [, name = '', type, pid, extra] = m;
+  const uscc = pid ? usccOf(pid) : null;
+  const open = lang === 'zh' ? '（' : ' (';
+  const close = lang === 'zh' ? '）' : ')';
+  const sep = lang === 'zh' ? '，' : ', ';
+  const notes = [type, uscc ? `${lang === 'zh' ? '统一社会信用代码' : 'USCC'} ${uscc}` : null].filter(
+    (x): x is string => !!x,
+  );
+  return `${name}${notes.length ? `${open}${notes.join(sep)}${close}` : ''}${extra ?? ''}`;
+}
+
+/** The PID a shareholder change row names, if any. */
+export function holderPid(value: string | null): string | null {
+  return value === null ? null : (/ PID (\S+)/.exec(value)?.[1] ?? null);
+}
+
+/**
+ * The before or after of a change row as a person reads it: a capital amount with its unit and
+ * currency, a date, a code as its name, a shareholder without internal ids.
+ */
+export function formatChangeValue(
+  field: string | null,
+  value: string | null,
+  lang: Lang,
+  ctx: ValueContext & { usccOf?: (pid: string) => string | null } = {},
+): string {
+  if (value === null) return '';
+  if (field === 'BE_INVEST') return formatHolder(value, lang, ctx.usccOf);
+  if (field === null) return value;
+  return formatField(field, value, lang, ctx);
+}
