@@ -7,6 +7,7 @@
  */
 import { EVENT_TYPES } from '../../src/events/catalogue.ts';
 import { ENTERPRISE_FIELDS as HASHED_FIELDS } from '../../src/history/hash.ts';
+import { ENTERPRISE_CHANGE_CATEGORIES, PRODUCT_CHANGE_CATEGORIES } from '../../src/terms/changes.ts';
 import {
   CHANGE_COLUMNS,
   ENTERPRISE_COLUMNS,
@@ -15,7 +16,6 @@ import {
   PRODUCT_FIELDS,
   TOKENS,
 } from '../../src/terms/fields.ts';
-import { ENTERPRISE_CHANGE_CATEGORIES, PRODUCT_CHANGE_CATEGORIES } from '../../src/terms/changes.ts';
 
 /** Codes that are never words in either language: upstream field names, snake_case columns, event types. */
 export function rawCodes(): string[] {
@@ -24,8 +24,10 @@ export function rawCodes(): string[] {
   for (const k of [...Object.keys(ENTERPRISE_COLUMNS), ...Object.keys(CHANGE_COLUMNS)])
     if (k.includes('_')) codes.add(k);
   for (const k of Object.keys(PRODUCT_FIELDS)) if (k.includes('_')) codes.add(k);
-  for (const c of [...ENTERPRISE_CHANGE_CATEGORIES, ...PRODUCT_CHANGE_CATEGORIES]) if (c.includes('_')) codes.add(c);
-  for (const group of Object.values(TOKENS)) for (const k of Object.keys(group)) if (k.includes('_')) codes.add(k);
+  for (const c of [...ENTERPRISE_CHANGE_CATEGORIES, ...PRODUCT_CHANGE_CATEGORIES])
+    if (c.includes('_')) codes.add(c);
+  for (const group of Object.values(TOKENS))
+    for (const k of Object.keys(group)) if (k.includes('_')) codes.add(k);
   for (const t of Object.keys(EVENT_TYPES)) codes.add(t);
   // Child fields that are ordinary words in English (NAME, POSITION) count only in capitals.
   return [...codes];
@@ -39,10 +41,10 @@ export function englishTokens(): string[] {
   return [...words];
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const reEscape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function wordRe(words: readonly string[], flags: string): RegExp {
-  const sorted = [...words].sort((a, b) => b.length - a.length).map(escape);
+  const sorted = [...words].sort((a, b) => b.length - a.length).map(reEscape);
   return new RegExp(`(?<![A-Za-z0-9_.\\-])(?:${sorted.join('|')})(?![A-Za-z0-9_\\-])`, flags);
 }
 
