@@ -247,6 +247,28 @@ export const TOKENS = {
   },
 } as const satisfies Record<string, Record<string, { zh: string; en: string }>>;
 
+/** The words of each event type (src/events/catalogue.ts checks that every type has them). */
+export const EVENT_TYPE_LABELS = {
+  'company.revoked': { zh: '被吊销', en: 'Revoked' },
+  'company.name.changed': { zh: '名称变更', en: 'Name changed' },
+  'company.address.changed': { zh: '地址变更', en: 'Address changed' },
+  'company.listing.changed': { zh: '上市状态变更', en: 'Listing changed' },
+  'cycle.completed': { zh: '周期完成', en: 'Cycle completed' },
+  'cycle.paused': { zh: '周期暂停', en: 'Cycle paused' },
+  'upstream.refusing': { zh: '上游持续拒绝', en: 'Upstream keeps refusing' },
+  'entry.failed': { zh: '监控条目失败', en: 'Watch entry failed' },
+  'endpoint.disabled': { zh: '推送地址已停用', en: 'Endpoint disabled' },
+  'endpoint.recovered': { zh: '推送地址已恢复', en: 'Endpoint recovered' },
+  'digest.daily': { zh: '每日摘要', en: 'Daily digest' },
+} as const satisfies Record<string, { zh: string; en: string }>;
+
+/** What an event type is called in `lang`; a type nobody labelled is "another event". */
+export function eventTypeLabel(type: string, lang: Lang): string {
+  const words = (EVENT_TYPE_LABELS as Record<string, { zh: string; en: string }>)[type];
+  if (words) return words[lang];
+  return lang === 'zh' ? '其他事件' : 'Another event';
+}
+
 export type TokenGroup = keyof typeof TOKENS;
 
 /** The words of `token` of `group` in `lang`; a token nobody labelled is shown as "other". */
