@@ -92,111 +92,42 @@ const observed = (description: string, severity: Severity): TypeSpec => ({
 
 /** Every event type, by name. */
 export const EVENT_TYPES = {
-  'company.status.changed': change('the registration status (ENTSTATUS) changed', {
-    zh: '登记状态变更',
-    en: 'Status changed',
-  }),
-  'company.liquidation.opened': change('a liquidation group appeared (CLEARINGINFO empty → non-empty)', {
-    zh: '进入清算',
-    en: 'Liquidation opened',
-  }),
-  'company.liquidation.closed': change('the liquidation group disappeared', {
-    zh: '清算组撤销',
-    en: 'Liquidation closed',
-  }),
+  'company.status.changed': change('the registration status (ENTSTATUS) changed'),
+  'company.liquidation.opened': change('a liquidation group appeared (CLEARINGINFO empty → non-empty)'),
+  'company.liquidation.closed': change('the liquidation group disappeared'),
   'company.liquidation.members.changed': change(
     'a member of the liquidation group was added, removed or changed',
-    { zh: '清算组成员变更', en: 'Liquidation committee changed' },
   ),
   'company.revoked': change('a revocation date appeared (REVOKEDATE)'),
-  'company.revocation.changed': change('the revocation date or reason changed otherwise', {
-    zh: '吊销信息变更',
-    en: 'Revocation details changed',
-  }),
+  'company.revocation.changed': change('the revocation date or reason changed otherwise'),
   'company.name.changed': change('the name or a former name changed'),
-  'company.legal_representative.changed': change('the legal representative changed', {
-    zh: '法定代表人变更',
-    en: 'Legal representative changed',
-  }),
-  'company.capital.decreased': change('registered capital decreased (same currency)', {
-    zh: '注册资本减少',
-    en: 'Registered capital decreased',
-  }),
-  'company.capital.increased': change('registered capital increased (same currency)', {
-    zh: '注册资本增加',
-    en: 'Registered capital increased',
-  }),
-  'company.capital.changed': change('registered capital or its currency changed otherwise', {
-    zh: '注册资本变更',
-    en: 'Registered capital changed',
-  }),
-  'company.shareholders.changed': change('a shareholder was added, removed or changed', {
-    zh: '股东变更',
-    en: 'Shareholders changed',
-  }),
-  'company.key_personnel.changed': change('a key person was added, removed or changed', {
-    zh: '主要人员变更',
-    en: 'Key personnel changed',
-  }),
+  'company.legal_representative.changed': change('the legal representative changed'),
+  'company.capital.decreased': change('registered capital decreased (same currency)'),
+  'company.capital.increased': change('registered capital increased (same currency)'),
+  'company.capital.changed': change('registered capital or its currency changed otherwise'),
+  'company.shareholders.changed': change('a shareholder was added, removed or changed'),
+  'company.key_personnel.changed': change('a key person was added, removed or changed'),
   'company.address.changed': change('the address changed'),
-  'company.business_scope.changed': change('the business scope changed', {
-    zh: '经营范围变更',
-    en: 'Business scope changed',
-  }),
-  'company.type.changed': change('the enterprise type changed', {
-    zh: '企业类型变更',
-    en: 'Company type changed',
-  }),
-  'company.operating_period.changed': change('the operating period changed', {
-    zh: '营业期限变更',
-    en: 'Operating period changed',
-  }),
+  'company.business_scope.changed': change('the business scope changed'),
+  'company.type.changed': change('the enterprise type changed'),
+  'company.operating_period.changed': change('the operating period changed'),
   'company.listing.changed': change('the listed flag changed'),
-  'company.industry.changed': change('the industry classification changed', {
-    zh: '行业变更',
-    en: 'Industry changed',
-  }),
-  'company.insured_employees.changed': change('the number of insured employees changed', {
-    zh: '参保人数变更',
-    en: 'Insured employees changed',
-  }),
-  'company.registration.changed': change('a registration fact changed (number, code, authority, dates)', {
-    zh: '登记信息变更',
-    en: 'Registration details changed',
-  }),
-  'company.other.changed': change('another documented field changed', {
-    zh: '其他信息变更',
-    en: 'Other details changed',
-  }),
-  'company.extra.changed': change('an undocumented field changed', {
-    zh: '未列明字段变更',
-    en: 'Undocumented field changed',
-  }),
-  'company.first_seen': observed('the first version of a company was recorded', 'low', {
-    zh: '首次记录',
-    en: 'First recorded',
-  }),
-  'company.disappeared': observed('a keyword that found the company answers not_found', 'high', {
-    zh: '查询不到该企业',
-    en: 'No longer found',
-  }),
-  'company.reappeared': observed('a company that had disappeared is found again', 'medium', {
-    zh: '企业重新出现',
-    en: 'Found again',
-  }),
+  'company.industry.changed': change('the industry classification changed'),
+  'company.insured_employees.changed': change('the number of insured employees changed'),
+  'company.registration.changed': change('a registration fact changed (number, code, authority, dates)'),
+  'company.other.changed': change('another documented field changed'),
+  'company.extra.changed': change('an undocumented field changed'),
+  'company.first_seen': observed('the first version of a company was recorded', 'low'),
+  'company.disappeared': observed('a keyword that found the company answers not_found', 'high'),
+  'company.reappeared': observed('a company that had disappeared is found again', 'medium'),
   'company.stale_answer.ignored': observed(
     'an answer older than the current version was kept out of history',
     'low',
-    { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
   ),
-  'company.resolution.changed': observed('a watch keyword now resolves to another company', 'medium', {
-    zh: '关键词指向另一家企业',
-    en: 'Keyword now finds another company',
-  }),
+  'company.resolution.changed': observed('a watch keyword now resolves to another company', 'medium'),
   'company.resolution.mismatch': observed(
     "an answer's credit code differs from the entry's expected one: not merged into history",
     'high',
-    { zh: '统一社会信用代码不符', en: 'Credit code does not match' },
   ),
   'cycle.completed': {
     description: 'every planned entry of a cycle reached a final state',
