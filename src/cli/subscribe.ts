@@ -4,7 +4,7 @@ import type { Config } from '../config/config.ts';
 import { checkTarget, parseWebhookUrl, WebhookUrlError } from '../delivery/address.ts';
 import type { Lang } from '../delivery/channels/words.ts';
 import { LANGS } from '../delivery/channels/words.ts';
-import { dispatchEvent, sampleEvent } from '../delivery/dispatch.ts';
+import { dispatchEvents, SAMPLE_KNOWN, sampleEvent } from '../delivery/dispatch.ts';
 import { safeUrl } from '../delivery/engine.ts';
 import { mailAddresses } from '../delivery/mailer.ts';
 import { FORMATS, type Format } from '../delivery/payload.ts';
@@ -226,7 +226,7 @@ function subscribeTest(): Command {
       const r = await withStore(config, async ({ sql }) => {
         const target = await deliveryTarget(sql, id);
         if (!target) return null;
-        return dispatchEvent(target, sampleEvent(target.lang, at), at, {
+        return dispatchEvents(target, [sampleEvent(target.lang, at)], SAMPLE_KNOWN, at, {
           timeoutMs: config.DAYBOOK_WEBHOOK_TIMEOUT_MS,
           publicUrl: config.DAYBOOK_PUBLIC_URL,
           mailer: mailerFor(config),

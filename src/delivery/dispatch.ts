@@ -4,11 +4,13 @@
  * verdict in the body: answer.ts), or a mail over SMTP. Errors and answers kept are cut of the
  * URL's and the signing secret's text.
  */
+import type { Sql } from '../db/connect.ts';
 import type { Envelope } from '../events/feed.ts';
+import { companyFacts } from '../history/facts.ts';
 import { parseRetryAfter } from '../retry/retry-after.ts';
 import { readAnswer, TOO_MANY_WAIT_MS } from './channels/answer.ts';
 import { mailOf } from './channels/mail.ts';
-import { eventMessage } from './channels/message.ts';
+import { type Known, messageOf, pidsNamed } from './channels/message.ts';
 import { CHAT_FORMATS, type ChatFormat } from './channels/render.ts';
 import { type ChatRequest, type ChatTarget, chatRequest } from './channels/request.ts';
 import type { Lang } from './channels/words.ts';
@@ -81,7 +83,29 @@ export async function sendChat(
   };
 }
 
-async function sendMail(t: Target, e: Envelope, o: DispatchOptions): Promise<Dispatched> {
+/** What daybook holds of the companies `events` name: their credit codes, names and currencies. */
+export async function knownFor(sql: Sql, events: readonly Envelope[]): Promise<Known> {
+  const facts = await companyFacts(sql, pidsNamed(events));
+  const current = (pid: string) => facts.current.get(pid);
+  return {
+    uscc: (pid) => current(pid)?.uscc ?? null,
+    name: (pid) => current(pid)?.name ?? null,
+    currency: (pid, version) =>
+      (version === null ? undefined : facts.currency.get(`${pid}|${version}`)) ??
+      current(pid)?.currency ??
+      null,
+  };
+}
+
+/** Whether `format` is read by people (chat, Slack, mail): its messages group by company. */
+export const isHuman = (f: Format): boolean => f !== 'standard';
+
+async function sendMail(
+  t: Target,
+  events: readonly Envelope[],
+  known: Known,
+  o: DispatchOptions,
+): Promise<Dispatched> {
   const base = { status: null, retryAfter: undefined, rateLimitedMs: null };
   if (!o.mailer)
     return {
@@ -91,19 +115,26 @@ async function sendMail(t: Target, e: Envelope, o: DispatchOptions): Promise<Dis
       latencyMs: 0,
       ok: false,
     };
-  const r = await o.mailer(mailAddresses(t.url), mailOf(eventMessage(e, t.lang, o.publicUrl)));
+  const r = await o.mailer(mailAddresses(t.url), mailOf(messageOf(events, t.lang, known, o.publicUrl)));
   return { ...base, response: r.response, error: r.error, latencyMs: r.latencyMs, ok: r.ok };
 }
 
-/** Sends event `e` to `t` once, at `at`. */
-export async function dispatchEvent(
+/**
+ * Sends `events` to `t` once, at `at`: for people, one message (one company's events of a cycle,
+ * a digest, or an operator event); for a webhook, the one event.
+ */
+export async function dispatchEvents(
   t: Target,
-  e: Envelope,
+  events: readonly Envelope[],
+  known: Known,
   at: Date,
   o: DispatchOptions,
 ): Promise<Dispatched> {
-  if (t.format === 'email') return sendMail(t, e, o);
-  if (isChat(t.format)) return sendChat(t, chatRequest(chatTarget(t, o), e, at), e.id, o);
+  const e = events[0];
+  if (!e) throw new Error('nothing to send');
+  if (t.format === 'email') return sendMail(t, events, known, o);
+  if (isChat(t.format)) return sendChat(t, chatRequest(chatTarget(t, o), events, known, at), e.id, o);
+  if (events.length > 1) throw new Error(`a ${t.format} delivery sends one event at a time`);
   const body = bodyOf(t.format, e);
   const r = await post(new URL(t.url), signedHeaders(e.id, body, t.secrets, at), body, {
     timeoutMs: o.timeoutMs,
@@ -118,6 +149,13 @@ export async function dispatchEvent(
     rateLimitedMs: null,
   };
 }
+
+/** What a sample message knows of its example company. */
+export const SAMPLE_KNOWN: Known = {
+  uscc: () => '91110000600037341L',
+  name: () => null,
+  currency: () => 'CNY',
+};
 
 /** The sample event `subscribe test` sends: a registration status change at an example company. */
 export function sampleEvent(lang: Lang, at: Date): Envelope {

@@ -19,8 +19,17 @@ import { nextAttemptAt } from '../retry/schedule.ts';
 import { within } from '../time/deadline.ts';
 import { sleepUnless } from '../time/sleep.ts';
 import { MOST_PER_WINDOW, rateLimitOf } from './channels/limits.ts';
+import { groupedBy, inSendOrder } from './channels/message.ts';
 import { foldedRequests } from './channels/request.ts';
-import { chatTarget, type Dispatched, type DispatchOptions, dispatchEvent, sendChat } from './dispatch.ts';
+import {
+  chatTarget,
+  type Dispatched,
+  type DispatchOptions,
+  dispatchEvents,
+  isChat,
+  knownFor,
+  sendChat,
+} from './dispatch.ts';
 import {
   type Claimed,
   claimDue,
@@ -247,10 +256,12 @@ export class DeliveryEngine {
   }
 
   /**
-   * Delivers the due work of one rate-limited subscription without going past its vendor's limit:
-   * one message per event while the vendor's minute can take them all, else the events folded
-   * into as few messages as the vendor's size allows (a digest keeps its own); as many messages as
-   * the window has room for, and the rest wait for room (no attempt is counted for them).
+   * Delivers the due work of one subscription read by people (chat, Slack, mail) without going
+   * past its vendor's limit: one message per company and cycle (every change of the company in
+   * it), one per digest or operator event, sent one after another in a stable order (severity,
+   * then company). While the vendor's minute can take them all, as many go now as the window has
+   * room for and the rest wait for room (no attempt is counted for them); a burst beyond that is
+   * folded by company into as few messages as the vendor's size allows (a digest keeps its own).
    */
   private async deliverBatch(all: Claimed[], summary: PassSummary): Promise<void> {
     // An event gone from the outbox is recorded as such, as anywhere else.
@@ -266,49 +277,60 @@ export class DeliveryEngine {
       perWindow: limit.perWindow,
       windowMs: windowMs + Math.max(250, Math.round(windowMs / 20)),
     };
+    const known = await within(
+      knownFor(
+        this.sql,
+        ds.map((d) => d.event),
+      ),
+      this.queryDeadlineMs(),
+      'reading the companies of a message',
+    );
+    const groups = inSendOrder(
+      groupedBy(ds, (d) => d.event),
+      (g) => g.map((d) => d.event),
+      known,
+      first.lang,
+    );
     const { granted, freeAt } = await takeSends(this.sql, first.subscription_id, {
       ...window,
-      want: ds.length,
+      want: groups.length,
     });
-    // One message per event while the vendor's minute can take them all: as many now as the
-    // window has room for, the rest when it has room again.
-    if (ds.length <= Math.max(granted, limit.perMinute)) {
-      const now = ds.slice(0, granted);
-      try {
-        for (const d of now) await this.deliver(d, summary);
-      } finally {
-        await settleSends(this.sql, first.subscription_id, now.length);
-      }
-      await releaseClaims(
-        this.sql,
-        ds.slice(now.length).map((d) => d.id),
-        this.holder,
-        freeAt,
-      );
-      return;
-    }
-    // A digest keeps a message of its own; the other events are folded into the sends left.
     const at = this.now();
-    const digests = ds.filter((d) => d.event.type === 'digest.daily').slice(0, granted);
-    const rest = ds.filter((d) => !digests.includes(d));
-    const sends: { part: Claimed[]; send: () => Promise<Dispatched> }[] = digests.map((d) => ({
-      part: [d],
-      send: () => dispatchEvent(d, d.event, at, this.o),
-    }));
-    const room = granted - sends.length;
-    const folds =
-      room > 0 && rest.length > 0
-        ? foldedRequests(
-            chatTarget(first, this.o),
-            rest.map((d) => d.event),
-            at,
-          ).slice(0, room)
-        : [];
-    let folded = 0;
-    for (const req of folds) {
-      const part = rest.slice(folded, folded + req.count);
-      folded += req.count;
-      sends.push({ part, send: () => sendChat(first, req, (part[0] as Claimed).event.id, this.o) });
+    const events = (g: readonly Claimed[]) => g.map((d) => d.event);
+    let sends: { part: Claimed[]; send: () => Promise<Dispatched> }[];
+    if (groups.length <= Math.max(granted, limit.perMinute)) {
+      // One message per group while the vendor's minute can take them all: as many now as the
+      // window has room for, the rest when it has room again.
+      sends = groups.slice(0, granted).map((g) => ({
+        part: g,
+        send: () => dispatchEvents(first, events(g), known, at, this.o),
+      }));
+    } else {
+      // A digest keeps a message of its own; the other groups are folded into the sends left.
+      const digests = groups.filter((g) => g[0]?.event.type === 'digest.daily').slice(0, granted);
+      const rest = groups.filter((g) => !digests.includes(g));
+      sends = digests.map((g) => ({
+        part: g,
+        send: () => dispatchEvents(first, events(g), known, at, this.o),
+      }));
+      const room = granted - sends.length;
+      if (room > 0 && rest.length > 0) {
+        if (isChat(first.format)) {
+          let folded = 0;
+          for (const req of foldedRequests(chatTarget(first, this.o), rest.map(events), known, at).slice(
+            0,
+            room,
+          )) {
+            const part = rest.slice(folded, folded + req.count).flat();
+            folded += req.count;
+            sends.push({ part, send: () => sendChat(first, req, (part[0] as Claimed).event.id, this.o) });
+          }
+        } else {
+          // A mail has no size limit: the burst is one mail.
+          const part = rest.flat();
+          sends.push({ part, send: () => dispatchEvents(first, events(part), known, at, this.o) });
+        }
+      }
     }
     if (granted > sends.length) await returnSends(this.sql, first.subscription_id, granted - sends.length);
     const sent = new Set<number>();
@@ -316,8 +338,10 @@ export class DeliveryEngine {
     try {
       for (const { part, send } of sends) {
         const result = await send();
+        // The deliveries of one message are tried again together: one draw of the jitter.
+        const jitter = this.random();
         for (const d of part) {
-          await this.record(d, result, at, summary);
+          await this.record(d, result, at, summary, jitter);
           sent.add(d.id);
         }
         if (result.rateLimitedMs !== null) {
@@ -339,7 +363,7 @@ export class DeliveryEngine {
   private async deliver(d: Claimed, summary: PassSummary): Promise<void> {
     const at = this.now();
     const result: Dispatched = d.event
-      ? await dispatchEvent(d, d.event, at, this.o)
+      ? await dispatchEvents(d, [d.event], await knownFor(this.sql, [d.event]), at, this.o)
       : {
           status: null,
           response: null,
@@ -353,7 +377,13 @@ export class DeliveryEngine {
   }
 
   /** Records what came of an attempt of `d`, and what follows from it for its endpoint. */
-  private async record(d: Claimed, result: Dispatched, at: Date, summary: PassSummary): Promise<void> {
+  private async record(
+    d: Claimed,
+    result: Dispatched,
+    at: Date,
+    summary: PassSummary,
+    jitter = this.random(),
+  ): Promise<void> {
     const attempt = d.attempts + 1;
     summary.attempted++;
     const ok = result.ok;
@@ -365,13 +395,7 @@ export class DeliveryEngine {
         ? null
         : limited
           ? new Date(at.getTime() + (result.rateLimitedMs ?? 0))
-          : nextAttemptAt(
-              this.o.schedule,
-              attempt,
-              at,
-              parseRetryAfter(result.retryAfter, at),
-              this.random(),
-            );
+          : nextAttemptAt(this.o.schedule, attempt, at, parseRetryAfter(result.retryAfter, at), jitter);
     const outcome = ok ? 'succeeded' : next ? 'retrying' : 'failed';
     const error = ok ? null : (result.error ?? `HTTP ${result.status}`);
     // Past the claim's lease the delivery is another's to take: a record still not written then

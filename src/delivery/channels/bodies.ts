@@ -15,6 +15,7 @@ import {
   joined,
   markdownBody,
   SIZE_LIMITS,
+  subLines,
 } from './render.ts';
 import { WORDS } from './words.ts';
 
@@ -37,7 +38,10 @@ const feishu: Build = (c) => {
   const text = (t: string): FeishuElement[] => [{ tag: 'text', text: t }];
   for (const f of c.m.facts) rows.push(text(`${f.label}: ${joined(f.value, markdownText, c.clip)}`));
   if (c.m.intro) rows.push(text(c.m.intro));
-  for (const x of c.items) rows.push(text(`• ${itemLine(c.m, x, markdownText, c.clip)}`));
+  for (const x of c.items) {
+    rows.push(text(`• ${itemLine(c.m, x, markdownText, c.clip)}`));
+    for (const l of subLines(x, markdownText, c.clip)) rows.push(text(`    ◦ ${l}`));
+  }
   if (c.omitted > 0) rows.push(text(w.leftOut(c.omitted)));
   if (c.m.link) rows.push([{ tag: 'a', text: w.link, href: c.m.link }]);
   const locale = c.m.lang === 'zh' ? 'zh_cn' : 'en_us';
@@ -70,7 +74,16 @@ const teams: Build = (c) => {
   ];
   if (c.m.intro) body.push(block(c.m.intro));
   if (c.items.length > 0)
-    body.push(block(c.items.map((x) => `- ${itemLine(c.m, x, markdownText, c.clip)}`).join('\n')));
+    body.push(
+      block(
+        c.items
+          .flatMap((x) => [
+            `- ${itemLine(c.m, x, markdownText, c.clip)}`,
+            ...subLines(x, markdownText, c.clip).map((l) => `    - ${l}`),
+          ])
+          .join('\n'),
+      ),
+    );
   if (c.omitted > 0) body.push(block(w.leftOut(c.omitted), { isSubtle: true }));
   const card = {
     type: 'AdaptiveCard',

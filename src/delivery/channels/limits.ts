@@ -6,8 +6,10 @@
  *   3 seconds keeps both: never more than 5 in any second, never more than 100 in any minute.
  * A subscription of these formats never sends more. Events due together go one message each, as
  * the window has room, as long as the vendor's minute can take them all; a burst beyond that is
- * folded into as few messages as the vendor's size allows (engine.ts). Teams and Slack have no per-bot count that daybook keeps;
- * their "too many requests" (429) answers are waited out. Pure.
+ * folded by company into as few messages as the vendor's size allows (engine.ts). Slack, Teams
+ * and mail keep a count too, so that every format read by people goes through the same path:
+ * one message per company and cycle, sent one after another in a stable order; a "too many
+ * requests" (429) answer is waited out as well. Pure.
  */
 export interface RateLimit {
   /** Messages per window. */
@@ -22,6 +24,12 @@ export const RATE_LIMITS = {
   dingtalk: { perWindow: 20, windowMs: 60_000, perMinute: 20 },
   wecom: { perWindow: 20, windowMs: 60_000, perMinute: 20 },
   feishu: { perWindow: 5, windowMs: 3_000, perMinute: 100 },
+  // Slack: one message a second per incoming webhook (short bursts tolerated).
+  slack: { perWindow: 1, windowMs: 1_000, perMinute: 60 },
+  // Teams (Workflows webhooks): a few requests a second; 429s past it are waited out as well.
+  teams: { perWindow: 4, windowMs: 1_000, perMinute: 60 },
+  // Mail: no vendor count, but a burst of mails to one address is folded all the same.
+  email: { perWindow: 30, windowMs: 60_000, perMinute: 30 },
 } as const satisfies Record<string, RateLimit>;
 
 export const RATE_LIMITED = Object.keys(RATE_LIMITS) as (keyof typeof RATE_LIMITS)[];

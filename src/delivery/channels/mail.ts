@@ -4,7 +4,7 @@
  */
 import { htmlText, mailText } from './inert.ts';
 import type { Message } from './message.ts';
-import { itemLine, joined } from './render.ts';
+import { itemLine, joined, subLines } from './render.ts';
 import { WORDS } from './words.ts';
 
 export interface Mail {
@@ -21,7 +21,14 @@ export function mailOf(m: Message): Mail {
   const text: string[] = [subject, ''];
   for (const f of m.facts) text.push(`${f.label}: ${joined(f.value, mailText, CLIP)}`);
   if (m.intro) text.push('', m.intro);
-  if (m.items.length) text.push('', ...m.items.map((x) => `- ${itemLine(m, x, mailText, CLIP)}`));
+  if (m.items.length)
+    text.push(
+      '',
+      ...m.items.flatMap((x) => [
+        `- ${itemLine(m, x, mailText, CLIP)}`,
+        ...subLines(x, mailText, CLIP).map((l) => `    - ${l}`),
+      ]),
+    );
   if (m.link) text.push('', `${w.link}: ${m.link}`);
 
   const color = { high: '#c62828', medium: '#ef6c00', low: '#546e7a' }[m.severity];
@@ -38,7 +45,11 @@ export function mailOf(m: Message): Mail {
   if (m.items.length)
     html.push(
       '<ul>',
-      ...m.items.map((x) => `<li>${itemLine(m, x, htmlText, CLIP, (s) => `<b>${s}</b>`)}</li>`),
+      ...m.items.map((x) => {
+        const sub = subLines(x, htmlText, CLIP);
+        const under = sub.length ? `<ul>${sub.map((l) => `<li>${l}</li>`).join('')}</ul>` : '';
+        return `<li>${itemLine(m, x, htmlText, CLIP, (s) => `<b>${s}</b>`)}${under}</li>`;
+      }),
       '</ul>',
     );
   if (m.link)

@@ -5,9 +5,11 @@
  * messages as they need (none is dropped). Upstream text is escaped for each format (inert.ts).
  * Pure.
  */
+
+import { tokenLabel } from '../../terms/fields.ts';
 import { type Escape, markdownText } from './inert.ts';
-import { changeParts, type Item, type Message, type Part } from './message.ts';
-import { severityLabel, WORDS } from './words.ts';
+import type { Line, Message, Part } from './message.ts';
+import { WORDS } from './words.ts';
 
 export const CHAT_FORMATS = ['feishu', 'dingtalk', 'wecom', 'teams'] as const;
 export type ChatFormat = (typeof CHAT_FORMATS)[number];
@@ -29,21 +31,21 @@ export function joined(parts: readonly Part[], esc: Escape, clip: number): strin
   return parts.map((p) => ('ours' in p ? p.ours : esc(p.theirs, clip))).join('');
 }
 
-/** One item as a line (no list marker). */
-export function itemLine(m: Message, x: Item, esc: Escape, clip: number, bold = (s: string) => s): string {
-  const who = x.company ?? x.pid ?? '';
-  const parts: Part[] = [{ theirs: who }];
-  if (x.pid && x.company) parts.push({ ours: ' (' }, { theirs: x.pid }, { ours: ')' });
-  parts.push({ ours: ` · ${x.what}` });
-  const change = changeParts(x, m.lang);
-  if (change.length) parts.push({ ours: ' · ' }, ...change);
-  return `${bold(`[${severityLabel(x.severity, m.lang)}]`)} ${joined(parts, esc, clip)}`;
+/** One item's own line (no list marker), its severity first when it has one. */
+export function itemLine(m: Message, x: Line, esc: Escape, clip: number, bold = (s: string) => s): string {
+  const text = joined(x.parts, esc, clip);
+  return x.severity ? `${bold(`[${tokenLabel('severity', x.severity, m.lang)}]`)} ${text}` : text;
+}
+
+/** The lines under an item (a company's changes), each without a list marker. */
+export function subLines(x: Line, esc: Escape, clip: number): string[] {
+  return x.sub.map((parts) => joined(parts, esc, clip));
 }
 
 /** What a renderer is given: the message, the items it shows, how many it leaves out, the clip. */
 export interface Cut {
   m: Message;
-  items: readonly Item[];
+  items: readonly Line[];
   omitted: number;
   clip: number;
   /** "part i of n" of a split message. */
@@ -57,7 +59,13 @@ export function markdownBody(c: Cut): { title: string; text: string } {
   const lines = [`### ${title}`];
   for (const f of c.m.facts) lines.push(`**${f.label}**: ${joined(f.value, markdownText, c.clip)}`);
   if (c.m.intro) lines.push(c.m.intro);
-  for (const x of c.items) lines.push(`- ${itemLine(c.m, x, markdownText, c.clip, (s) => `**${s}**`)}`);
+  for (const x of c.items)
+    lines.push(
+      [
+        `- ${itemLine(c.m, x, markdownText, c.clip, (s) => `**${s}**`)}`,
+        ...subLines(x, markdownText, c.clip).map((l) => `    - ${l}`),
+      ].join('\n'),
+    );
   if (c.omitted > 0) lines.push(w.leftOut(c.omitted));
   if (c.m.link) lines.push(`[${w.link}](${c.m.link})`);
   return { title, text: lines.join('\n\n') };
@@ -122,7 +130,7 @@ export function fitOne(m: Message, build: Build, limit: number): string {
  * each body with how many items it carries.
  */
 export function fitAll(m: Message, build: Build, limit: number): { body: string; count: number }[] {
-  const chunks: Item[][] = [];
+  const chunks: Line[][] = [];
   let start = 0;
   // First the split, with a placeholder part number (two digits each, as wide as most).
   while (start < m.items.length) {

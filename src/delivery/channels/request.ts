@@ -5,7 +5,7 @@
  */
 import type { Envelope } from '../../events/feed.ts';
 import { chatBodies, chatBody } from './bodies.ts';
-import { eventMessage, foldedMessage } from './message.ts';
+import { foldedMessage, type Known, messageOf } from './message.ts';
 import type { ChatFormat } from './render.ts';
 import { signedDingtalkUrl, signedFeishuBody } from './sign.ts';
 import type { Lang } from './words.ts';
@@ -30,21 +30,22 @@ function signed(t: ChatTarget, body: string, at: Date): ChatRequest {
   return { url: new URL(t.url), body };
 }
 
-/** The one request of event `e`. */
-export function chatRequest(t: ChatTarget, e: Envelope, at: Date): ChatRequest {
-  return signed(t, chatBody(t.format, eventMessage(e, t.lang, t.publicUrl)), at);
+/** The one request of `events`: one company's of one cycle, a digest, or an operator event. */
+export function chatRequest(t: ChatTarget, events: readonly Envelope[], known: Known, at: Date): ChatRequest {
+  return signed(t, chatBody(t.format, messageOf(events, t.lang, known, t.publicUrl)), at);
 }
 
 /**
- * The requests of `events` folded: each names its share of them (`count`, in order), and
- * together they name all.
+ * The requests of `groups` folded (each group one company's events, or one operator event):
+ * each names its share of the groups (`count`, in order), and together they name all.
  */
 export function foldedRequests(
   t: ChatTarget,
-  events: readonly Envelope[],
+  groups: readonly (readonly Envelope[])[],
+  known: Known,
   at: Date,
 ): (ChatRequest & { count: number })[] {
-  return chatBodies(t.format, foldedMessage(events, t.lang, t.publicUrl)).map((b) => ({
+  return chatBodies(t.format, foldedMessage(groups, t.lang, known, t.publicUrl)).map((b) => ({
     ...signed(t, b.body, at),
     count: b.count,
   }));
