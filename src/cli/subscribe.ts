@@ -80,7 +80,7 @@ function subscribeAdd(): Command {
     .argument('<url>', 'the receiver: https://… (http:// too), or mailto:<address>[,<address>…] for mail')
     .option(
       '--type <pattern>',
-      'only events of this type or family, such as company.status.* (repeatable)',
+      'only events of this type or family, such as company.status.* (repeatable). Without it a webhook takes every event, and chat, Slack and mail take the changes of companies and the digest: name operator events (cycle.*, upstream.refusing, entry.failed, endpoint.*) or company.first_seen to receive them too',
       collect,
       [],
     )
@@ -162,7 +162,9 @@ function subscribeList(): Command {
               id: s.id,
               url: shownUrl(s.url),
               state: s.state + (s.disabled_reason ? ` (${s.disabled_reason})` : ''),
-              types: s.digest_only ? 'digest.daily' : s.types.join(',') || '*',
+              types: s.digest_only
+                ? 'digest.daily'
+                : s.types.join(',') || (s.format === 'standard' ? '*' : 'changes, digest.daily'),
               'min severity': s.min_severity,
               pids: s.pids.join(','),
               format: s.format,

@@ -116,9 +116,17 @@ export async function rotateSecret(sql: Sql, id: number, overlapMs: number): Pro
   return rows.length > 0 ? secret : null;
 }
 
-/** Whether subscription `s` takes event `e` (its type patterns, minimum severity, PIDs, digest). */
+/**
+ * Whether subscription `s` takes event `e` (its type patterns, minimum severity, PIDs, digest).
+ * A subscription read by people (chat, Slack, mail) with no type patterns takes a company's
+ * changes and the digest: operator events (cycles, entries, endpoints) and the bookkeeping of
+ * companies (first seen, an outdated answer ignored) reach it only when it names them.
+ */
 const takes = (sql: Sql) => sql`
-  (cardinality(s.types) = 0 or exists (
+  (cardinality(s.types) > 0 or s.format = 'standard' or (
+     e.type = 'digest.daily' or
+     (e.type like 'company.%' and e.type not in ('company.first_seen', 'company.stale_answer.ignored'))))
+  and (cardinality(s.types) = 0 or exists (
      select 1 from unnest(s.types) p
      where e.type = p or p = '*' or (p like '%.*' and e.type like left(p, -1) || '%')))
   and (case e.severity when 'high' then 3 when 'medium' then 2 else 1 end)

@@ -245,38 +245,96 @@ export const TOKENS = {
     present: { zh: '可查询', en: 'found' },
     disappeared: { zh: '查询不到', en: 'not found' },
   },
+  /** Where a watch entry stands in a cycle (`cycle_fetches.status`), as `daybook status` counts it. */
+  fetch_status: {
+    planned: { zh: '待查询', en: 'planned' },
+    deferred: { zh: '推迟', en: 'deferred' },
+    skipped: { zh: '跳过', en: 'skipped' },
+    fetching: { zh: '查询中', en: 'being fetched' },
+    retrying: { zh: '等待重试', en: 'waiting to retry' },
+    succeeded: { zh: '已查询', en: 'fetched' },
+    duplicate: { zh: '与其他条目为同一企业', en: "another entry's company" },
+    failed: { zh: '失败', en: 'failed' },
+  },
+  /**
+   * Why an entry was deferred, skipped or failed, or a run failed (`cycle_fetches.error_code`,
+   * `runs.error_code`): the planner's reasons, the upstream's documented error codes and daybook's own.
+   */
+  reason: {
+    credit_budget: { zh: '积分预算不足', en: 'credit budget reached' },
+    rate_window: { zh: '调用频率限制内排不下', en: 'no room left in the rate limit' },
+    max_entries: { zh: '达到每周期条目上限', en: 'entries per cycle cap reached' },
+    added_after_plan: { zh: '计划后新加入', en: 'added after the plan' },
+    unknown: { zh: '原因不明', en: 'reason unknown' },
+    already_fetched_this_cycle: { zh: '本周期已查询', en: 'already fetched this cycle' },
+    duplicate_pid: { zh: '与其他条目为同一企业', en: "another entry's company" },
+    permanent_error_recent: { zh: '近期已永久失败', en: 'failed for good recently' },
+    not_found: { zh: '查无结果', en: 'not found' },
+    invalid_parameter: { zh: '参数无效', en: 'invalid parameter' },
+    invalid_request: { zh: '请求无效', en: 'invalid request' },
+    invalid_date: { zh: '日期无效', en: 'invalid date' },
+    invalid_product_name: { zh: '产品名称无效', en: 'invalid product name' },
+    missing_parameters: { zh: '缺少参数', en: 'missing parameters' },
+    unauthorized: { zh: '未授权', en: 'unauthorized' },
+    forbidden: { zh: '禁止访问', en: 'forbidden' },
+    invalid_api_key: { zh: 'API 密钥无效', en: 'invalid API key' },
+    missing_api_key: { zh: '缺少 API 密钥', en: 'missing API key' },
+    insufficient_credits: { zh: '积分不足', en: 'insufficient credits' },
+    budget_exhausted: { zh: '积分预算用完', en: 'credit budget used up' },
+    rate_limit_exceeded: { zh: '超出调用频率限制', en: 'rate limit exceeded' },
+    rate_limited: { zh: '调用频率受限', en: 'rate limited' },
+    server_error: { zh: '上游服务器错误', en: 'upstream server error' },
+    upstream_error: { zh: '上游错误', en: 'upstream error' },
+    timeout: { zh: '超时', en: 'timed out' },
+    network_error: { zh: '网络错误', en: 'network error' },
+    unexpected_response: { zh: '应答格式不符', en: 'unexpected answer' },
+    malformed_body: { zh: '应答无法解析', en: 'unreadable answer' },
+    body_too_large: { zh: '应答过大', en: 'answer too large' },
+    body_too_deep: { zh: '应答嵌套过深', en: 'answer nested too deep' },
+    unusable_answer: { zh: '应答不可用', en: 'unusable answer' },
+    resolution_mismatch: { zh: '统一社会信用代码不符', en: 'credit code does not match' },
+    claim_lost: { zh: '条目已由其他进程接手', en: 'taken over by another worker' },
+    worker_died: { zh: '工作进程多次中断', en: 'its worker died too often' },
+    bad_job_data: { zh: '任务数据无效', en: 'invalid job data' },
+  },
+  /** What kind of format drift an upstream answer showed (`format_drift.kind`). */
+  drift_kind: {
+    unknown_field: { zh: '未列明字段', en: 'unknown field' },
+    missing_field: { zh: '缺失字段', en: 'missing field' },
+    type_variant: { zh: '类型或格式不符', en: 'type or format variant' },
+  },
 } as const satisfies Record<string, Record<string, { zh: string; en: string }>>;
 
 /** The words of each event type (src/events/catalogue.ts checks that every type has them). */
 export const EVENT_TYPE_LABELS = {
-  'company.status.changed': { zh: '清算组成员变更', en: 'Liquidation committee changed' },
-  'company.liquidation.opened': { zh: '清算组成员变更', en: 'Liquidation committee changed' },
-  'company.liquidation.closed': { zh: '清算组成员变更', en: 'Liquidation committee changed' },
+  'company.status.changed': { zh: '登记状态变更', en: 'Status changed' },
+  'company.liquidation.opened': { zh: '进入清算', en: 'Liquidation opened' },
+  'company.liquidation.closed': { zh: '清算组撤销', en: 'Liquidation closed' },
   'company.liquidation.members.changed': { zh: '清算组成员变更', en: 'Liquidation committee changed' },
   'company.revoked': { zh: '被吊销', en: 'Revoked' },
-  'company.revocation.changed': { zh: '名称变更', en: 'Name changed' },
+  'company.revocation.changed': { zh: '吊销信息变更', en: 'Revocation details changed' },
   'company.name.changed': { zh: '名称变更', en: 'Name changed' },
-  'company.legal_representative.changed': { zh: '地址变更', en: 'Address changed' },
-  'company.capital.decreased': { zh: '地址变更', en: 'Address changed' },
-  'company.capital.increased': { zh: '地址变更', en: 'Address changed' },
-  'company.capital.changed': { zh: '地址变更', en: 'Address changed' },
-  'company.shareholders.changed': { zh: '地址变更', en: 'Address changed' },
-  'company.key_personnel.changed': { zh: '地址变更', en: 'Address changed' },
+  'company.legal_representative.changed': { zh: '法定代表人变更', en: 'Legal representative changed' },
+  'company.capital.decreased': { zh: '注册资本减少', en: 'Registered capital decreased' },
+  'company.capital.increased': { zh: '注册资本增加', en: 'Registered capital increased' },
+  'company.capital.changed': { zh: '注册资本变更', en: 'Registered capital changed' },
+  'company.shareholders.changed': { zh: '股东变更', en: 'Shareholders changed' },
+  'company.key_personnel.changed': { zh: '主要人员变更', en: 'Key personnel changed' },
   'company.address.changed': { zh: '地址变更', en: 'Address changed' },
-  'company.business_scope.changed': { zh: '上市状态变更', en: 'Listing changed' },
-  'company.type.changed': { zh: '上市状态变更', en: 'Listing changed' },
-  'company.operating_period.changed': { zh: '上市状态变更', en: 'Listing changed' },
+  'company.business_scope.changed': { zh: '经营范围变更', en: 'Business scope changed' },
+  'company.type.changed': { zh: '企业类型变更', en: 'Company type changed' },
+  'company.operating_period.changed': { zh: '营业期限变更', en: 'Operating period changed' },
   'company.listing.changed': { zh: '上市状态变更', en: 'Listing changed' },
-  'company.industry.changed': { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
-  'company.insured_employees.changed': { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
-  'company.registration.changed': { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
-  'company.other.changed': { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
-  'company.extra.changed': { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
-  'company.first_seen': { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
-  'company.disappeared': { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
-  'company.reappeared': { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
+  'company.industry.changed': { zh: '行业变更', en: 'Industry changed' },
+  'company.insured_employees.changed': { zh: '参保人数变更', en: 'Insured employees changed' },
+  'company.registration.changed': { zh: '登记信息变更', en: 'Registration details changed' },
+  'company.other.changed': { zh: '其他信息变更', en: 'Other details changed' },
+  'company.extra.changed': { zh: '未列明字段变更', en: 'Undocumented field changed' },
+  'company.first_seen': { zh: '首次记录', en: 'First recorded' },
+  'company.disappeared': { zh: '查询不到该企业', en: 'No longer found' },
+  'company.reappeared': { zh: '企业重新出现', en: 'Found again' },
   'company.stale_answer.ignored': { zh: '忽略过期的应答', en: 'Outdated answer ignored' },
-  'company.resolution.changed': { zh: '统一社会信用代码不符', en: 'Credit code does not match' },
+  'company.resolution.changed': { zh: '关键词指向另一家企业', en: 'Keyword now finds another company' },
   'company.resolution.mismatch': { zh: '统一社会信用代码不符', en: 'Credit code does not match' },
   'cycle.completed': { zh: '周期完成', en: 'Cycle completed' },
   'cycle.paused': { zh: '周期暂停', en: 'Cycle paused' },
@@ -309,6 +367,72 @@ export function tokenLabel(group: TokenGroup, token: string | null | undefined, 
       .join(lang === 'zh' ? '、' : ', ');
   return lang === 'zh' ? '其他' : 'other';
 }
+
+/**
+ * Names of daybook's own machinery that `daybook status` shows: jobs and their queues, job
+ * states, upstream operations, export kinds, the JSON types format drift speaks of. Ordinary
+ * English words, kept out of TOKENS (which lists what must never show untranslated in Chinese).
+ */
+export const OPERATION_WORDS = {
+  job: {
+    plan: { zh: '计划', en: 'plan' },
+    enterprise: { zh: '企业查询', en: 'company lookups' },
+    products: { zh: '产品榜单', en: 'product lists' },
+    'product-detail': { zh: '产品详情', en: 'product detail' },
+    'cycle-complete': { zh: '周期收尾', en: 'cycle completion' },
+    cycle: { zh: '周期收尾', en: 'cycle completion' },
+  },
+  job_state: {
+    waiting: { zh: '等待', en: 'waiting' },
+    active: { zh: '运行中', en: 'running' },
+    delayed: { zh: '延后', en: 'delayed' },
+    failed: { zh: '失败', en: 'failed' },
+  },
+  operation: {
+    'enterprise-search': { zh: '企业查询接口', en: 'company search' },
+    'product-listing': { zh: '产品榜单接口', en: 'product list' },
+  },
+  export_kind: {
+    full: { zh: '全量', en: 'full' },
+    incremental: { zh: '增量', en: 'incremental' },
+  },
+  json_type: {
+    string: { zh: '文本', en: 'text' },
+    number: { zh: '数字', en: 'number' },
+    integer: { zh: '整数', en: 'whole number' },
+    boolean: { zh: '布尔值', en: 'yes/no' },
+    object: { zh: '对象', en: 'object' },
+    array: { zh: '列表', en: 'list' },
+    null: { zh: '空值', en: 'null' },
+    absent: { zh: '缺失', en: 'absent' },
+  },
+} as const satisfies Record<string, Record<string, { zh: string; en: string }>>;
+
+/** The words of a name of `group` in `lang`; a name nobody labelled is shown as written. */
+export function operationWord(group: keyof typeof OPERATION_WORDS, name: string, lang: Lang): string {
+  return (OPERATION_WORDS[group] as Record<string, { zh: string; en: string }>)[name]?.[lang] ?? name;
+}
+
+/** The columns of the tables `daybook status` prints (watch entries, runs, format drift). */
+export const STATUS_COLUMNS: Readonly<Record<string, { zh: string; en: string }>> = {
+  keyword: { zh: '监控关键词', en: 'Watch keyword' },
+  reason: { zh: '原因', en: 'Reason' },
+  detail: { zh: '说明', en: 'Detail' },
+  attempts: { zh: '尝试次数', en: 'Attempts' },
+  date: { zh: '榜单日期', en: 'List date' },
+  pull: { zh: '拉取', en: 'Pull' },
+  kind: { zh: '任务', en: 'Job' },
+  entity: { zh: '对象', en: 'Subject' },
+  finished_at: { zh: '结束时间（北京）', en: 'Finished (Beijing)' },
+  operation: { zh: '接口', en: 'Operation' },
+  field: { zh: '字段', en: 'Field' },
+  drift: { zh: '类别', en: 'Kind' },
+  seen: { zh: '实际', en: 'Seen' },
+  expected: { zh: '应为', en: 'Expected' },
+  responses: { zh: '应答数', en: 'Answers' },
+  first_seen_at: { zh: '首次出现（北京）', en: 'First seen (Beijing)' },
+  last_seen_at: { zh: '最近出现（北京）', en: 'Last seen (Beijing)' },
+};
 
 /** The spec of an enterprise field, by upstream name or by column; undefined when none has it. */
 export function enterpriseField(name: string): FieldSpec | undefined {

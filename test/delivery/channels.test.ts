@@ -9,12 +9,13 @@ import { readAnswer } from '../../src/delivery/channels/answer.ts';
 import { chatBodies, chatBody } from '../../src/delivery/channels/bodies.ts';
 import { htmlText, markdownText } from '../../src/delivery/channels/inert.ts';
 import { mailOf } from '../../src/delivery/channels/mail.ts';
-import { digestMessage, eventMessage, foldedMessage } from '../../src/delivery/channels/message.ts';
+import { companyMessage, digestMessage, foldedMessage } from '../../src/delivery/channels/message.ts';
 import { CHAT_FORMATS } from '../../src/delivery/channels/render.ts';
 import { chatRequest, foldedRequests } from '../../src/delivery/channels/request.ts';
 import { post } from '../../src/delivery/send.ts';
 import type { Envelope } from '../../src/events/feed.ts';
-import { CHINESE, change, HOSTILE } from './support/events.ts';
+import { humanProblems } from '../support/human.ts';
+import { CHINESE, change, HOSTILE, KNOWN, USCC } from './support/events.ts';
 import { inert, type VendorReceiver, vendorReceiver } from './support/vendors.ts';
 
 function digest(n: number): Envelope {
@@ -43,29 +44,34 @@ const bytes = (s: string) => Buffer.byteLength(s);
 describe('messages', () => {
   it('says who, what changed from what to what, how severe and which cycle, in Chinese by default and in English', () => {
     const e = change();
-    const zh = chatBody('wecom', eventMessage(e, 'zh', 'https://daybook.example'));
+    const zh = chatBody('wecom', companyMessage([e], 'zh', KNOWN, 'https://daybook.example'));
     const content = (JSON.parse(zh) as { markdown: { content: string } }).markdown.content;
     expect(content).toContain(CHINESE);
-    expect(content).toContain('存续 → 注销');
+    expect(content).toContain(USCC);
+    expect(content).toContain('登记状态：存续 → 注销');
     expect(content).toContain('登记状态变更');
     expect(content).toContain('严重程度**: 高');
     expect(content).toContain('2026-11-10');
-    expect(content).toContain(`(https://daybook.example/events?after=${e.sequence - 1}&limit=1)`);
-    const en = (JSON.parse(chatBody('wecom', eventMessage(e, 'en'))) as { markdown: { content: string } })
-      .markdown.content;
+    expect(content).toContain(`(https://daybook.example/ui/companies/${e.pid}?at=2026-11-10#v2)`);
+    expect(humanProblems(content, { lang: 'zh', quoted: [CHINESE] })).toEqual([]);
+    const en = (
+      JSON.parse(chatBody('wecom', companyMessage([e], 'en', KNOWN))) as { markdown: { content: string } }
+    ).markdown.content;
     expect(en).toContain('Severity**: high');
-    expect(en).toContain('registration status');
+    expect(en).toContain('Status: 存续 → 注销');
+    expect(en).toContain(`(USCC ${USCC})`);
+    expect(humanProblems(en, { lang: 'en', quoted: [CHINESE, '存续', '注销'] })).toEqual([]);
     expect(en).not.toContain('https://');
   });
 
   it('makes a hostile name inert in every format, and keeps a Chinese one as it was', () => {
     const e = change({ name: HOSTILE }, { previous: HOSTILE, current: '@all' });
     for (const f of CHAT_FORMATS) {
-      const body = chatBody(f, eventMessage(e, 'zh'));
+      const body = chatBody(f, companyMessage([e], 'zh', KNOWN));
       expect(inert(body), `${f}: ${body}`).toBe(true);
       expect(body).not.toContain('\\u001b');
     }
-    const mail = mailOf(eventMessage(e, 'en'));
+    const mail = mailOf(companyMessage([e], 'en', KNOWN));
     // Markdown means nothing in a mail: what must not pass is HTML, a mention, a link, an escape.
     expect(mail.html).not.toMatch(/<at\b|<img|<a href="https?:\/\/evil|@all|https?:\/\/evil/);
     expect(mail.html).not.toContain('\u001b');
@@ -92,24 +98,31 @@ describe('messages', () => {
       expect(bytes(counted)).toBeLessThanOrEqual(
         f === 'feishu' ? 20 * 1024 : f === 'teams' ? 28 * 1024 : 4096,
       );
-      const shown = (body.match(/PID\d{5}/g) ?? []).length;
+      const shown = (body.match(new RegExp(`${CHINESE}\\d+`, 'g')) ?? []).length;
       expect(shown).toBeGreaterThan(0);
       expect(shown).toBeLessThan(400);
       expect(body).toContain(`另有 ${400 - shown} 项未列出`);
     }
     // A mail carries it whole.
     const mail = mailOf(digestMessage(d, 'zh'));
-    expect((mail.text.match(/PID\d{5}/g) ?? []).length).toBe(400);
+    expect((mail.text.match(new RegExp(`${CHINESE}\\d+`, 'g')) ?? []).length).toBe(400);
   });
 
-  it('splits folded events over as many messages as they need, naming every one', () => {
-    const events = Array.from({ length: 100 }, () => change());
+  it('splits folded companies over as many messages as they need, naming every one', () => {
+    const events = Array.from({ length: 100 }, (_, i) => change({ name: `${CHINESE}${i}` }));
     for (const f of CHAT_FORMATS) {
-      const parts = chatBodies(f, foldedMessage(events, 'en'));
+      const parts = chatBodies(
+        f,
+        foldedMessage(
+          events.map((e) => [e]),
+          'en',
+          KNOWN,
+        ),
+      );
       expect(parts.reduce((n, p) => n + p.count, 0)).toBe(100);
       const bodies = parts.map((p) => p.body);
-      const named = bodies.flatMap((b) => b.match(/PID\d{5}/g) ?? []);
-      expect(new Set(named)).toEqual(new Set(events.map((e) => e.pid)));
+      const named = bodies.flatMap((b) => b.match(new RegExp(`${CHINESE}\\d+`, 'g')) ?? []);
+      expect(new Set(named)).toEqual(new Set(events.map((e) => e.name)));
       if (f === 'dingtalk' || f === 'wecom') {
         expect(bodies.length).toBeGreaterThan(1);
         for (const b of bodies) expect(b).toMatch(/part \d+ of \d+/);
@@ -158,7 +171,8 @@ describe('signed requests to the vendor receivers', () => {
       receivers.push(r);
       const good = chatRequest(
         { format: vendor, url: r.url, signingSecret: 'SEC-right', lang: 'zh' },
-        change(),
+        [change()],
+        KNOWN,
         new Date(),
       );
       const a = await send(good.url, good.body);
@@ -166,7 +180,8 @@ describe('signed requests to the vendor receivers', () => {
       expect(readAnswer(vendor, a.response)).toEqual({ ok: true });
       const bad = chatRequest(
         { format: vendor, url: r.url, signingSecret: 'SEC-wrong', lang: 'zh' },
-        change(),
+        [change()],
+        KNOWN,
         new Date(),
       );
       const b = await send(bad.url, bad.body);
@@ -186,26 +201,32 @@ describe('signed requests to the vendor receivers', () => {
     const t = await vendorReceiver('teams');
     receivers.push(w, t);
     const target = { format: 'wecom' as const, url: w.url, signingSecret: null, lang: 'en' as const };
-    const wrong = chatRequest({ ...target, url: w.url.replace('key-abc', 'key-xyz') }, change(), new Date());
+    const wrong = chatRequest(
+      { ...target, url: w.url.replace('key-abc', 'key-xyz') },
+      [change()],
+      KNOWN,
+      new Date(),
+    );
     expect(readAnswer('wecom', (await send(wrong.url, wrong.body)).response)).toMatchObject({
       ok: false,
       rateLimited: false,
     });
     const answers = [];
     for (let i = 0; i < 3; i++) {
-      const q = chatRequest(target, change(), new Date());
+      const q = chatRequest(target, [change()], KNOWN, new Date());
       answers.push(readAnswer('wecom', (await send(q.url, q.body)).response));
     }
     expect(answers.map((a) => a.ok)).toEqual([true, true, false]);
     expect(answers[2]).toMatchObject({ rateLimited: true });
     const folded = foldedRequests(
       { format: 'teams', url: t.url, signingSecret: null, lang: 'zh' },
-      [change(), change()],
+      [[change()], [change()]],
+      KNOWN,
       new Date(),
     );
     expect(folded).toHaveLength(1);
     const [f] = folded;
     expect((await send(f?.url as URL, f?.body as string)).status).toBe(202);
-    expect(t.accepted()[0]?.text).toContain('2 条事件');
+    expect(t.accepted()[0]?.text).toContain('2 家企业有变化');
   });
 });

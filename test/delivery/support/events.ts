@@ -1,4 +1,5 @@
 /** Events made by hand for the channel tests: a Chinese company name, and a hostile one. */
+import type { Known } from '../../../src/delivery/channels/message.ts';
 import type { Envelope } from '../../../src/events/feed.ts';
 
 export const HOSTILE =
@@ -36,3 +37,9 @@ export function change(over: Partial<Envelope> = {}, data: Record<string, unknow
     ...over,
   };
 }
+
+/** The credit code every hand-made company has. */
+export const USCC = '91110000600037341L';
+
+/** What the tests' messages know of their companies: a credit code for each, capital in CNY. */
+export const KNOWN: Known = { uscc: () => USCC, name: () => null, currency: () => 'CNY' };
