@@ -335,11 +335,12 @@ export class DeliveryEngine {
     if (granted > sends.length) await returnSends(this.sql, first.subscription_id, granted - sends.length);
     const sent = new Set<number>();
     let waitUntil = freeAt;
+    // The messages of one batch that fail are tried again together, so they go again in the
+    // same order: one draw of the jitter for all of them.
+    const jitter = this.random();
     try {
       for (const { part, send } of sends) {
         const result = await send();
-        // The deliveries of one message are tried again together: one draw of the jitter.
-        const jitter = this.random();
         for (const d of part) {
           await this.record(d, result, at, summary, jitter);
           sent.add(d.id);

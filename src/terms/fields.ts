@@ -269,6 +269,8 @@ export const TOKENS = {
     already_fetched_this_cycle: { zh: '本周期已查询', en: 'already fetched this cycle' },
     duplicate_pid: { zh: '与其他条目为同一企业', en: "another entry's company" },
     permanent_error_recent: { zh: '近期已永久失败', en: 'failed for good recently' },
+    inactive: { zh: '监控条目已移除', en: 'watch entry removed' },
+    paused: { zh: '周期已暂停', en: 'cycle paused' },
     not_found: { zh: '查无结果', en: 'not found' },
     invalid_parameter: { zh: '参数无效', en: 'invalid parameter' },
     invalid_request: { zh: '请求无效', en: 'invalid request' },
@@ -599,6 +601,14 @@ export function beijingTime(at: Date | string): string {
   return new Date(d.getTime() + 8 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
 }
 
+/** The English units of a count of one. */
+const SINGULAR: Readonly<Record<string, string>> = {
+  people: 'person',
+  holders: 'holder',
+  votes: 'vote',
+  comments: 'comment',
+};
+
 /** What a value is shown with: the currency of a capital amount. */
 export interface ValueContext {
   currency?: string | null;
@@ -636,7 +646,7 @@ export function formatKind(
     case 'count': {
       const n = v.trim();
       if (!unit || !/^\d+$/.test(n)) return v;
-      const u = unit[lang];
+      const u = lang === 'en' && n === '1' ? (SINGULAR[unit.en] ?? unit.en) : unit[lang];
       return u ? `${grouped(n)} ${u}` : grouped(n);
     }
     case 'text':

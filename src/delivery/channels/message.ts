@@ -92,7 +92,8 @@ export function companyLink(
 /** The cycle's changes in the console. */
 export function changesLink(publicUrl: string | undefined, cycle: string): string | null {
   const b = base(publicUrl);
-  return b ? `${b}/ui/changes?cycle=${encodeURIComponent(cycle)}` : null;
+  const c = encodeURIComponent(cycle);
+  return b ? `${b}/ui/changes?from=${c}&to=${c}` : null;
 }
 
 /** The company as a person names it: its name and 统一社会信用代码 (the PID only when nothing else is known). */
