@@ -3,6 +3,7 @@
  * formatting helpers of its pages. Pages carry no script: the Content-Security-Policy
  * (see CONSOLE_CSP) would refuse an inline one anyway.
  */
+import { beijingTime, tokenLabel } from '../terms/fields.ts';
 import { type Html, html } from './html.ts';
 import { type Lang, MESSAGES, type Messages } from './i18n.ts';
 
@@ -78,12 +79,32 @@ ${body}
 `;
 }
 
-/** An instant as `YYYY-MM-DD HH:MM UTC`; empty for none. */
-export function when(d: Date | string | null | undefined): string {
-  if (d === null || d === undefined) return '';
+/**
+ * An instant as a Beijing date and time (`YYYY-MM-DD HH:mm`, whatever the machine's zone), in a
+ * `<time>` element carrying the exact instant; empty for none. A table names the zone in its
+ * column header (`zoned`); text elsewhere says it after the time (`whenZoned`).
+ */
+export function when(d: Date | string | null | undefined): Html {
+  if (d === null || d === undefined) return html``;
   const date = d instanceof Date ? d : new Date(d);
-  if (Number.isNaN(date.getTime())) return String(d);
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  if (Number.isNaN(date.getTime())) return html`${String(d)}`;
+  return html`<time datetime="${date.toISOString()}">${beijingTime(date)}</time>`;
+}
+
+/** An instant with its zone named: `2026-11-21 10:03 (Beijing time)`. */
+export function whenZoned(ctx: PageContext, d: Date | string | null | undefined): Html {
+  if (d === null || d === undefined) return html``;
+  return html`${when(d)}${zoneNote(ctx)}`;
+}
+
+/** The zone after a time, or after a column's label: `（北京时间）`, ` (Beijing time)`. */
+export function zoneNote(ctx: PageContext): string {
+  return ctx.lang === 'zh' ? `（${ctx.t.beijing}）` : ` (${ctx.t.beijing})`;
+}
+
+/** A column header of instants, naming their zone. */
+export function zoned(ctx: PageContext, label: string): string {
+  return `${label}${zoneNote(ctx)}`;
 }
 
 /** A number as a person reads it: 1,234.5. */
@@ -93,9 +114,10 @@ export function num(n: number | string | null | undefined, digits = 2): string {
   return Number.isFinite(v) ? v.toLocaleString('en-US', { maximumFractionDigits: digits }) : String(n);
 }
 
-/** A severity as a labelled badge (its colour repeats the word, never replaces it). */
-export function severityBadge(s: string): Html {
-  return html`<span class="sev sev-${['high', 'medium', 'low'].includes(s) ? s : 'low'}">${s}</span>`;
+/** A severity as a labelled badge in the page's language (its colour repeats the word, never replaces it). */
+export function severityBadge(ctx: PageContext, s: string): Html {
+  const cls = ['high', 'medium', 'low'].includes(s) ? s : 'low';
+  return html`<span class="sev sev-${cls}">${tokenLabel('severity', s, ctx.lang)}</span>`;
 }
 
 /**

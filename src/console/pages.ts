@@ -2,9 +2,11 @@
  * The console's pages, rendered on the server from what src/console/queries.ts read. Every value
  * goes through the `html` tag (src/console/html.ts), so upstream text is never markup.
  */
+
+import { formatField, tokenLabel } from '../terms/fields.ts';
 import { barChart, lineChart } from './chart.ts';
 import { type Html, html, safeHttpUrl } from './html.ts';
-import { num, type PageContext, page, severityBadge, table, when } from './layout.ts';
+import { num, type PageContext, page, severityBadge, table, when, whenZoned, zoned } from './layout.ts';
 import type {
   ChangeFilter,
   ChangeRow,
@@ -17,6 +19,22 @@ import type {
   TrendingRow,
   WatchRow,
 } from './queries.ts';
+import {
+  capital,
+  changeItem,
+  changeLabel,
+  changeValue,
+  companyLink,
+  type Held,
+  label,
+  listOf,
+  type MoneyOf,
+  observationDetail,
+  observationLabel,
+  productLabel,
+  severityCell,
+  shareholderCells,
+} from './values.ts';
 
 /** Cycle fetch states grouped as the overview names them. */
 const STATUS_GROUP: Record<string, 'planned' | 'inFlight' | 'bought' | 'failed' | 'deferred' | 'skipped'> = {
@@ -50,10 +68,10 @@ function cycleSection(ctx: PageContext, o: Overview): Html {
     return html`<tr><th scope="row">${t[g]}</th><td class="n">${num(e?.n ?? 0)}</td><td>${why}</td></tr>`;
   });
   const paused = c.paused_at
-    ? html`<p class="warn"><strong>${t.paused}</strong>: ${t.pausedSince} ${when(c.paused_at)} — ${c.paused_reason ?? ''}</p>`
+    ? html`<p class="warn"><strong>${t.paused}</strong>: ${t.pausedSince} ${whenZoned(ctx, c.paused_at)} — ${c.paused_reason ?? ''}</p>`
     : html`<p>${t.notPaused}</p>`;
   return html`<section aria-labelledby="cycle-h"><h2 id="cycle-h">${t.currentCycle}: ${c.cycle}</h2>
-<dl class="facts"><dt>${t.budget}</dt><dd>${num(c.budget)}</dd><dt>${t.spent}</dt><dd>${num(c.spent)}</dd><dt>${t.reserved}</dt><dd>${num(c.reserved)}</dd></dl>
+<dl class="facts"><dt>${t.budget}</dt><dd>${num(c.budget)} ${t.creditsUnit}</dd><dt>${t.spent}</dt><dd>${num(c.spent)} ${t.creditsUnit}</dd><dt>${t.reserved}</dt><dd>${num(c.reserved)} ${t.creditsUnit}</dd></dl>
 ${paused}
 ${table(`${t.cycle} ${c.cycle}`, [t.status, t.entries, t.why], rows)}</section>`;
 }
@@ -85,7 +103,7 @@ function operationsSection(ctx: PageContext, o: Overview): Html {
   );
   const x = o.lastExport;
   const exp = x
-    ? html`<p>#${x.load_no} · ${x.kind} · ${x.format} · ${x.state} · ${num(x.rows)} rows · ${when(x.completed_at ?? x.started_at)}</p>`
+    ? html`<p>#${x.load_no} · ${x.kind} · ${x.format} · ${x.state} · ${num(x.rows)} rows · ${whenZoned(ctx, x.completed_at ?? x.started_at)}</p>`
     : html`<p>${t.noExport}</p>`;
   const subs = o.subscriptions.map(
     (s) =>
@@ -93,11 +111,11 @@ function operationsSection(ctx: PageContext, o: Overview): Html {
   );
   const queue = o.queue.map((q) => `${q.state}: ${num(q.n)}`).join(' · ');
   return html`<section aria-labelledby="rate-h"><h2 id="rate-h">${t.rateUse}</h2>
-${table(t.rateUse, [t.operation, t.callsInWindow, t.blockedUntil, t.refusalsInRow], rates)}
+${table(t.rateUse, [t.operation, t.callsInWindow, zoned(ctx, t.blockedUntil), t.refusalsInRow], rates)}
 <h3>${t.upstreamAnswers}</h3>${table(t.upstreamAnswers, [t.operation, t.outcome, t.count], answers)}</section>
 <section aria-labelledby="export-h"><h2 id="export-h">${t.lastExport}</h2>${exp}</section>
 <section aria-labelledby="deliv-h"><h2 id="deliv-h">${t.deliveries}</h2>
-${subs.length === 0 ? html`<p>${t.noSubscriptions}</p>` : table(t.deliveries, [t.subscription, t.format, t.status, t.failingSince], subs)}
+${subs.length === 0 ? html`<p>${t.noSubscriptions}</p>` : table(t.deliveries, [t.subscription, t.format, t.status, zoned(ctx, t.failingSince)], subs)}
 ${queue ? html`<p>${t.queue}: ${queue}</p>` : ''}</section>`;
 }
 
@@ -111,8 +129,12 @@ export function overviewPage(ctx: PageContext, o: Overview): Html {
 
 function searchForm(ctx: PageContext, q: string): Html {
   const { t } = ctx;
+  const what = listOf(
+    ctx,
+    ['ent_name', 'history_name', 'uncid', 'pid'].map((c) => label(ctx, c)),
+  );
   return html`<form method="get" action="/ui/companies" role="search" class="inline">
-<label for="q">${t.searchLabel}</label>
+<label for="q">${what}</label>
 <input id="q" name="q" type="search" value="${q}" aria-describedby="q-hint" autocomplete="off">
 <button type="submit">${t.search}</button>
 <p id="q-hint" class="hint">${t.searchHint}</p></form>`;
@@ -120,41 +142,74 @@ function searchForm(ctx: PageContext, q: string): Html {
 
 export function companiesPage(ctx: PageContext, q: string, hits: readonly SearchHit[] | null): Html {
   const { t } = ctx;
+  // Name and credit code say which company it is; its PID is in the link, not in the text.
   const rows = (hits ?? []).map(
     (h) =>
-      html`<tr><td><a href="/ui/companies/${encodeURIComponent(h.pid)}">${h.ent_name}</a></td><td>${h.matched === h.ent_name ? '' : h.matched}</td><td>${h.uncid}</td><td>${h.pid}</td></tr>`,
+      html`<tr><td>${companyLink(h.pid, h.ent_name)}</td><td>${h.matched === h.ent_name ? '' : h.matched}</td><td>${h.uncid}</td></tr>`,
   );
   const results =
     hits === null
       ? ''
       : hits.length === 0
         ? html`<p>${t.noMatch}</p>`
-        : table(`${t.search}: ${q}`, [t.name, t.matchedOn, t.uscc, t.pid], rows);
+        : table(`${t.search}: ${q}`, [label(ctx, 'ent_name'), t.matchedOn, label(ctx, 'uncid')], rows);
   return page(ctx, t.companies, html`${searchForm(ctx, q)}${results}`);
 }
 
-const RECORD_FIELDS = [
-  ['ent_name', 'ENTNAME'],
-  ['history_name', 'HISTORYNAME'],
-  ['uncid', 'UNCID'],
-  ['reg_no', 'REGNO'],
-  ['legal_person', 'LEGALPERSON'],
-  ['ent_type', 'ENTTYPE'],
-  ['ent_status', 'ENTSTATUS'],
-  ['reg_cap', 'REGCAP'],
-  ['capital_currency', 'currency'],
-  ['es_date', 'ESDATE'],
-  ['op_loc', 'OPLOC'],
-  ['industry_big', 'INDUSTRYBIG'],
-  ['op_scope', 'OPSCOPE'],
-  ['presence', 'presence'],
+/** The rows of the current record, in the order a registry page gives them, by column. */
+const RECORD_COLUMNS = [
+  'ent_name',
+  'uncid',
+  'legal_person',
+  'ent_status',
+  'capital_amount',
+  'es_date',
+  'ent_type',
+  'reg_no',
+  'reg_org',
+  'op_from',
+  'operating_to',
+  'province',
+  'industry_phy',
+  'industry_big',
+  'op_loc',
+  'history_name',
+  'op_scope',
+  'presence',
 ] as const;
 
+function recordValue(ctx: PageContext, c: Row, col: (typeof RECORD_COLUMNS)[number]): Html | string {
+  const v = (k: string) => (c[k] === null || c[k] === undefined ? null : String(c[k]));
+  switch (col) {
+    case 'capital_amount':
+      return capital(ctx.lang, ctx.t, {
+        capital_amount: v('capital_amount'),
+        capital_currency: v('capital_currency'),
+        reg_cap: v('reg_cap'),
+        capital_text: v('capital_text'),
+      });
+    case 'operating_to':
+      return c.operating_perpetual
+        ? formatField('OPTO', 'perpetual', ctx.lang)
+        : formatField('OPTO', v('operating_to') ?? v('operating_to_text'), ctx.lang);
+    case 'presence':
+      return tokenLabel('presence', v('presence'), ctx.lang);
+    default:
+      return formatField(col, v(col), ctx.lang);
+  }
+}
+
 function recordSection(ctx: PageContext, c: Row): Html {
-  const rows = RECORD_FIELDS.map(
-    ([col, label]) => html`<tr><th scope="row">${label}</th><td>${c[col] as string | null}</td></tr>`,
+  const rows = RECORD_COLUMNS.map(
+    (col) => html`<tr><th scope="row">${label(ctx, col)}</th><td>${recordValue(ctx, c, col)}</td></tr>`,
   );
-  return html`<section aria-labelledby="rec-h"><h2 id="rec-h">${ctx.t.currentRecord}</h2>${table(ctx.t.currentRecord, [ctx.t.field, ctx.t.value], rows, 'record wide')}</section>`;
+  const seen = html`<tr><th scope="row">${label(ctx, 'last_seen_at')}</th><td>${whenZoned(ctx, c.last_seen_at as Date | null)}</td></tr>`;
+  return html`<section aria-labelledby="rec-h"><h2 id="rec-h">${ctx.t.currentRecord}</h2>${table(ctx.t.currentRecord, [ctx.t.field, ctx.t.value], [...rows, seen], 'record wide')}</section>`;
+}
+
+/** `版本 3 · 周期 2026-11-20`, the words of a version everywhere on the page. */
+function versionTitle(ctx: PageContext, version: unknown, cycle: unknown): string {
+  return `${label(ctx, 'version')} ${String(version)} · ${label(ctx, 'cycle')} ${String(cycle)}`;
 }
 
 function timelineSection(ctx: PageContext, c: Company): Html {
@@ -164,21 +219,44 @@ function timelineSection(ctx: PageContext, c: Company): Html {
     const v = Number(ch.to_version);
     byVersion.set(v, [...(byVersion.get(v) ?? []), ch]);
   }
+  // Each version's capital currency: a capital change reads in the scale of the record above.
+  const money = new Map<number, MoneyOf>(
+    c.versions.map((v) => [
+      Number(v.version),
+      { currency: (v.capital_currency as string | null) ?? null, known: v.capital_amount !== null },
+    ]),
+  );
   const items = c.versions.map((v) => {
     const n = Number(v.version);
     const changes = byVersion.get(n) ?? [];
     const raw = v.raw_response_id
       ? html` · <a href="/ui/raw/${String(v.raw_response_id)}">${t.rawAnswer} #${String(v.raw_response_id)}</a>`
       : '';
-    const rows = changes.map(
-      (ch) =>
-        html`<tr><td>${ch.category as string}</td><td>${ch.field as string}</td><td class="before">${ch.before as string | null}</td><td class="after">${ch.after as string | null}</td><td>${severityBadge(String(ch.severity))}</td></tr>`,
-    );
+    const rows = changes.map((ch) => {
+      const field = String(ch.field);
+      const isCapital = field === 'REGCAP';
+      const before = isCapital ? money.get(Number(ch.from_version)) : undefined;
+      const after = isCapital ? money.get(n) : undefined;
+      return html`<tr><td class="nowrap">${ch.cycle as string}</td><td class="nowrap">${changeItem(ctx, field, String(ch.kind))}</td><td class="before">${changeValue(ctx, field, ch.before as string | null, before, c.held)}</td><td class="after">${changeValue(ctx, field, ch.after as string | null, after, c.held)}</td><td class="nowrap">${severityCell(ctx, severityBadge(ctx, String(ch.severity)), ch.detail as string | null)}</td></tr>`;
+    });
     const body =
       changes.length === 0
         ? html`<p>${n === 1 ? t.noChangesVersion : ''}</p>`
-        : table(`${t.version} ${n}`, [t.category, t.field, t.before, t.after, t.severity], rows, 'wide');
-    return html`<li><h3>${t.version} ${n} · ${t.cycle} ${v.cycle as string}</h3><p class="meta">${t.validFrom} ${when(v.valid_from as Date)}${raw}</p>${body}</li>`;
+        : table(
+            `${t.timeline} · ${versionTitle(ctx, n, v.cycle)}`,
+            [
+              changeLabel(ctx, 'cycle'),
+              changeLabel(ctx, 'field'),
+              changeLabel(ctx, 'before'),
+              changeLabel(ctx, 'after'),
+              changeLabel(ctx, 'severity'),
+            ],
+            rows,
+            'wide changes',
+          );
+    // The version is valid from its cycle's day; when daybook saw it is secondary.
+    const valid = html`${label(ctx, 'valid_from')} ${v.cycle as string} · <span class="observed">${t.observedAt} ${whenZoned(ctx, v.valid_from as Date)}</span>`;
+    return html`<li id="v${n}"><h3>${versionTitle(ctx, n, v.cycle)}</h3><p class="meta">${valid}${raw}</p>${body}</li>`;
   });
   return html`<section aria-labelledby="tl-h"><h2 id="tl-h">${t.timeline}</h2><ol class="timeline" reversed>${items}</ol></section>`;
 }
@@ -193,6 +271,23 @@ function people(caption: string, list: Row[], cols: readonly [string, string][],
   )}`;
 }
 
+function shareholders(ctx: PageContext, list: Row[], held: Held): Html {
+  const caption = label(ctx, 'BE_INVEST');
+  if (list.length === 0) return html`<h3>${caption}</h3><p>${ctx.t.none}</p>`;
+  const rows = list.map(
+    (s) =>
+      html`<tr>${shareholderCells(
+        {
+          name: (s.name as string | null) ?? null,
+          type: (s.type as string | null) ?? null,
+          pid: (s.pid as string | null) ?? null,
+        },
+        held,
+      )}</tr>`,
+  );
+  return html`<h3>${caption}</h3>${table(caption, [label(ctx, 'INV'), label(ctx, 'INVTYPE'), label(ctx, 'UNCID')], rows)}`;
+}
+
 function asOfSection(ctx: PageContext, c: Company, pid: string, at: string): Html {
   const { t } = ctx;
   const form = html`<form method="get" action="/ui/companies/${encodeURIComponent(pid)}" class="inline">
@@ -201,32 +296,23 @@ function asOfSection(ctx: PageContext, c: Company, pid: string, at: string): Htm
 <button type="submit">${t.show}</button></form>`;
   const a = c.asOf;
   const body = a
-    ? html`<p class="meta">${t.version} ${a.version} · ${t.cycle} ${a.cycle}</p>
+    ? html`<p class="meta">${versionTitle(ctx, a.version, a.cycle)}</p>
 ${people(
-  t.persons,
+  label(ctx, 'PERSONS'),
   a.persons,
   [
-    ['name', t.name],
-    ['position', t.position],
+    ['name', label(ctx, 'NAME')],
+    ['position', label(ctx, 'POSITION')],
   ],
   t.none,
 )}
+${shareholders(ctx, a.shareholders, c.held)}
 ${people(
-  t.shareholders,
-  a.shareholders,
-  [
-    ['name', t.name],
-    ['type', t.type],
-    ['pid', t.pid],
-  ],
-  t.none,
-)}
-${people(
-  t.clearingMembers,
+  label(ctx, 'CLEARINGINFO.member'),
   a.clearing_members,
   [
-    ['name', t.name],
-    ['position', t.position],
+    ['name', label(ctx, 'liqMem')],
+    ['position', label(ctx, 'ligpriSign')],
   ],
   t.none,
 )}`
@@ -238,7 +324,7 @@ function eventsAndPlanner(ctx: PageContext, c: Company): Html {
   const { t } = ctx;
   const events = c.events.map(
     (e) =>
-      html`<tr><td>${e.kind as string}</td><td>${e.cycle as string}</td><td>${e.keyword as string | null}</td><td>${e.detail as string | null}</td><td>${when(e.observed_at as Date)}</td></tr>`,
+      html`<tr><td>${observationLabel(ctx, String(e.kind))}</td><td>${e.cycle as string}</td><td>${e.keyword as string | null}</td><td>${observationDetail(ctx, String(e.kind), e.detail as string | null, c.held)}</td><td>${when(e.observed_at as Date)}</td></tr>`,
   );
   const watch = c.watch.map(
     (w) =>
@@ -247,22 +333,24 @@ function eventsAndPlanner(ctx: PageContext, c: Company): Html {
   return html`<section aria-labelledby="ev-h"><h2 id="ev-h">${t.events}</h2>${
     events.length === 0
       ? html`<p>${t.none}</p>`
-      : table(t.events, [t.kind, t.cycle, t.keyword, t.detail, t.observedAt], events)
+      : table(t.events, [t.event, label(ctx, 'cycle'), t.keyword, t.detail, zoned(ctx, t.observedAt)], events)
   }</section>
 <section aria-labelledby="pl-h"><h2 id="pl-h">${t.planner}</h2>${
     watch.length === 0
       ? html`<p>${t.notWatched}</p>`
-      : table(t.planner, [t.keyword, t.rate, t.nextRefresh, t.lastRefreshed], watch)
+      : table(t.planner, [t.keyword, t.rate, zoned(ctx, t.nextRefresh), zoned(ctx, t.lastRefreshed)], watch)
   }</section>`;
 }
 
 export function companyPage(ctx: PageContext, pid: string, c: Company, at: string): Html {
   const name = String(c.current.ent_name);
-  const nav = html`<p><a href="/ui/changes?pid=${encodeURIComponent(pid)}">${ctx.t.changes}</a></p>`;
+  const uncid = c.current.uncid as string | null;
+  const code = uncid ? html`<p class="meta">${label(ctx, 'uncid')} ${uncid}</p>` : '';
+  const nav = html`<p><a href="/ui/changes?pid=${encodeURIComponent(pid)}">${ctx.t.companyChanges}</a></p>`;
   return page(
     ctx,
     name,
-    html`<p class="meta">${ctx.t.pid} ${pid}</p>${nav}${recordSection(ctx, c.current)}${timelineSection(ctx, c)}${asOfSection(ctx, c, pid, at)}${eventsAndPlanner(ctx, c)}`,
+    html`${code}${nav}${recordSection(ctx, c.current)}${timelineSection(ctx, c)}${asOfSection(ctx, c, pid, at)}${eventsAndPlanner(ctx, c)}`,
   );
 }
 
@@ -278,13 +366,23 @@ function changeFilterForm(ctx: PageContext, f: ChangeFilter, categories: readonl
   const { t } = ctx;
   const opt = (value: string, label: string, selected: boolean) =>
     html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`;
+  const company = listOf(ctx, [label(ctx, 'uncid'), label(ctx, 'pid')]);
   return html`<form method="get" action="/ui/changes" class="filters" aria-label="${t.filters}">
-<div><label for="severity">${t.severity}</label><select id="severity" name="severity">${opt('', t.any, !f.severity)}${['high', 'medium', 'low'].map((s) => opt(s, s, f.severity === s))}</select></div>
-<div><label for="category">${t.category}</label><select id="category" name="category">${opt('', t.any, !f.category)}${categories.map((c) => opt(c, c, f.category === c))}</select></div>
+<div><label for="severity">${changeLabel(ctx, 'severity')}</label><select id="severity" name="severity">${opt('', t.any, !f.severity)}${['high', 'medium', 'low'].map((s) => opt(s, tokenLabel('severity', s, ctx.lang), f.severity === s))}</select></div>
+<div><label for="category">${changeLabel(ctx, 'category')}</label><select id="category" name="category">${opt('', t.any, !f.category)}${categories.map((c) => opt(c, tokenLabel('category', c, ctx.lang), f.category === c))}</select></div>
 <div><label for="from">${t.from}</label><input id="from" name="from" type="date" value="${f.from ?? ''}"></div>
 <div><label for="to">${t.to}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
-<div><label for="pid">${t.pid}</label><input id="pid" name="pid" type="text" value="${f.pid ?? ''}"></div>
+<div><label for="pid">${company}</label><input id="pid" name="pid" type="text" value="${f.pid ?? ''}"></div>
 <div><button type="submit">${t.filter}</button></div></form>`;
+}
+
+/** The currency context of a change row's before and after (a REGCAP row only). */
+export function rowMoney(r: ChangeRow): { before: MoneyOf | undefined; after: MoneyOf | undefined } {
+  if (r.field !== 'REGCAP') return { before: undefined, after: undefined };
+  return {
+    before: { currency: r.before_currency, known: r.before_known === true },
+    after: { currency: r.after_currency, known: r.after_known === true },
+  };
 }
 
 export function changesPage(
@@ -293,26 +391,38 @@ export function changesPage(
   rows: readonly ChangeRow[],
   next: number | null,
   categories: readonly string[],
+  held: Held,
 ): Html {
   const { t } = ctx;
-  const body = rows.map(
-    (r) =>
-      html`<tr id="change-${r.change_id}"><td>${when(r.detected_at)}</td><td>${r.cycle}</td><td><a href="/ui/companies/${encodeURIComponent(r.pid)}">${r.current_name}</a></td><td>${r.category}</td><td>${r.field}</td><td class="before">${r.before}</td><td class="after">${r.after}</td><td>${severityBadge(r.severity)}</td></tr>`,
-  );
+  const body = rows.map((r) => {
+    const money = rowMoney(r);
+    // The version the change made, on the company's page: its anchor is v<n>.
+    const at = `/ui/companies/${encodeURIComponent(r.pid)}?at=${r.cycle}#v${r.to_version}`;
+    return html`<tr id="change-${r.change_id}"><td class="nowrap">${when(r.detected_at)}</td><td class="nowrap"><a href="${at}">${r.cycle}</a></td><td>${companyLink(r.pid, r.current_name)}</td><td class="nowrap">${r.uncid}</td><td class="nowrap">${changeItem(ctx, r.field, r.kind)}</td><td class="before">${changeValue(ctx, r.field, r.before, money.before, held)}</td><td class="after">${changeValue(ctx, r.field, r.after, money.after, held)}</td><td class="nowrap">${severityCell(ctx, severityBadge(ctx, r.severity), r.detail)}</td></tr>`;
+  });
   const pager = html`<nav class="pager" aria-label="${t.next}">${
     ctx.query.get('before') ? html`<a href="/ui/changes?${filterQuery(f)}">${t.first}</a>` : ''
   }${next !== null ? html` <a href="/ui/changes?${filterQuery(f, { before: String(next) })}" rel="next">${t.next}</a>` : ''}</nav>`;
   return page(
     ctx,
     t.changes,
-    html`${changeFilterForm(ctx, f, categories)}<p><a href="/ui/changes.csv?${filterQuery(f)}" download>${t.downloadCsv}</a></p>${
+    html`${changeFilterForm(ctx, f, categories)}<p><a href="/ui/changes.csv?${filterQuery(f, { lang: ctx.lang })}" download>${t.downloadCsv}</a></p>${
       rows.length === 0
         ? html`<p>${t.noChanges}</p>`
         : table(
             t.changes,
-            [t.detected, t.cycle, t.company, t.category, t.field, t.before, t.after, t.severity],
+            [
+              zoned(ctx, changeLabel(ctx, 'detected_at')),
+              changeLabel(ctx, 'cycle'),
+              changeLabel(ctx, 'ent_name'),
+              changeLabel(ctx, 'uncid'),
+              changeLabel(ctx, 'field'),
+              changeLabel(ctx, 'before'),
+              changeLabel(ctx, 'after'),
+              changeLabel(ctx, 'severity'),
+            ],
             body,
-            'wide',
+            'wide changes',
           )
     }${pager}`,
   );
@@ -349,10 +459,10 @@ export function watchlistPage(ctx: PageContext, rows: readonly WatchRow[], next:
         t.keyword,
         t.company,
         t.priority,
-        t.lastRefreshed,
+        zoned(ctx, t.lastRefreshed),
         t.daysStale,
         t.rate,
-        t.nextDue,
+        zoned(ctx, t.nextDue),
         t.lastFailure,
         t.matchLevel,
       ],
@@ -382,7 +492,17 @@ export function productsPage(
     html`${form}<h2>${t.trending} ${date ?? ''}</h2>${
       rows.length === 0
         ? html`<p>${t.noList}</p>`
-        : table(`${t.trending} ${date ?? ''}`, [t.rank, t.name, t.tagline, t.votes, t.comments], body)
+        : table(
+            `${t.trending} ${date ?? ''}`,
+            [
+              productLabel(ctx, 'position'),
+              productLabel(ctx, 'name'),
+              productLabel(ctx, 'tagline'),
+              productLabel(ctx, 'votes_count'),
+              productLabel(ctx, 'comments_count'),
+            ],
+            body,
+          )
     }`,
   );
 }
@@ -399,13 +519,13 @@ export function productPage(ctx: PageContext, p: Product): Html {
   });
   const votes = lineChart(
     'votes',
-    `${t.votes}: ${String(c.name)}`,
+    `${productLabel(ctx, 'votes_count')}: ${String(c.name)}`,
     t.trajectoryDesc,
     p.pulls.map((x, i) => ({ label: labels[i] as string, value: x.votes_count })),
   );
   const rank = lineChart(
     'rank',
-    `${t.rank}: ${String(c.name)}`,
+    `${productLabel(ctx, 'position')}: ${String(c.name)}`,
     t.trajectoryDesc,
     p.pulls.map((x, i) => ({ label: labels[i] as string, value: x.position })),
     true,
@@ -418,21 +538,30 @@ export function productPage(ctx: PageContext, p: Product): Html {
   const topics = (c.topics as string[] | null) ?? [];
   const comments = p.comments.map(
     (x) =>
-      html`<li><p>${x.body}</p><p class="meta">${x.created_at ? when(x.created_at) : (x.created_at_text ?? '')}</p></li>`,
+      html`<li><p>${x.body}</p><p class="meta">${x.created_at ? whenZoned(ctx, x.created_at) : (x.created_at_text ?? '')}</p></li>`,
   );
   return page(
     ctx,
     String(c.name),
     html`<p class="tagline">${c.tagline as string | null}</p>
-<dl class="facts"><dt>${t.link}</dt><dd>${url ? html`<a href="${url}" rel="noopener noreferrer nofollow">${url}</a>` : (c.url as string | null)}</dd>
-<dt>${t.votes}</dt><dd>${num(c.latest_votes as number | null)}</dd><dt>${t.comments}</dt><dd>${num(c.latest_comments as number | null)}</dd>
-<dt>${t.topics}</dt><dd>${topics.length === 0 ? t.none : html`<ul class="tags">${topics.map((x) => html`<li>${x}</li>`)}</ul>`}</dd></dl>
+<dl class="facts"><dt>${productLabel(ctx, 'url')}</dt><dd>${url ? html`<a href="${url}" rel="noopener noreferrer nofollow">${url}</a>` : (c.url as string | null)}</dd>
+<dt>${productLabel(ctx, 'votes_count')}</dt><dd>${num(c.latest_votes as number | null)}</dd><dt>${productLabel(ctx, 'comments_count')}</dt><dd>${num(c.latest_comments as number | null)}</dd>
+<dt>${productLabel(ctx, 'topics')}</dt><dd>${topics.length === 0 ? t.none : html`<ul class="tags">${topics.map((x) => html`<li>${x}</li>`)}</ul>`}</dd></dl>
 <p>${c.description as string | null}</p>
 <section aria-labelledby="traj-h"><h2 id="traj-h">${t.trajectory}</h2>
-<figure>${votes}<figcaption>${t.votes}</figcaption></figure>
-<figure>${rank}<figcaption>${t.rank}</figcaption></figure>
-<details><summary>${t.dataTable}</summary>${table(t.trajectory, [t.listDate, t.pulledAt, t.rank, t.votes], pulls)}</details></section>
-<section aria-labelledby="com-h"><h2 id="com-h">${t.comments}</h2>${comments.length === 0 ? html`<p>${t.none}</p>` : html`<ul class="comments">${comments}</ul>`}</section>`,
+<figure>${votes}<figcaption>${productLabel(ctx, 'votes_count')}</figcaption></figure>
+<figure>${rank}<figcaption>${productLabel(ctx, 'position')}</figcaption></figure>
+<details><summary>${t.dataTable}</summary>${table(
+      t.trajectory,
+      [
+        productLabel(ctx, 'list_date'),
+        zoned(ctx, productLabel(ctx, 'fetched_at')),
+        productLabel(ctx, 'position'),
+        productLabel(ctx, 'votes_count'),
+      ],
+      pulls,
+    )}</details></section>
+<section aria-labelledby="com-h"><h2 id="com-h">${productLabel(ctx, 'comments')}</h2>${comments.length === 0 ? html`<p>${t.none}</p>` : html`<ul class="comments">${comments}</ul>`}</section>`,
   );
 }
 
@@ -441,7 +570,7 @@ export function rawPage(ctx: PageContext, r: RawAnswer): Html {
   return page(
     ctx,
     `${t.rawTitle} #${r.id}`,
-    html`<dl class="facts"><dt>${t.operation}</dt><dd>${r.operation}</dd><dt>${t.outcome}</dt><dd>${r.outcome}</dd><dt>${t.httpStatus}</dt><dd>${r.http_status ?? ''}</dd><dt>${t.cycle}</dt><dd>${r.cycle ?? ''}</dd><dt>${t.observedAt}</dt><dd>${when(r.landed_at)}</dd></dl>
+    html`<dl class="facts"><dt>${t.operation}</dt><dd>${r.operation}</dd><dt>${t.outcome}</dt><dd>${r.outcome}</dd><dt>${t.httpStatus}</dt><dd>${r.http_status ?? ''}</dd><dt>${t.cycle}</dt><dd>${r.cycle ?? ''}</dd><dt>${t.observedAt}</dt><dd>${whenZoned(ctx, r.landed_at)}</dd></dl>
 <h2>${t.params}</h2><pre tabindex="0">${r.params}</pre><h2>${t.body}</h2><pre tabindex="0">${r.body ?? (r.has_bytes ? '(bytes)' : '')}</pre>`,
   );
 }

@@ -3,7 +3,9 @@
  * `console` views only (the reader may read nothing else). Every list is bounded; the change feed
  * and the watchlist page by keyset (the last row's key), never by OFFSET.
  */
+import { holderPid } from '../terms/fields.ts';
 import type { ReadTx } from './reader.ts';
+import { type HeldCompany, observationPid } from './values.ts';
 
 export interface CycleCount {
   status: string;
@@ -136,6 +138,28 @@ export async function searchCompanies(tx: ReadTx, q: string, limit = 50): Promis
 
 export type Row = Record<string, unknown>;
 
+/**
+ * The companies among `pids` that daybook holds, by PID, with their current name and credit code:
+ * how a shareholder or an event that names a company by PID is shown by name and code instead.
+ */
+export async function readHeld(tx: ReadTx, pids: Iterable<string | null>): Promise<Map<string, HeldCompany>> {
+  const wanted = [...new Set([...pids].filter((p): p is string => !!p))];
+  if (wanted.length === 0) return new Map();
+  const rows = await tx<HeldCompany[]>`
+    select pid, ent_name, uncid from analytics.enterprise_history
+    where is_current and pid = any(${wanted}::text[])`;
+  return new Map(rows.map((r) => [r.pid, r]));
+}
+
+/** The PIDs of the shareholders change rows name (BE_INVEST before and after). */
+export function holderPids(
+  rows: readonly { field?: unknown; before?: unknown; after?: unknown }[],
+): (string | null)[] {
+  return rows
+    .filter((r) => r.field === 'BE_INVEST')
+    .flatMap((r) => [holderPid(r.before as string | null), holderPid(r.after as string | null)]);
+}
+
 export interface Company {
   current: Row;
   versions: Row[];
@@ -149,6 +173,8 @@ export interface Company {
     clearing_members: Row[];
   } | null;
   watch: Row[];
+  /** The companies daybook holds among those this page names by PID (shareholders, events). */
+  held: Map<string, HeldCompany>;
 }
 
 /**
@@ -159,15 +185,20 @@ export interface Company {
 export async function readCompany(tx: ReadTx, pid: string, at: string | null): Promise<Company | null> {
   const [current] = await tx<Row[]>`
     select pid, ent_name, history_name, uncid, reg_no, legal_person, legal_person_desc, ent_type, ent_status,
-      reg_cap::text as reg_cap, capital_unit, capital_currency, province, es_date::text as es_date,
-      op_loc, op_scope, industry_big, presence, version, first_seen_at, last_seen_at
+      reg_cap::text as reg_cap, capital_unit, capital_currency, capital_amount::text as capital_amount,
+      capital_text, province, es_date::text as es_date, op_from::text as op_from,
+      operating_to::text as operating_to, operating_perpetual, operating_to_text, reg_org,
+      op_loc, op_scope, industry_phy, industry_big, presence, version, version_cycle::text as version_cycle,
+      version_valid_from, first_seen_at, last_seen_at
     from analytics.enterprise_current where pid = ${pid}`;
   if (!current) return null;
   const versions = await tx<Row[]>`
-    select version, valid_from, valid_to, cycle::text as cycle, ent_name, raw_response_id
+    select version, valid_from, valid_to, cycle::text as cycle, ent_name, raw_response_id,
+      capital_currency, capital_amount::text as capital_amount
     from analytics.enterprise_history where pid = ${pid} order by version desc`;
   const changes = await tx<Row[]>`
-    select change_id, to_version, category, field, kind, before, after, detail, severity
+    select change_id, cycle::text as cycle, from_version, to_version, category, field, kind, before, after,
+      detail, severity
     from analytics.enterprise_changes where pid = ${pid} order by to_version desc, change_id`;
   const events = await tx<Row[]>`
     select event_id, kind, cycle::text as cycle, keyword, detail, observed_at, raw_response_id
@@ -181,7 +212,12 @@ export async function readCompany(tx: ReadTx, pid: string, at: string | null): P
     select id, keyword, change_rate, due_at, last_refreshed_at, refreshed_cycle::text as refreshed_cycle,
       last_outcome, last_error, uscc, pin_uscc, resolution_mismatch
     from console.watchlist where pid = ${pid} order by id`;
-  return { current, versions, changes, events, asOf: asOf ?? null, watch };
+  const held = await readHeld(tx, [
+    ...(asOf?.shareholders ?? []).map((s) => s.pid as string | null),
+    ...holderPids(changes),
+    ...events.map((e) => observationPid(String(e.kind), e.detail as string | null)),
+  ]);
+  return { current, versions, changes, events, asOf: asOf ?? null, watch, held };
 }
 
 export interface ChangeFilter {
@@ -199,6 +235,8 @@ export interface ChangeRow {
   change_id: number;
   pid: string;
   current_name: string;
+  /** The company's credit code now. */
+  uncid: string | null;
   cycle: string;
   detected_at: Date;
   category: string;
@@ -209,6 +247,11 @@ export interface ChangeRow {
   detail: string | null;
   severity: string;
   to_version: number;
+  /** For a REGCAP change: the currency of the version before and after, and whether their amounts are known. */
+  before_currency: string | null;
+  before_known: boolean | null;
+  after_currency: string | null;
+  after_known: boolean | null;
 }
 
 /**
@@ -225,15 +268,29 @@ export async function readChanges(
 ): Promise<ChangeRow[]> {
   return tx<ChangeRow[]>`
     select c.change_id::float8 as change_id, c.pid, c.current_name, c.cycle::text as cycle, c.detected_at,
-      c.category, c.field, c.kind, c.before, c.after, c.detail, c.severity, c.to_version
-    from analytics.enterprise_changes
-      c
+      c.category, c.field, c.kind, c.before, c.after, c.detail, c.severity, c.to_version,
+      (select v.uncid from analytics.enterprise_history v where v.pid = c.pid and v.is_current) as uncid,
+      fv.capital_currency as before_currency, fv.capital_amount is not null as before_known,
+      tv.capital_currency as after_currency, tv.capital_amount is not null as after_known
+    from analytics.enterprise_changes c
+    -- A capital amount is shown in its version's currency: read only for those rows.
+    left join lateral (
+      select h.capital_currency, h.capital_amount from analytics.enterprise_history h
+      where c.field = 'REGCAP' and h.pid = c.pid and h.version = c.from_version
+    ) fv on true
+    left join lateral (
+      select h.capital_currency, h.capital_amount from analytics.enterprise_history h
+      where c.field = 'REGCAP' and h.pid = c.pid and h.version = c.to_version
+    ) tv on true
     where (${before}::bigint is null or c.change_id < ${before}::bigint)
       and (${f.severity}::text is null or c.severity = ${f.severity}::text)
       and (${f.category}::text is null or c.category = ${f.category}::text)
       and (${f.from}::date is null or c.cycle >= ${f.from}::date)
       and (${f.to}::date is null or c.cycle <= ${f.to}::date)
-      and (${f.pid}::text is null or c.pid = ${f.pid}::text)
+      -- A company by its PID or its credit code (any of its versions had it).
+      and (${f.pid}::text is null or c.pid = any(array(
+        select ${f.pid}::text
+        union select n.pid from console.enterprise_names n where n.uncid = upper(${f.pid}::text))))
     -- The view's own column, not the float8 shown: the order is the primary key's index.
     order by c.change_id desc
     limit ${limit}`;

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENTERPRISE_CHANGE_CATEGORIES } from '../terms/changes.ts';
+import { beijingTime, fieldLabel, tokenLabel } from '../terms/fields.ts';
 import type { Html } from './html.ts';
 import { chooseLang, type Lang } from './i18n.ts';
 import { CONSOLE_CSP, type PageContext, pageContext } from './layout.ts';
@@ -21,14 +22,17 @@ import {
   productPage,
   productsPage,
   rawPage,
+  rowMoney,
   watchlistPage,
 } from './pages.ts';
 import {
   type ChangeFilter,
   type ChangeRow,
+  holderPids,
   listDates,
   readChanges,
   readCompany,
+  readHeld,
   readOverview,
   readProduct,
   readRawAnswer,
@@ -37,6 +41,7 @@ import {
   searchCompanies,
 } from './queries.ts';
 import { type ConsoleReader, ConsoleReaderError } from './reader.ts';
+import { type ChangeColumn, changeColumnLabel, changeText, type Held } from './values.ts';
 
 /** Changes on one page of the feed, and per read of the CSV download. */
 export const CHANGES_PAGE = 100;
@@ -138,6 +143,7 @@ export function csvField(v: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/** The CSV's columns by default: the view's own names and values, for a program to read. */
 const CSV_COLUMNS = [
   'change_id',
   'detected_at',
@@ -154,15 +160,59 @@ const CSV_COLUMNS = [
   'to_version',
 ] as const;
 
-/** Every change the filter selects, newest first, read in batches by keyset. */
-async function* changesCsv(reader: ConsoleReader, f: ChangeFilter): AsyncGenerator<string> {
-  yield `${CSV_COLUMNS.join(',')}\r\n`;
+/**
+ * The CSV's columns for a person (`?lang=zh` or `en`): the catalogue's labels, and each value as
+ * the changes page shows it (labels for tokens, money in 万 or millions of its currency, Beijing
+ * times, shareholders by name and credit code). The company is its name and credit code.
+ */
+const HUMAN_CSV_COLUMNS: readonly [ChangeColumn, (r: ChangeRow, lang: Lang, held: Held) => unknown][] = [
+  ['detected_at', (r) => beijingTime(r.detected_at)],
+  ['cycle', (r) => r.cycle],
+  ['ent_name', (r) => r.current_name],
+  ['uncid', (r) => r.uncid],
+  ['category', (r, lang) => tokenLabel('category', r.category, lang)],
+  ['field', (r, lang) => fieldLabel(r.field, lang)],
+  ['kind', (r, lang) => tokenLabel('kind', r.kind, lang)],
+  ['before', (r, lang, held) => changeText(lang, r.field, r.before, rowMoney(r).before, held)],
+  ['after', (r, lang, held) => changeText(lang, r.field, r.after, rowMoney(r).after, held)],
+  ['detail', (r, lang) => tokenLabel('detail', r.detail, lang)],
+  ['severity', (r, lang) => tokenLabel('severity', r.severity, lang)],
+  ['to_version', (r) => r.to_version],
+];
+
+/** The header line of the changes CSV. */
+export function csvHeader(lang: Lang | null): string {
+  const names = lang ? HUMAN_CSV_COLUMNS.map(([c]) => changeColumnLabel(c, lang)) : CSV_COLUMNS;
+  return `${names.map(csvField).join(',')}\r\n`;
+}
+
+/** One change as a CSV line. */
+export function csvLine(r: ChangeRow, lang: Lang | null, held: Held): string {
+  const cells = lang
+    ? HUMAN_CSV_COLUMNS.map(([, value]) => value(r, lang, held))
+    : CSV_COLUMNS.map((c) => r[c]);
+  return `${cells.map(csvField).join(',')}\r\n`;
+}
+
+/**
+ * Every change the filter selects, newest first, read in batches by keyset. The file starts with a
+ * byte order mark: without it, Excel on a Chinese Windows reads UTF-8 as the local code page.
+ */
+async function* changesCsv(
+  reader: ConsoleReader,
+  f: ChangeFilter,
+  lang: Lang | null,
+): AsyncGenerator<string> {
+  yield `\uFEFF${csvHeader(lang)}`;
   let before: number | null = null;
   for (;;) {
     const cursor: number | null = before;
-    const rows: ChangeRow[] = await reader.read((tx) => readChanges(tx, f, cursor, CSV_BATCH));
+    const { rows, held } = await reader.read(async (tx) => {
+      const rows: ChangeRow[] = await readChanges(tx, f, cursor, CSV_BATCH);
+      return { rows, held: lang ? await readHeld(tx, holderPids(rows)) : new Map() };
+    });
     if (rows.length === 0) return;
-    yield rows.map((r) => `${CSV_COLUMNS.map((c) => csvField(r[c])).join(',')}\r\n`).join('');
+    yield rows.map((r) => csvLine(r, lang, held)).join('');
     if (rows.length < CSV_BATCH) return;
     before = rows[rows.length - 1]?.change_id ?? null;
   }
@@ -190,17 +240,25 @@ function registerPages(app: FastifyInstance, reader: ConsoleReader): void {
   app.get('/changes', async (request, reply) => {
     const f = changeFilter(q(request));
     const before = whole(q(request), 'before', 1);
-    const rows = await reader.read((tx) => readChanges(tx, f, before, CHANGES_PAGE + 1));
-    const shown = rows.slice(0, CHANGES_PAGE);
-    const next = rows.length > CHANGES_PAGE ? (shown.at(-1)?.change_id ?? null) : null;
-    return sendPage(reply, changesPage(contextOf(request), f, shown, next, ENTERPRISE_CHANGE_CATEGORIES));
+    const { shown, held, more } = await reader.read(async (tx) => {
+      const rows = await readChanges(tx, f, before, CHANGES_PAGE + 1);
+      const shown = rows.slice(0, CHANGES_PAGE);
+      return { shown, held: await readHeld(tx, holderPids(shown)), more: rows.length > CHANGES_PAGE };
+    });
+    const next = more ? (shown.at(-1)?.change_id ?? null) : null;
+    return sendPage(
+      reply,
+      changesPage(contextOf(request), f, shown, next, ENTERPRISE_CHANGE_CATEGORIES, held),
+    );
   });
   app.get('/changes.csv', async (request, reply) => {
     const f = changeFilter(q(request));
+    const asked = one(q(request), 'lang');
+    const lang = asked === 'zh' || asked === 'en' ? asked : null;
     return secureHeaders(reply)
       .type('text/csv; charset=utf-8')
       .header('Content-Disposition', 'attachment; filename="changes.csv"')
-      .send(Readable.from(changesCsv(reader, f)));
+      .send(Readable.from(changesCsv(reader, f, lang)));
   });
   app.get('/watchlist', async (request, reply) => {
     const after = whole(q(request), 'after', 0) ?? 0;

@@ -3,7 +3,9 @@
  * in with the token, searches a company, opens its timeline, looks at a past day's shareholders,
  * filters the changes and opens a product's trajectory. Any console error or failed request
  * fails the test; hostile names never run script; axe-core, run in each page, finds no serious
- * or critical violation. Screenshots go to test-output/console/ (and, with
+ * or critical violation. A company page reads as a registry page does, in Chinese and in English:
+ * labels, not field codes; one scale for its capital; no internal id. Screenshots go to
+ * test-output/console/ (and, with
  * CONSOLE_DOCS_SCREENSHOTS=1, the README's three to docs/console/).
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_TOKEN, type ConsoleWorld, consoleWorld } from '../support/console.ts';
 import { ensureChromium, ensureDebianTool, HEADLESS_FLAGS } from '../support/debian.ts';
+import { humanProblems } from '../support/human.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const OUT = join(ROOT, 'test-output/console');
@@ -110,7 +113,7 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
       select ent_name from analytics.enterprise_current where pid = ${w.historyPid}`;
     await page.getByRole('link', { name: 'Companies' }).click();
     await page
-      .getByLabel('Name, former name, credit code (USCC) or PID')
+      .getByLabel('Company name, former name, unified social credit code or company ID')
       .fill((company?.ent_name ?? '').slice(0, 6));
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/ui\/companies\?q=/);
@@ -187,6 +190,107 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
     expect(p.failed).toEqual([]);
     expect(p.dialogs).toEqual([]);
     await context.close();
+  });
+
+  it('shows a company as an analyst reads a registry page, in Chinese and in English', async () => {
+    const sql = w.c.t.sql;
+    // A company whose capital changed: its record and its change rows both show an amount.
+    const [cap] = await sql<{ pid: string }[]>`
+      select pid from analytics.enterprise_changes where field = 'REGCAP' and pid <> ${w.hostilePid}
+      order by pid limit 1`;
+    const pid = cap?.pid ?? w.historyPid;
+    const [rec] = await sql<{ capital_amount: string | null; reg_cap: string | null }[]>`
+      select capital_amount::text as capital_amount, reg_cap::text as reg_cap
+      from analytics.enterprise_current where pid = ${pid}`;
+    const capitalChanges = await sql<{ before: string | null; after: string | null }[]>`
+      select before, after from analytics.enterprise_changes where pid = ${pid} and field = 'REGCAP'`;
+    // What the registry wrote, shown as written: names, codes, addresses, scopes, people.
+    const [registry] = await sql<{ texts: string[] }[]>`
+      select array_agg(distinct t) filter (where t is not null and t <> '') as texts from (
+        select unnest(array[ent_name, history_name, uncid, reg_no, legal_person, ent_type, ent_status, reg_org,
+          op_loc, op_scope, industry_big]) as t
+        from analytics.enterprise_history where pid = ${pid}
+        union all
+        select jsonb_array_elements(persons || shareholders || clearing_members) ->> k
+        from analytics.enterprise_history, unnest(array['name', 'position', 'type']) k where pid = ${pid}
+        union all select unnest(array[before, after]) from analytics.enterprise_changes
+        where pid = ${pid} and field not in ('REGCAP', 'BE_INVEST')
+        union all select keyword from console.watchlist where pid = ${pid}
+        union all select uncid from enterprise_versions
+      ) x`;
+    const quoted = [...(registry?.texts ?? [])].sort((a, b) => b.length - a.length);
+    const raw = [
+      rec?.capital_amount,
+      rec?.reg_cap,
+      ...capitalChanges.flatMap((c) => [c.before, c.after]),
+    ].filter((x): x is string => !!x);
+    expect(raw.length).toBeGreaterThan(1);
+
+    for (const lang of ['zh', 'en'] as const) {
+      const context = await browser.newContext({
+        viewport: { width: 1280, height: 900 },
+        locale: lang === 'zh' ? 'zh-CN' : 'en-US',
+        extraHTTPHeaders: { authorization: `Bearer ${CONSOLE_TOKEN}` },
+      });
+      const page = await context.newPage();
+      const p = watch(page);
+      await page.goto(`${w.admin.url}/ui/companies/${pid}?lang=${lang}`);
+      const text = (await page.evaluate('document.body.innerText')) as string;
+      expect(humanProblems(text, { lang, quoted }), lang).toEqual([]);
+      const labels =
+        lang === 'zh'
+          ? ['统一社会信用代码', '注册资本']
+          : ['Unified social credit code', 'Registered capital'];
+      const record = await page.locator('table.record tbody th').allTextContents();
+      for (const l of labels) expect(record, lang).toContain(l);
+      // No field code, no separate currency row, no registry figure without its scale.
+      expect(text, lang).not.toMatch(/\b(ENTNAME|UNCID|REGNO|REGCAP|REGCAPCUR|presence|currency)\b/);
+      expect(
+        record.filter((l) => /币种|currency/i.test(l)),
+        lang,
+      ).toEqual([]);
+      // Every label in the page's language: no English header in Chinese, no Chinese one in English.
+      const headers = await page.locator('th, h2, h3, dt, label, caption').allTextContents();
+      const foreign = lang === 'zh' ? /[A-Za-z]/ : /[\u3400-\u9fff]/;
+      expect(
+        headers.filter((h) => foreign.test(h)),
+        lang,
+      ).toEqual([]);
+      for (const r of raw)
+        expect(text, `${lang}: ${r}`).not.toMatch(new RegExp(`(?<![\\d,.])${r}(?![\\d,.])`));
+      // Every capital amount on the page, in the record and in its change rows, in one scale.
+      const amounts = (await page.evaluate(`(() => {
+        const out = [];
+        for (const tr of document.querySelectorAll('table.record tbody tr'))
+          if (tr.querySelector('th').textContent === ${JSON.stringify(labels[1])}) out.push(tr.querySelector('td').textContent);
+        for (const tr of document.querySelectorAll('ol.timeline table tbody tr')) {
+          const td = tr.querySelectorAll('td');
+          if (td[1].textContent === ${JSON.stringify(labels[1])}) out.push(td[2].textContent, td[3].textContent);
+        }
+        return out.filter((x) => x !== '');
+      })()`)) as string[];
+      expect(amounts.length, lang).toBe(1 + 2 * capitalChanges.length);
+      const scale = lang === 'zh' ? /^[\d,]+(\.\d+)? 万[^\d\s（(]+$/ : /^[A-Z]{3} [\d,]+(\.\d+)? million$/;
+      for (const a of amounts) expect(a, lang).toMatch(scale);
+      if (lang === 'zh')
+        for (const a of amounts) expect(a).toMatch(/万元人民币$|万(美元|港元|欧元|日元|英镑)$/);
+      // "Valid from" is the version's cycle day; when daybook saw it comes second, in Beijing time.
+      const [v] = await sql<{ version: number; cycle: string }[]>`
+        select version, cycle::text as cycle from analytics.enterprise_history where pid = ${pid} order by version desc limit 1`;
+      const meta = await page.locator(`#v${v?.version} p.meta`).textContent();
+      expect(meta, lang).toMatch(
+        lang === 'zh'
+          ? new RegExp(`^生效自 ${v?.cycle} · 观察于 \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}（北京时间）`)
+          : new RegExp(
+              `^Valid from ${v?.cycle} · Observed at \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} \\(Beijing time\\)`,
+            ),
+      );
+      await shot(page, `company-${lang}`);
+      expect(await axeViolations(page), `company ${lang}`).toEqual([]);
+      expect(p.errors).toEqual([]);
+      expect(p.failed).toEqual([]);
+      await context.close();
+    }
   });
 
   it('shows hostile names as text: no dialog opens and no script sets a global', async () => {

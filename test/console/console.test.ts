@@ -1,6 +1,34 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHANGES_PAGE } from '../../src/console/routes.ts';
-import { CONSOLE_TOKEN, type ConsoleWorld, consoleWorld, HOSTILE, HOSTILE_URL } from '../support/console.ts';
+import {
+  CONSOLE_CYCLES,
+  CONSOLE_TOKEN,
+  type ConsoleWorld,
+  consoleWorld,
+  HOSTILE,
+  HOSTILE_URL,
+} from '../support/console.ts';
+
+/** What a person reads of a page: its text without markup (links keep their PIDs in the href). */
+function textOf(page: string): string {
+  return page
+    .replace(/<[^>]*>/g, '')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
+}
+
+const escaped = (s: string) =>
+  s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+
+const HEX_ID = /(?<![0-9a-zA-Z])[0-9a-f]{32}(?![0-9a-zA-Z])/;
 
 interface Answer {
   status: number;
@@ -245,6 +273,121 @@ describe('the web console over HTTP', { timeout: 300_000 }, () => {
     expect(all).toContain(`"${HOSTILE.replace(/"/g, '""')}`);
     const empty = await get('/ui/changes.csv?pid=nobody');
     expect(empty.body.trimEnd().split('\r\n')).toHaveLength(1);
+  });
+
+  it('starts the CSV with a byte order mark, speaks Chinese with ?lang=zh, and keeps formulas as text', async () => {
+    const sql = w.c.t.sql;
+    const [v] = await sql<{ id: number }[]>`
+      select id::float8 as id from enterprise_versions where pid = ${w.hostilePid} and is_current`;
+    if (!v) throw new Error('no current version');
+    await sql`insert into enterprise_changes (pid, cycle, version_id, previous_version_id, category, field, kind, before, after, detail, severity, detected_at)
+      values (${w.hostilePid}, ${CONSOLE_CYCLES[3]}, ${v.id}, ${v.id}, 'address', 'OPLOC', 'modified',
+        ${'=HYPERLINK("http://evil.example","点击")'}, '@SUM(1+1)', null, 'low', now())`;
+    const bytes = async (path: string) => {
+      const res = await fetch(`${w.admin.url}${path}`, {
+        headers: { authorization: `Bearer ${CONSOLE_TOKEN}` },
+      });
+      expect(res.status, path).toBe(200);
+      return new Uint8Array(await res.arrayBuffer());
+    };
+    // The text as a spreadsheet reads it: the byte order mark kept.
+    const read = (b: Uint8Array) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(b);
+    const pid = encodeURIComponent(w.hostilePid);
+    for (const lang of ['', '&lang=zh', '&lang=en']) {
+      const b = await bytes(`/ui/changes.csv?pid=${pid}${lang}`);
+      expect([...b.slice(0, 3)], lang).toEqual([0xef, 0xbb, 0xbf]);
+      const text = read(b);
+      // Never a formula, in any language: the cell starts with a quote.
+      expect(text, lang).toContain(`"'=HYPERLINK(""http://evil.example"",""点击"")"`);
+      expect(text, lang).toContain(`,'@SUM(1+1),`);
+      expect(text, lang).not.toMatch(/(^|,)[=+@]/m);
+    }
+    const [machine] = read(await bytes('/ui/changes.csv')).split('\r\n');
+    expect(machine).toBe(
+      '\uFEFFchange_id,detected_at,cycle,pid,current_name,category,field,kind,before,after,detail,severity,to_version',
+    );
+    const zh = read(await bytes(`/ui/changes.csv?pid=${pid}&lang=zh`)).split('\r\n');
+    expect(zh[0]).toBe(
+      '\uFEFF发现时间,变更日期,企业名称,统一社会信用代码,变更类别,变更项目,变更方式,变更前,变更后,原因,严重程度,变更后版本',
+    );
+    // The values in words too: no token, no field code, no PID.
+    const body = zh.slice(1).join('\n');
+    expect(body).toContain(',住所,住所,变更,');
+    expect(body).not.toMatch(/,(address|OPLOC|modified|low|medium|high),/);
+    expect(body).not.toMatch(HEX_ID);
+    const [en] = read(await bytes(`/ui/changes.csv?pid=${pid}&lang=en`)).split('\r\n');
+    expect(en).toBe(
+      '\uFEFFDetected,Date,Company name,Unified social credit code,Category,Item,Kind,Before,After,Reason,Severity,To version',
+    );
+    // A capital change reads in 万 of its currency, as the company page shows it.
+    const capital = read(await bytes('/ui/changes.csv?category=registered_capital&lang=zh'));
+    const amounts = [...capital.matchAll(/,注册资本,变更,("[^"]*"|[^,]*),("[^"]*"|[^,]*),/g)];
+    expect(amounts.length).toBeGreaterThan(0);
+    for (const m of amounts)
+      for (const cell of [m[1], m[2]]) expect(cell?.replace(/"/g, '')).toMatch(/^[\d,]+(\.\d+)? 万\S+$/);
+  });
+
+  it('shows a shareholder daybook holds by name, credit code and link, and never a PID', async () => {
+    const sql = w.c.t.sql;
+    const [holder] = await sql<{ pid: string; ent_name: string; uncid: string }[]>`
+      select pid, ent_name, uncid from enterprise_versions
+      where is_current and uncid is not null and pid not in (${w.hostilePid}, ${w.historyPid})
+      order by pid limit 1`;
+    const [held] = await sql<{ pid: string; id: number; ordinal: number }[]>`
+      select v.pid, v.id::float8 as id, min(s.ordinal)::int as ordinal
+      from enterprise_versions v join enterprise_shareholders s on s.version_id = v.id
+      where v.is_current and v.pid not in (${w.hostilePid}, ${w.historyPid}, ${holder?.pid ?? ''})
+      group by v.pid, v.id order by v.pid limit 1`;
+    if (!holder || !held) throw new Error('no two companies to link');
+    // The company's first shareholder is the holder (by PID), and a change names it and one daybook does not hold.
+    await sql`update enterprise_shareholders set shareholder_pid = ${holder.pid} where version_id = ${held.id} and ordinal = ${held.ordinal}`;
+    const stranger = 'ab'.repeat(16);
+    await sql`insert into enterprise_changes (pid, cycle, version_id, previous_version_id, category, field, kind, before, after, detail, severity, detected_at)
+      values (${held.pid}, ${CONSOLE_CYCLES[3]}, ${held.id}, ${held.id}, 'shareholders', 'BE_INVEST', 'added', null,
+                ${`${holder.ent_name} [企业法人] PID ${holder.pid}`}, null, 'medium', now()),
+             (${held.pid}, ${CONSOLE_CYCLES[3]}, ${held.id}, ${held.id}, 'shareholders', 'BE_INVEST', 'removed',
+                ${`远方投资有限公司 [企业法人] PID ${stranger}`}, null, null, 'medium', now())`;
+    const pid = encodeURIComponent(held.pid);
+    const link = `<a href="/ui/companies/${encodeURIComponent(holder.pid)}">${escaped(holder.ent_name)}</a>`;
+    for (const path of [
+      `/ui/companies/${pid}?lang=zh`,
+      `/ui/changes?pid=${pid}&lang=zh`,
+      `/ui/companies/${pid}?lang=en`,
+    ]) {
+      const a = await get(path);
+      expect(a.status, path).toBe(200);
+      const text = textOf(a.body);
+      expect(text, path).not.toMatch(HEX_ID);
+      expect(text, path).not.toContain(' PID ');
+      expect(text, path).toContain(holder.uncid);
+      expect(a.body, path).toContain(link);
+      // One daybook does not hold: its name and type, no code, no link.
+      expect(text, path).toMatch(/远方投资有限公司(（企业法人）| \(企业法人\))/);
+    }
+    const zh = textOf((await get(`/ui/companies/${pid}?lang=zh`)).body);
+    expect(zh).toContain(`${holder.ent_name}（企业法人，统一社会信用代码 ${holder.uncid}）`);
+    const csv = (await get(`/ui/changes.csv?pid=${pid}&lang=zh`)).body;
+    expect(csv).not.toMatch(HEX_ID);
+    expect(csv).toContain(`统一社会信用代码 ${holder.uncid}`);
+  });
+
+  it('lands a link to a version, /ui/companies/<pid>?at=<cycle>#v<n>, on that version', async () => {
+    const versions = await w.c.t.sql<{ version: number; cycle: string }[]>`
+      select version, cycle::text as cycle from analytics.enterprise_history where pid = ${w.historyPid} order by version`;
+    const pid = encodeURIComponent(w.historyPid);
+    for (const v of versions) {
+      // The latest version of that cycle is the one the link names.
+      if (versions.some((o) => o.cycle === v.cycle && o.version > v.version)) continue;
+      const a = await get(`/ui/companies/${pid}?at=${v.cycle}`);
+      expect(a.status).toBe(200);
+      expect(a.body).toContain(`<li id="v${v.version}">`);
+      expect(a.body).toContain(`Version ${v.version} · Cycle ${v.cycle}</p>`);
+    }
+    // The change feed links each change there.
+    const changes = await get(`/ui/changes?pid=${pid}`);
+    const [c] = await w.c.t.sql<{ cycle: string; to_version: number }[]>`
+      select cycle::text as cycle, to_version from analytics.enterprise_changes where pid = ${w.historyPid} order by change_id desc limit 1`;
+    expect(changes.body).toContain(`href="/ui/companies/${pid}?at=${c?.cycle}#v${c?.to_version}"`);
   });
 
   it('shows the watchlist read-only, with freshness, rate, next due and match level', async () => {
