@@ -77,8 +77,13 @@ async function receiver(
 const subscribe = (s: NewSubscription) => addSubscription(t.sql, { allowPrivate: true, ...s });
 
 let pidSeq = 0;
+/** The companies a message names: a Chinese name with its number (messages name companies, not PIDs). */
+const NAMED = new RegExp(`${CHINESE}\\d+`, 'g');
+
+/** A status change at a company of its own (a Chinese name gets its company's number). */
 function changeEvent(name: string, over: Partial<NewEvent> = {}): NewEvent {
   pidSeq++;
+  if (name === CHINESE) name = `${CHINESE}${pidSeq}`;
   return {
     type: 'company.status.changed',
     severity: 'high',
@@ -133,10 +138,10 @@ describe('chat channels', { timeout: 120_000 }, () => {
       expect(chinese?.text).toContain('存续 → 注销');
       expect(chinese?.text).toContain('2026-11-10');
       expect(chinese?.text).toMatch(/高|high/);
-      expect(chinese?.body).toContain('https://daybook.example/events?after=');
-      // Our own link to the event is the one link a message may hold.
+      expect(chinese?.body).toContain('https://daybook.example/ui/companies/CHAT');
+      // Our own link to the company is the one link a message may hold.
       const theirs = (hostile?.text ?? '').replace(
-        /\[(查看|Open)\]\(https:\/\/daybook\.example\/[^)\s]*\)/g,
+        /\[(查看详情|Open in the console)\]\(https:\/\/daybook\.example\/[^)\s]*\)/g,
         '',
       );
       expect(inert(theirs), hostile?.text).toBe(true);
@@ -183,8 +188,8 @@ describe('chat channels', { timeout: 120_000 }, () => {
     expect(dingtalk.got.length).toBeGreaterThan(0);
     dingtalk.down = false;
     await until(e, 'every event after recovery', () => dingtalk.accepted().length >= 3);
-    const named = dingtalk.accepted().flatMap((g) => g.text.match(/CHAT\d{5}/g) ?? []);
-    expect(new Set(named)).toEqual(new Set(events.map((x) => x.pid)));
+    const named = dingtalk.accepted().flatMap((g) => g.text.match(NAMED) ?? []);
+    expect(new Set(named)).toEqual(new Set(events.map((x) => x.name)));
   });
 
   it('folds a burst of 100 events to a bot limited to 20 a minute into at most 20 messages a minute, naming all 100', async () => {
@@ -205,8 +210,8 @@ describe('chat channels', { timeout: 120_000 }, () => {
       const events = Array.from({ length: vendor === 'feishu' ? 150 : 100 }, () => changeEvent(CHINESE));
       await write(events);
       const e = engine({ rateWindowMs: windowMs, vendorWaitMs: windowMs });
-      const pids = new Set(events.map((x) => x.pid as string));
-      const named = () => new Set(r.accepted().flatMap((g) => g.text.match(/CHAT\d{5}/g) ?? []));
+      const pids = new Set(events.map((x) => x.name as string));
+      const named = () => new Set(r.accepted().flatMap((g) => g.text.match(NAMED) ?? []));
       await until(e, `all ${pids.size} named (${vendor})`, () => [...pids].every((p) => named().has(p)));
       // The receiver answers "too fast" past 20 in its window: it never had to.
       expect(r.got.filter((g) => !g.accepted).map((g) => g.answer)).toEqual([]);
@@ -241,8 +246,8 @@ describe('chat channels', { timeout: 120_000 }, () => {
     );
     await write(events);
     const e = engine({ rateWindowMs: windowMs, vendorWaitMs: windowMs });
-    const pids = events.map((x) => x.pid as string);
-    const named = () => new Set(r.accepted().flatMap((g) => g.text.match(/CHAT\d{5}/g) ?? []));
+    const pids = events.map((x) => x.name as string);
+    const named = () => new Set(r.accepted().flatMap((g) => g.text.match(NAMED) ?? []));
     await until(e, 'all 100 named over several windows', () => pids.every((p) => named().has(p)));
     expect(r.accepted().length).toBeGreaterThan(20);
     expect(r.got.filter((g) => !g.accepted).map((g) => g.answer)).toEqual([]);
@@ -329,15 +334,18 @@ describe('mail', { timeout: 120_000 }, () => {
       expect(m.text).toBeTruthy();
       expect(m.html).toBeTruthy();
     }
-    const [one, hostile, digest] = smtp.mails;
+    // Sent in order: the changes by severity, then company; the digest last.
+    const digest = smtp.mails.at(-1);
+    const one = smtp.mails.find((m) => m.subject?.includes(CHINESE));
+    const hostile = smtp.mails.find((m) => m.subject?.includes('evil'));
     expect(one?.subject).toContain(CHINESE);
     expect(one?.text).toContain('存续 → 注销');
     expect(one?.html).toContain(CHINESE);
     expect(String(hostile?.html)).not.toMatch(/<at\b|<img|<a href="https?:\/\/evil|@all/);
     expect(String(hostile?.text)).not.toContain('\u001b');
     expect(digest?.subject).toContain('2026-11-10');
-    expect((String(digest?.text).match(/DIG\d{4}/g) ?? []).length).toBe(60);
-    expect((String(digest?.html).match(/DIG\d{4}/g) ?? []).length).toBe(60);
+    expect((String(digest?.text).match(NAMED) ?? []).length).toBe(60);
+    expect((String(digest?.html).match(NAMED) ?? []).length).toBe(60);
   });
 });
 

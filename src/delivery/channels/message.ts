@@ -113,7 +113,7 @@ function changeLine(e: Envelope, known: Known, lang: Lang): Part[] {
   const w = WORDS[lang];
   const d = e.data;
   const field = str(d.field);
-  if (field === null || !('to_version' in d)) return observationLine(e, lang);
+  if (field === null) return observationLine(e, lang);
   const before = str(d.previous);
   const after = str(d.current);
   const pid = e.pid ?? '';
