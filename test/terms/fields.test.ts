@@ -146,3 +146,17 @@ describe('values as a person reads them', () => {
     expect(humanProblems(row, { lang: 'zh' })).toEqual(['raw code PID', `hex id ${pid}`]);
   });
 });
+
+describe('the catalogue as documented', () => {
+  it('docs/changes.md lists every field, token and event type with the words the code uses', async () => {
+    const { readFileSync } = await import('node:fs');
+    const doc = readFileSync(new URL('../../docs/changes.md', import.meta.url), 'utf8');
+    for (const [k, f] of Object.entries(ENTERPRISE_FIELDS))
+      expect(doc).toContain(`| \`${k}\` | ${f.zh} | ${f.en} |`);
+    for (const [g, m] of Object.entries(TOKENS))
+      for (const [k, w] of Object.entries(m))
+        expect(doc).toContain(`| ${g} | \`${k}\` | ${w.zh} | ${w.en} |`);
+    for (const [k, w] of Object.entries(EVENT_TYPE_LABELS))
+      expect(doc).toContain(`| \`${k}\` | ${w.zh} | ${w.en} |`);
+  });
+});
