@@ -168,6 +168,7 @@ describe('a real cycle reaches every channel', { timeout: 300_000 }, () => {
     expect(changes.some((e) => e.data.field === 'ENTNAME')).toBe(true);
     expect(digest).toBeDefined();
     // What people are sent by default: the companies' changes and the digest (no operator events).
+    expect(events.some((e) => e.type === 'cycle.completed')).toBe(true);
     const taken = events.filter(
       (e) =>
         e.type === 'digest.daily' ||
