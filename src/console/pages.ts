@@ -580,14 +580,24 @@ export function messagePage(ctx: PageContext, title: string, text: string): Html
   return page(ctx, title, html`<p>${text}</p>`);
 }
 
-/** The sign-in page answered with 401: a form sending the token as `?token=`, which sets the cookie. */
+/**
+ * The sign-in page answered with 401: a form sending the token as `?token=`, which sets the cookie
+ * and comes back to the address asked for. On a console page the form has no action, so it goes
+ * to this very address, `#v3` and all (a chat message's link to a version lands there once signed
+ * in); the address's own query (`?at=`) goes along as hidden fields, since a GET form replaces it.
+ */
 export function loginPage(ctx: PageContext): Html {
   const { t } = ctx;
-  const back = ctx.path.startsWith('/ui') ? ctx.path : '/ui/';
+  const here = ctx.path.startsWith('/ui');
+  const kept = here
+    ? [...ctx.query]
+        .filter(([k]) => k !== 'token')
+        .map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)
+    : [];
   return page(
     ctx,
     t.loginTitle,
-    html`<p>${t.loginText}</p><form method="get" action="${back}" class="inline"><label for="token">${t.token}</label>
+    html`<p>${t.loginText}</p><form method="get"${here ? '' : html` action="/ui/"`} class="inline">${kept}<label for="token">${t.token}</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required>
 <button type="submit">${t.signIn}</button></form>`,
   );

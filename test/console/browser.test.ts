@@ -192,6 +192,25 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
     await context.close();
   });
 
+  it('lands a link to a version, opened before signing in, on that version once signed in', async () => {
+    const [v] = await w.c.t.sql<{ version: number; cycle: string }[]>`
+      select version, cycle::text as cycle from analytics.enterprise_history
+      where pid = ${w.historyPid} order by version limit 1`;
+    if (!v) throw new Error('no version');
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'zh-CN' });
+    const page = await context.newPage();
+    // As a chat message links it: the cycle's day, the version's anchor.
+    const link = `${w.admin.url}/ui/companies/${w.historyPid}?at=${v.cycle}&lang=zh#v${v.version}`;
+    expect((await page.goto(link))?.status()).toBe(401);
+    await page.getByLabel('令牌').fill(CONSOLE_TOKEN);
+    await page.getByRole('button', { name: '登录' }).click();
+    await page.waitForURL(link);
+    expect(await page.evaluate("document.querySelector(':target')?.id")).toBe(`v${v.version}`);
+    expect(await page.locator('#asof-h').textContent()).toBe(`截至 ${v.cycle}`);
+    expect(await page.locator(`#v${v.version} h3`).textContent()).toBe(`版本 ${v.version} · 周期 ${v.cycle}`);
+    await context.close();
+  });
+
   it('shows a company as an analyst reads a registry page, in Chinese and in English', async () => {
     const sql = w.c.t.sql;
     // A company whose capital changed: its record and its change rows both show an amount.
