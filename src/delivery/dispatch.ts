@@ -1,14 +1,14 @@
 /**
  * One send of a delivery in its subscription's format, and what came of it: a signed Standard
- * Webhooks POST or a Slack message (2xx delivers), a chat vendor's message (2xx and the vendor's
- * verdict in the body: answer.ts), or a mail over SMTP. Errors and answers kept are cut of the
- * URL's and the signing secret's text.
+ * Webhooks POST (2xx delivers), a chat vendor's message, Slack's among them (2xx and the vendor's
+ * verdict in the body; a refusal's reason read from the answer: answer.ts), or a mail over SMTP.
+ * Errors and answers kept are cut of the URL's and the signing secret's text.
  */
 import type { Sql } from '../db/connect.ts';
 import type { Envelope } from '../events/feed.ts';
 import { companyFacts } from '../history/facts.ts';
 import { parseRetryAfter } from '../retry/retry-after.ts';
-import { readAnswer, TOO_MANY_WAIT_MS } from './channels/answer.ts';
+import { readAnswer, readRefusal, TOO_MANY_WAIT_MS } from './channels/answer.ts';
 import { mailOf } from './channels/mail.ts';
 import { type Known, messageOf, pidsNamed } from './channels/message.ts';
 import { CHAT_FORMATS, type ChatFormat } from './channels/render.ts';
@@ -70,8 +70,13 @@ export async function sendChat(
       ok: false,
       rateLimitedMs: parseRetryAfter(r.retryAfter, new Date()) ?? TOO_MANY_WAIT_MS,
     };
-  if (r.status === null || r.status < 200 || r.status >= 300)
-    return { ...r, response, error, ok: false, rateLimitedMs: null };
+  if (r.status === null) return { ...r, response, error, ok: false, rateLimitedMs: null };
+  if (r.status < 200 || r.status >= 300) {
+    // Slack says why in a word (404 channel_not_found, 410 channel_is_archived …).
+    const reason = readRefusal(t.format, r.status, r.response);
+    const why = reason === null ? error : withoutSecrets(reason, t.url, t.signing_secret);
+    return { ...r, response, error: why, ok: false, rateLimitedMs: null };
+  }
   const verdict = readAnswer(t.format, r.response);
   if (verdict.ok) return { ...r, response, error: null, ok: true, rateLimitedMs: null };
   return {
@@ -97,7 +102,7 @@ export async function knownFor(sql: Sql, events: readonly Envelope[]): Promise<K
   };
 }
 
-/** Whether `format` is read by people (chat, Slack, mail): its messages group by company. */
+/** Whether `format` is read by people (chat, Slack among them, mail): its messages group by company. */
 export const isHuman = (f: Format): boolean => f !== 'standard';
 
 async function sendMail(
@@ -134,7 +139,7 @@ export async function dispatchEvents(
   if (!e) throw new Error('nothing to send');
   if (t.format === 'email') return sendMail(t, events, known, o);
   if (isChat(t.format)) return sendChat(t, chatRequest(chatTarget(t, o), events, known, at), e.id, o);
-  if (events.length > 1) throw new Error(`a ${t.format} delivery sends one event at a time`);
+  if (events.length > 1) throw new Error('a webhook delivery sends one event at a time');
   const body = bodyOf(t.format, e);
   const r = await post(new URL(t.url), signedHeaders(e.id, body, t.secrets, at), body, {
     timeoutMs: o.timeoutMs,

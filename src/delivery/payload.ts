@@ -17,28 +17,10 @@ export function newSecret(): string {
 export const FORMATS = ['standard', 'slack', 'feishu', 'dingtalk', 'wecom', 'teams', 'email'] as const;
 export type Format = (typeof FORMATS)[number];
 
-/** The JSON body: Standard Webhooks' `type`, `timestamp` and `data` (the event), or Slack text. */
-export function bodyOf(format: 'standard' | 'slack', e: Envelope): string {
-  if (format === 'slack') return JSON.stringify({ text: slackText(e) });
+/** The JSON body of a webhook: Standard Webhooks' `type`, `timestamp` and `data` (the event). */
+export function bodyOf(_format: 'standard', e: Envelope): string {
   // A number the upstream sent with more digits than a double holds goes out with every digit.
   return stringifyExact({ type: e.type, timestamp: e.detected_at, data: e });
-}
-
-const SEVERITY_MARK: Record<Envelope['severity'], string> = {
-  high: ':red_circle:',
-  medium: ':large_orange_circle:',
-  low: ':white_circle:',
-};
-
-/** One Slack message line: severity, type, the company, and previous → current when a field changed. */
-export function slackText(e: Envelope): string {
-  const who = e.name ?? e.pid ?? '';
-  const prev = e.data.previous;
-  const cur = e.data.current;
-  const values =
-    prev !== undefined || cur !== undefined ? `: ${String(prev ?? '∅')} → ${String(cur ?? '∅')}` : '';
-  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  return `${SEVERITY_MARK[e.severity]} *${esc(e.type)}* ${esc(who)}${esc(values)}${e.cycle ? ` (cycle ${e.cycle})` : ''}`;
 }
 
 /** The Standard Webhooks headers for `body`, signed by every secret given. */

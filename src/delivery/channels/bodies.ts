@@ -1,10 +1,11 @@
 /**
  * The JSON each chat vendor takes, as documented by the vendor: a DingTalk custom robot's and a
- * WeCom group bot's markdown message, a Feishu (Lark) custom bot's rich-text `post`, and an
- * Adaptive Card (1.4) in the message a Teams Workflows webhook takes. Pure.
+ * WeCom group bot's markdown message, a Feishu (Lark) custom bot's rich-text `post`, an Adaptive
+ * Card (1.4) in the message a Teams Workflows webhook takes, and a Slack incoming webhook's `text`
+ * in mrkdwn. Upstream text is made inert by each vendor's rules (inert.ts). Pure.
  */
-import { markdownText } from './inert.ts';
-import type { Message } from './message.ts';
+import { escapeFor, slackEntities } from './inert.ts';
+import type { Message, Part } from './message.ts';
 import {
   type Build,
   type ChatFormat,
@@ -33,14 +34,15 @@ type FeishuElement = { tag: 'text'; text: string } | { tag: 'a'; text: string; h
 
 const feishu: Build = (c) => {
   const w = WORDS[c.m.lang];
-  const title = joined(c.m.title, markdownText, c.clip) + (c.part ? w.foldedPart(c.part.i, c.part.of) : '');
+  const esc = escapeFor('feishu');
+  const title = joined(c.m.title, esc, c.clip) + (c.part ? w.foldedPart(c.part.i, c.part.of) : '');
   const rows: FeishuElement[][] = [];
   const text = (t: string): FeishuElement[] => [{ tag: 'text', text: t }];
-  for (const f of c.m.facts) rows.push(text(`${f.label}: ${joined(f.value, markdownText, c.clip)}`));
+  for (const f of c.m.facts) rows.push(text(`${f.label}: ${joined(f.value, esc, c.clip)}`));
   if (c.m.intro) rows.push(text(c.m.intro));
   for (const x of c.items) {
-    rows.push(text(`• ${itemLine(c.m, x, markdownText, c.clip)}`));
-    for (const l of subLines(x, markdownText, c.clip)) rows.push(text(`    ◦ ${l}`));
+    rows.push(text(`• ${itemLine(c.m, x, esc, c.clip)}`));
+    for (const l of subLines(x, esc, c.clip)) rows.push(text(`    ◦ ${l}`));
   }
   if (c.omitted > 0) rows.push(text(w.leftOut(c.omitted)));
   if (c.m.link) rows.push([{ tag: 'a', text: w.link, href: c.m.link }]);
@@ -54,7 +56,8 @@ const feishu: Build = (c) => {
 
 const teams: Build = (c) => {
   const w = WORDS[c.m.lang];
-  const title = joined(c.m.title, markdownText, c.clip) + (c.part ? w.foldedPart(c.part.i, c.part.of) : '');
+  const esc = escapeFor('teams');
+  const title = joined(c.m.title, esc, c.clip) + (c.part ? w.foldedPart(c.part.i, c.part.of) : '');
   const block = (text: string, extra: Record<string, unknown> = {}) => ({
     type: 'TextBlock',
     text,
@@ -69,7 +72,7 @@ const teams: Build = (c) => {
     }),
     {
       type: 'FactSet',
-      facts: c.m.facts.map((f) => ({ title: f.label, value: joined(f.value, markdownText, c.clip) })),
+      facts: c.m.facts.map((f) => ({ title: f.label, value: joined(f.value, esc, c.clip) })),
     },
   ];
   if (c.m.intro) body.push(block(c.m.intro));
@@ -78,8 +81,8 @@ const teams: Build = (c) => {
       block(
         c.items
           .flatMap((x) => [
-            `- ${itemLine(c.m, x, markdownText, c.clip)}`,
-            ...subLines(x, markdownText, c.clip).map((l) => `    - ${l}`),
+            `- ${itemLine(c.m, x, esc, c.clip)}`,
+            ...subLines(x, esc, c.clip).map((l) => `    - ${l}`),
           ])
           .join('\n'),
       ),
@@ -101,16 +104,71 @@ const teams: Build = (c) => {
   return { body: text, counted: text };
 };
 
-const BUILDS: Record<ChatFormat, Build> = { dingtalk, wecom, feishu, teams };
+/** The severity as Slack users know it, before the title: our own emoji, the only one a message shows. */
+const SLACK_MARK: Record<Message['severity'], string> = {
+  high: ':red_circle:',
+  medium: ':large_orange_circle:',
+  low: ':white_circle:',
+};
+
+/** A link of ours as Slack's `<url|text>`: the URL's `&` as Slack requires, and no `<`, `>` or `|` in it. */
+function slackLink(url: string, text: string): string {
+  const href = url.replace(/&/g, '&amp;').replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C');
+  return `<${href}|${text}>`;
+}
+
+/**
+ * A Slack message: one mrkdwn `text`, a line each for the title, the facts, the intro, each item
+ * and each line under it, what was left out, and the link. Slack counts the text's characters
+ * (SIZE_LIMITS.slack): `counted` is as many bytes as the text has UTF-16 units. Links are not
+ * unfurled: our own would show the console's page, and upstream text holds none.
+ */
+const slack: Build = (c) => {
+  const w = WORDS[c.m.lang];
+  const esc = escapeFor('slack');
+  const title = joined(c.m.title, esc, c.clip) + (c.part ? w.foldedPart(c.part.i, c.part.of) : '');
+  const lines = [`${SLACK_MARK[c.m.severity]} *${title}*`];
+  for (const f of c.m.facts) lines.push(`*${f.label}*: ${joined(f.value, esc, c.clip)}`);
+  if (c.m.intro) lines.push(c.m.intro);
+  for (const x of c.items) {
+    lines.push(`• ${itemLine(c.m, x, esc, c.clip, (s) => `*${s}*`)}`);
+    for (const l of subLines(x, esc, c.clip)) lines.push(`    ◦ ${l}`);
+  }
+  if (c.omitted > 0) lines.push(w.leftOut(c.omitted));
+  if (c.m.link) lines.push(slackLink(c.m.link, w.link));
+  const text = lines.join('\n');
+  return {
+    body: JSON.stringify({ text, mrkdwn: true, unfurl_links: false, unfurl_media: false }),
+    counted: 'x'.repeat(text.length),
+  };
+};
+
+/** Our own text with Slack's reserved characters as entities too (upstream text gets its own rules). */
+function slackOurs(m: Message): Message {
+  const parts = (ps: readonly Part[]): Part[] =>
+    ps.map((p) => ('ours' in p ? { ours: slackEntities(p.ours) } : p));
+  return {
+    ...m,
+    title: parts(m.title),
+    facts: m.facts.map((f) => ({ label: slackEntities(f.label), value: parts(f.value) })),
+    intro: m.intro === null ? null : slackEntities(m.intro),
+    items: m.items.map((x) => ({ ...x, parts: parts(x.parts), sub: x.sub.map(parts) })),
+  };
+}
+
+const BUILDS: Record<ChatFormat, Build> = { dingtalk, wecom, feishu, teams, slack };
+
+/** A message as a format's builder takes it (Slack: our own text escaped as well). */
+const prepared = (format: ChatFormat, m: Message): Message => (format === 'slack' ? slackOurs(m) : m);
 
 /** The body of `m` for `format`, within the vendor's size (a long digest cut, saying how much). */
 export function chatBody(format: ChatFormat, m: Message): string {
-  return fitOne(m, BUILDS[format], SIZE_LIMITS[format]);
+  return fitOne(prepared(format, m), BUILDS[format], SIZE_LIMITS[format]);
 }
 
 /** The bodies of folded events for `format`: as many as the items need, none left out. */
 export function chatBodies(format: ChatFormat, m: Message): { body: string; count: number }[] {
-  return fitAll(m, BUILDS[format], SIZE_LIMITS[format]);
+  return fitAll(prepared(format, m), BUILDS[format], SIZE_LIMITS[format]);
 }
 
 export type { Cut };

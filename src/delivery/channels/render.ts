@@ -11,7 +11,7 @@ import { type Escape, markdownText } from './inert.ts';
 import type { Line, Message, Part } from './message.ts';
 import { WORDS } from './words.ts';
 
-export const CHAT_FORMATS = ['feishu', 'dingtalk', 'wecom', 'teams'] as const;
+export const CHAT_FORMATS = ['feishu', 'dingtalk', 'wecom', 'teams', 'slack'] as const;
 export type ChatFormat = (typeof CHAT_FORMATS)[number];
 
 /** The documented limits, in bytes of UTF-8. */
@@ -21,6 +21,9 @@ export const SIZE_LIMITS: Record<ChatFormat, number> = {
   // 20 KB for the whole request, less room for the timestamp and signature added after.
   feishu: 20 * 1024 - 128,
   teams: 28 * 1024,
+  // Slack counts characters, not bytes: 4,000, as it recommends for a message (it cuts text past
+  // 40,000). Its body counts one byte per UTF-16 unit of the text (bodies.ts).
+  slack: 4000,
 };
 
 /** Shorter clips tried, in turn, when a message does not fit with the longer one. */

@@ -5,11 +5,16 @@
  * limit, and answers as the vendor does: HTTP 200 with the verdict in the body (Feishu `code`,
  * DingTalk and WeCom `errcode`), a refusal for a bad signature or key, and the vendor's
  * "sending too fast" answer past its per-minute limit. Teams (a Workflows webhook) answers 202.
+ * Slack (an incoming webhook) answers 200 `ok`, or an error status with one word in the body
+ * (400 `invalid_payload` / `no_text`, 404 `no_service` …), and shows the message as Slack would
+ * (slackShown): mrkdwn links, mentions, emoji codes, bare URLs it links, and entities decoded.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type Vendor = 'feishu' | 'dingtalk' | 'wecom' | 'teams';
+/** Every vendor a receiver stands in for: Slack's as well. */
+export type AnyVendor = Vendor | 'slack';
 
 export interface Got {
   at: number;
@@ -21,6 +26,10 @@ export interface Got {
   /** What the receiver answered: its HTTP status and body. */
   status: number;
   answer: Record<string, unknown> | null;
+  /** Slack: the answer's body as sent (`ok`, or the error word). */
+  reply?: string;
+  /** Slack: what Slack would make of the message (slackShown). */
+  shown?: SlackShown;
   accepted: boolean;
 }
 
@@ -145,6 +154,98 @@ function teams(json: Record<string, unknown>, size: number) {
   return { status: 202, answer: null, text: cardText(card.body) };
 }
 
+/** A Slack message as Slack shows it: what the mrkdwn makes of the text a sender wrote. */
+export interface SlackShown {
+  /** The lines a person reads: links as their labels, mentions as `@here` …, entities decoded. */
+  lines: string[];
+  /** Every link: `<url|label>` and `<url>` written, and bare URLs and domains Slack links itself. */
+  links: string[];
+  /** Every mention: `<!here>`, `<!channel>`, `<!everyone>`, `<!subteam^…>`, `<@U…>`, `<#C…>`. */
+  mentions: string[];
+  /** Every `:emoji:` code Slack would show as an emoji. */
+  emoji: string[];
+  /** Every span Slack formats: `*bold*`, `_italic_`, `~strike~`, `` `code` ``. */
+  formatted: string[];
+}
+
+// A bare URL or domain Slack links by itself (the auto-linking its `verbatim: false` default does).
+const AUTO_LINK =
+  /\b(?:https?|ftp|mailto):\/*[^\s<>]+|\bwww\.[^\s<>]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b|[\w.+-]+@[\w-]+\.[\w.-]+/gi;
+
+/** What Slack makes of mrkdwn text. */
+export function slackShown(mrkdwn: string): SlackShown {
+  const links: string[] = [];
+  const mentions: string[] = [];
+  const emoji: string[] = [];
+  const formatted: string[] = [];
+  // What `<…>` holds is a link or a mention, not text: no emoji or formatting inside.
+  const outside = mrkdwn.replace(/<[^>]*>/g, ' ');
+  for (const m of outside.matchAll(/:([a-z0-9_+'-]+):/g)) emoji.push(m[0]);
+  for (const m of outside.matchAll(/(?:^|[\s([{])([*_~`])(?=\S)([^\n]*?\S)\1(?=$|[\s)\]}.,:;!?'"])/gm))
+    formatted.push(m[0].trim());
+  // Any line or paragraph separator breaks the line where a client shows it.
+  const shownLines = mrkdwn.split(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/).map((line) => {
+    // Bare URLs and domains in the text itself, outside `<…>` (which Slack reads as markup).
+    for (const m of line.replace(/<[^>]*>/g, ' ').matchAll(AUTO_LINK)) links.push(m[0]);
+    return line
+      .replace(/<([^>|]*)(?:\|([^>]*))?>/g, (_, target: string, label: string | undefined) => {
+        if (target.startsWith('!')) {
+          mentions.push(target);
+          const name = target.slice(1).split('^')[0] ?? '';
+          return label ?? `@${name}`;
+        }
+        if (target.startsWith('@') || target.startsWith('#')) {
+          mentions.push(target);
+          return label ?? target;
+        }
+        links.push(target);
+        return label ?? target;
+      })
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
+  });
+  return { lines: shownLines, links, mentions, emoji, formatted };
+}
+
+/** Slack: an incoming webhook's answer to a body, and the text it shows. */
+function slack(o: Options, body: string, url: URL) {
+  const fail = (status: number, word: string) => ({ status, answer: null, reply: word });
+  if (o.refuse) return fail(o.refuse.status, o.refuse.error);
+  if (url.pathname !== `/services/T0DAYBOOK/B0DAYBOOK/${o.token ?? ''}`) return fail(404, 'no_service');
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return fail(400, 'invalid_payload');
+  }
+  if (!isObj(json)) return fail(400, 'invalid_payload');
+  const blocks = Array.isArray(json.blocks) ? json.blocks : null;
+  if (json.blocks !== undefined && !blocks) return fail(400, 'invalid_blocks');
+  const text = typeof json.text === 'string' ? json.text : null;
+  if (json.text !== undefined && text === null) return fail(400, 'invalid_payload');
+  if (!text && !blocks?.length) return fail(400, 'no_text');
+  // Slack cuts text past 40,000 characters: the receiver refuses it, so a test sees it.
+  if ((text ?? '').length > 40_000) return fail(400, 'msg_too_long');
+  // With blocks, Slack shows the blocks (the text is the notification's); without, the text.
+  const shownText = blocks ? blocks.map(blockText).filter(Boolean).join('\n') : (text ?? '');
+  // `mrkdwn: false` turns formatting off; links, mentions and entities are read all the same.
+  const shown = slackShown(shownText);
+  if (json.mrkdwn === false) shown.formatted = [];
+  return { status: 200, answer: null, reply: 'ok', text: shown.lines.join('\n'), shown };
+}
+
+/** The mrkdwn of a block: a header's, a section's text and fields, a context's elements. */
+function blockText(b: unknown): string {
+  if (!isObj(b)) return '';
+  const t = (x: unknown) => (isObj(x) && typeof x.text === 'string' ? x.text : '');
+  if (b.type === 'header') return t(b.text);
+  if (b.type === 'section')
+    return [t(b.text), ...(Array.isArray(b.fields) ? b.fields.map(t) : [])].filter(Boolean).join('\n');
+  if (b.type === 'context') return (Array.isArray(b.elements) ? b.elements.map(t) : []).join(' ');
+  return '';
+}
+
 export interface Options {
   secret?: string;
   /** The access_token (DingTalk) or key (WeCom) the URL must carry. */
@@ -155,10 +256,12 @@ export interface Options {
   windowMs?: number;
   /** Answers this many first requests 429 Too Many Requests with `Retry-After: 1`. */
   tooMany?: number;
+  /** Slack: answers every request with this error status and word (404 `channel_not_found` …). */
+  refuse?: { status: number; error: string };
 }
 
 /** A receiver for `vendor` on loopback. */
-export async function vendorReceiver(vendor: Vendor, o: Options = {}): Promise<VendorReceiver> {
+export async function vendorReceiver(vendor: AnyVendor, o: Options = {}): Promise<VendorReceiver> {
   const got: Got[] = [];
   const state = { down: false };
   const server: Server = createServer((req, res) => {
@@ -202,7 +305,13 @@ export async function vendorReceiver(vendor: Vendor, o: Options = {}): Promise<V
         } catch {}
         const within = (ms: number) => got.filter((g) => g.accepted && g.at > Date.now() - ms).length;
         const recent = within(o.windowMs ?? 60_000);
-        let r: { status?: number; answer: Record<string, unknown> | null; text?: string };
+        let r: {
+          status?: number;
+          answer: Record<string, unknown> | null;
+          text?: string;
+          reply?: string;
+          shown?: SlackShown;
+        };
         // A Feishu custom bot takes 5 messages a second and 100 a minute, always.
         if (vendor === 'feishu' && (within(1000) >= 5 || within(60_000) >= 100))
           r = { answer: { code: 11232, data: {}, msg: 'frequency limited' } };
@@ -214,6 +323,7 @@ export async function vendorReceiver(vendor: Vendor, o: Options = {}): Promise<V
         else if (vendor === 'feishu') r = await feishu(o, json);
         else if (vendor === 'dingtalk') r = await dingtalk(o, json, url);
         else if (vendor === 'wecom') r = await wecom(o, json, url);
+        else if (vendor === 'slack') r = slack(o, body, url);
         else r = teams(json, Buffer.byteLength(body));
         const accepted = r.text !== undefined;
         got.push({
@@ -224,8 +334,15 @@ export async function vendorReceiver(vendor: Vendor, o: Options = {}): Promise<V
           text: r.text ?? '',
           status: r.status ?? 200,
           answer: r.answer,
+          ...(r.reply !== undefined ? { reply: r.reply } : {}),
+          ...(r.shown ? { shown: r.shown } : {}),
           accepted,
         });
+        if (r.reply !== undefined) {
+          res.writeHead(r.status ?? 200, { 'content-type': 'text/html' });
+          res.end(r.reply);
+          return;
+        }
         res.writeHead(r.status ?? 200, { 'content-type': 'application/json' });
         res.end(r.answer ? JSON.stringify(r.answer) : '');
       })();
@@ -238,6 +355,7 @@ export async function vendorReceiver(vendor: Vendor, o: Options = {}): Promise<V
     dingtalk: `/robot/send?access_token=${o.token ?? ''}`,
     wecom: `/cgi-bin/webhook/send?key=${o.token ?? ''}`,
     teams: '/workflows/abc/triggers/manual/paths/invoke?sig=teams-sig-secret',
+    slack: `/services/T0DAYBOOK/B0DAYBOOK/${o.token ?? ''}`,
   }[vendor];
   return {
     url: `http://127.0.0.1:${port}${path}`,
