@@ -6,6 +6,7 @@
 import { InvalidArgumentError, Option } from 'commander';
 import { EVENT_TYPES } from '../events/catalogue.ts';
 import { typeMatches } from '../events/feed.ts';
+import { LANGS } from '../terms/fields.ts';
 import { isCalendarDate, pacificDate } from '../time/cycles.ts';
 
 export class UsageError extends Error {
@@ -81,6 +82,18 @@ export function dateArg(what: string) {
 /** An option that takes a real calendar date, `--flag <date>`; its errors name the flag. */
 export function dateOption(flag: `--${string}`, description: string): Option {
   return new Option(`${flag} <date>`, description).argParser(dateArg(flag));
+}
+
+/**
+ * `--lang zh|en`: the language a person reads the text output of `changes`, `status` and
+ * `digest` in. Without it the command takes DAYBOOK_LANG (zh when unset); --json is for machines
+ * and keeps the codes whatever the language.
+ */
+export function langOption(): Option {
+  return new Option(
+    '--lang <lang>',
+    'the language of the text: zh (Chinese) or en (English): field names, words for codes, amounts with their unit; default DAYBOOK_LANG, else zh (--json keeps the codes and raw values)',
+  ).argParser(choiceArg('--lang', LANGS));
 }
 
 /** A subscription id, as `subscribe` and `deliveries` take it. */

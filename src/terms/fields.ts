@@ -407,6 +407,17 @@ export const OPERATION_WORDS = {
     array: { zh: '列表', en: 'list' },
     null: { zh: '空值', en: 'null' },
     absent: { zh: '缺失', en: 'absent' },
+    undocumented: { zh: '文档未列明', en: 'undocumented' },
+    'non-finite number': { zh: '非有限数字', en: 'non-finite number' },
+    'integer beyond 32 bits (stored as null)': {
+      zh: '超出 32 位的整数（存为空值）',
+      en: 'integer beyond 32 bits (stored as null)',
+    },
+    'a value Postgres stores': { zh: 'Postgres 可存储的值', en: 'a value Postgres stores' },
+    'bytes that are not UTF-8 text (kept in body_bytes)': {
+      zh: '不是 UTF-8 文本的字节（原样保存）',
+      en: 'bytes that are not UTF-8 text (kept as received)',
+    },
   },
 } as const satisfies Record<string, Record<string, { zh: string; en: string }>>;
 

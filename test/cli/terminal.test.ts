@@ -171,7 +171,7 @@ describe('the CLI prints upstream text inert on a terminal', { timeout: 120_000 
   });
 
   it('daybook status: failed entries, recent failures and the pause reason', async () => {
-    const r = await runDaybook(['status', '--no-queues', '--cycle', CYCLE], env);
+    const r = await runDaybook(['status', '--no-queues', '--cycle', CYCLE, '--lang', 'en'], env);
     expect(r.code, r.stderr).toBe(0);
     expectInert(r.stdout, 'status');
     expect(r.stdout).toContain('PAUSED: insufficient\\u009b2J\\u202elive\\u001b[2J');
