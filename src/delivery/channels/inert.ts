@@ -21,7 +21,7 @@
  * - `htmlText` (a mail's HTML part): entities for `& < > " ' @`, and URLs broken likewise.
  * Pure.
  */
-import type { ChatFormat } from './render.ts';
+import type { ChatFormat } from './limits.ts';
 
 // CSI and OSC sequences first (their parameters would otherwise be left behind), then any other
 // C0 or C1 control character.

@@ -11,6 +11,10 @@
  * one message per company and cycle, sent one after another in a stable order; a "too many
  * requests" (429) answer is waited out as well. Pure.
  */
+/** The chat vendors daybook renders messages for (mail aside). */
+export const CHAT_FORMATS = ['feishu', 'dingtalk', 'wecom', 'teams', 'slack'] as const;
+export type ChatFormat = (typeof CHAT_FORMATS)[number];
+
 export interface RateLimit {
   /** Messages per window. */
   perWindow: number;

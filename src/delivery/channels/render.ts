@@ -8,11 +8,11 @@
 
 import { tokenLabel } from '../../terms/fields.ts';
 import { type Escape, markdownText } from './inert.ts';
+import { CHAT_FORMATS, type ChatFormat } from './limits.ts';
 import type { Line, Message, Part } from './message.ts';
 import { WORDS } from './words.ts';
 
-export const CHAT_FORMATS = ['feishu', 'dingtalk', 'wecom', 'teams', 'slack'] as const;
-export type ChatFormat = (typeof CHAT_FORMATS)[number];
+export { CHAT_FORMATS, type ChatFormat };
 
 /** The documented limits, in bytes of UTF-8. */
 export const SIZE_LIMITS: Record<ChatFormat, number> = {
