@@ -175,6 +175,11 @@ export function companyLines(
   return lines.map(({ severity, parts }) => ({ severity, parts }));
 }
 
+/** The name the latest of `events` gives its company. */
+function latestName(events: readonly Envelope[]): string | null {
+  return [...events].reverse().find((e) => e.name)?.name ?? null;
+}
+
 /** The highest `to_version` of the events: the version a link opens. */
 function lastVersion(events: readonly Envelope[]): number | null {
   const vs = events.map((e) => num(e.data.to_version)).filter((v): v is number => v !== null);
@@ -192,7 +197,7 @@ export function companyMessage(
   if (!first?.pid) throw new Error('a company message needs the events of one company');
   const w = WORDS[lang];
   const pid = first.pid;
-  const name = [...events].reverse().find((e) => e.name)?.name ?? null;
+  const name = latestName(events);
   const lines = companyLines(events, known, lang);
   const severity = worst(lines.map((l) => l.severity));
   const company = companyParts(pid, name, known, lang);
@@ -281,7 +286,7 @@ function groupName(g: readonly Envelope[], known: Known, lang: Lang): string {
   const first = g[0];
   if (!first) return '';
   if (!first.pid) return eventTypeLabel(first.type, lang);
-  return [...g].reverse().find((e) => e.name)?.name ?? known.name(first.pid) ?? first.pid;
+  return latestName(g) ?? known.name(first.pid) ?? first.pid;
 }
 
 /** Groups of events (one company's, or one operator event) in the order messages go: severity, then company. */
@@ -318,7 +323,7 @@ function groupItem(g: readonly Envelope[], known: Known, lang: Lang): Line {
   if (!first.pid)
     return { severity: first.severity, parts: [{ ours: eventTypeLabel(first.type, lang) }], sub: [] };
   const lines = companyLines(g, known, lang);
-  const name = [...g].reverse().find((e) => e.name)?.name ?? null;
+  const name = latestName(g);
   return {
     severity: worst(lines.map((l) => l.severity)),
     parts: companyParts(first.pid, name, known, lang),
