@@ -114,6 +114,15 @@ async function readStatus(sql: postgres.Sql, config: Config, cycle: string, with
   const watch = await sql<{ active: number; total: number }[]>`
     select count(*) filter (where active)::int as active, count(*)::int as total from watchlist`;
   const exports = await lastExports(sql);
+  // The credit code of each entry listed: of the company it resolved to, else the one it expects.
+  const listed = [...deferred.first.map((d) => d.watch_id), ...failedEntries.map((f) => Number(f.watch_id))];
+  const codeRows = listed.length
+    ? await sql<{ id: number; uscc: string | null }[]>`
+        select w.id::int as id, coalesce(c.uncid, w.uscc) as uscc
+        from watchlist w left join analytics.enterprise_current c on c.pid = w.pid
+        where w.id = any(${listed}::bigint[])`
+    : [];
+  const codes = new Map(codeRows.map((r) => [r.id, r.uscc]));
   let queues: Record<string, Record<string, number>> | null = null;
   let queueError: string | null = null;
   if (withQueues) {
@@ -134,6 +143,7 @@ async function readStatus(sql: postgres.Sql, config: Config, cycle: string, with
     driftTotals,
     watch,
     exports,
+    codes,
     queues,
     queueError,
   };
@@ -415,6 +425,7 @@ function writeStatusTables(s: Status, lang: Lang): void {
       .join(zh ? '，' : ', ');
     const rows = deferred.first.map((d) => ({
       keyword: d.keyword,
+      uscc: s.codes.get(d.watch_id) ?? '',
       reason: reasonWords(d.reason, lang),
       detail: deferredDetail(d.detail, d.reason, lang),
     }));
@@ -423,11 +434,12 @@ function writeStatusTables(s: Status, lang: Lang): void {
         ? `\n推迟：${count(deferred.total, ENTRIES, lang)}（${reasons}）；前 ${count(deferred.first.length, ENTRIES, lang)}：\n`
         : `\nDeferred: ${count(deferred.total, ENTRIES, lang)} (${reasons}); the first ${deferred.first.length}:\n`,
     );
-    write(table(rows, ['keyword', 'reason', 'detail'], lang));
+    write(table(rows, ['keyword', 'uscc', 'reason', 'detail'], lang));
   }
   if (failedEntries.length > 0) {
     const rows = failedEntries.map((f) => ({
       keyword: f.keyword,
+      uscc: s.codes.get(Number(f.watch_id)) ?? '',
       reason: reasonWords(f.reason, lang),
       detail: detailWords(f.detail, f.reason, lang),
       attempts: count(Number(f.attempts), TIMES, lang),
@@ -437,7 +449,7 @@ function writeStatusTables(s: Status, lang: Lang): void {
         ? `\n周期 ${cycle} 失败 ${count(failedEntries.length, ENTRIES, lang)}（本周期不再重试）：\n`
         : `\nFailed in cycle ${cycle} (${count(failedEntries.length, ENTRIES, lang)}; not retried this cycle):\n`,
     );
-    write(table(rows, ['keyword', 'reason', 'detail', 'attempts'], lang));
+    write(table(rows, ['keyword', 'uscc', 'reason', 'detail', 'attempts'], lang));
   }
   if (failedPulls.length > 0) {
     const rows = failedPulls.map((p) => ({

@@ -429,6 +429,7 @@ export function operationWord(group: keyof typeof OPERATION_WORDS, name: string,
 /** The columns of the tables `daybook status` prints (watch entries, runs, format drift). */
 export const STATUS_COLUMNS: Readonly<Record<string, { zh: string; en: string }>> = {
   keyword: { zh: '监控关键词', en: 'Watch keyword' },
+  uscc: { zh: '统一社会信用代码', en: 'USCC' },
   reason: { zh: '原因', en: 'Reason' },
   detail: { zh: '说明', en: 'Detail' },
   attempts: { zh: '尝试次数', en: 'Attempts' },

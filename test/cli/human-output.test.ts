@@ -166,6 +166,8 @@ describe('the text of changes, status and digest, in Chinese and English', { tim
           /^ {2}积分：已用 [\d,]+ 积分，预留 [\d,]+ 积分，预算 [\d,]+ 积分，剩余 [\d,]+ 积分$/m,
         );
         expect(rough).toMatch(/^推迟：[\d,]+ 条（积分预算不足 [\d,]+ 条）；前 20 条：$/m);
+        expect(rough).toMatch(/^监控关键词 +统一社会信用代码 +原因 +说明$/m);
+        expect(rough).toMatch(/^\S+ +[0-9A-Z]{18} +积分预算不足 +计划未排到$/m);
         expect(rough).toMatch(/^格式漂移：未列明字段 \d+ 个，/m);
         expect(broke).toMatch(/；已暂停：积分不足（[\d-]+ [\d:]+，北京时间）：企业查询接口（HTTP 402）：/);
         expect(broke).toMatch(/^ {2}进度：推迟 [\d,]+ 条/m);
@@ -180,6 +182,8 @@ describe('the text of changes, status and digest, in Chinese and English', { tim
         expect(rough).toMatch(
           /^Deferred: [\d,]+ entries \(credit budget reached: [\d,]+ entries\); the first 20:$/m,
         );
+        expect(rough).toMatch(/^Watch keyword +USCC +Reason +Detail$/m);
+        expect(rough).toMatch(/^\S+ +[0-9A-Z]{18} +credit budget reached +not reached by the plan$/m);
         expect(rough).toMatch(/^Format drift: \d+ unknown fields, /m);
         expect(broke).toMatch(
           /; PAUSED: insufficient credits \([\d-]+ [\d:]+ Beijing time\): company search \(HTTP 402\): /,
