@@ -327,9 +327,11 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
       const cookie = /(?:^|;\s*)daybook_token=([^;]+)/.exec(request.headers.cookie ?? '')?.[1];
       if (sameToken(query, token)) {
         // Secure only over TLS on this socket: X-Forwarded-Proto is not trusted (no trustProxy).
+        // Lax, not Strict: a link to a company's page clicked in a chat app is a cross-site
+        // navigation, and must arrive signed in; a cross-site POST or PUT still gets no cookie.
         reply.header(
           'Set-Cookie',
-          `daybook_token=${encodeURIComponent(token)}; Path=/; Max-Age=${TOKEN_COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Strict${request.protocol === 'https' ? '; Secure' : ''}`,
+          `daybook_token=${encodeURIComponent(token)}; Path=/; Max-Age=${TOKEN_COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax${request.protocol === 'https' ? '; Secure' : ''}`,
         );
         // A page load drops the token from the address bar (and history, and Referer); other
         // methods go on as they are, as a 303 would turn them into a GET.

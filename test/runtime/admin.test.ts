@@ -293,7 +293,7 @@ describe('the admin server', { timeout: 300_000 }, () => {
       }
     });
 
-    it('?token= sets an HttpOnly, SameSite=Strict cookie for 8 hours and redirects to the address without the token', async () => {
+    it('?token= sets an HttpOnly, SameSite=Lax cookie for 8 hours and redirects to the address without the token', async () => {
       const token = 'another-token-long-enough';
       const guarded = await startAdminServer({
         sql: p.db.sql,
@@ -320,7 +320,7 @@ describe('the admin server', { timeout: 300_000 }, () => {
           'HttpOnly',
           'Max-Age=28800',
           'Path=/',
-          'SameSite=Strict',
+          'SameSite=Lax',
         ]);
         const only = await send(guarded.url, `/metrics?token=${token}`, { host: 'localhost' });
         expect(only.status).toBe(303);

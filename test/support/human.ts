@@ -76,6 +76,8 @@ export function humanProblems(text: string, o: HumanCheck): string[] {
   // numbers are not amounts).
   const unitAfter = /^\s*(万|亿|元|人|名|票|条|million|people|holders|votes|comments|credits|积分|次|%)/;
   for (const m of t.matchAll(/(?<![\w.,-])\d[\d,]{4,}(?:\.\d+)?(?![\w.,-])/g)) {
+    // A credit code (18) or registration number (15) of digits only is a code, not an amount.
+    if (/^\d{15}$|^\d{18}$/.test(m[0])) continue;
     const after = t.slice((m.index ?? 0) + m[0].length);
     if (!unitAfter.test(after)) problems.push(`number without unit ${m[0]}`);
   }
