@@ -245,7 +245,7 @@ export function changesCommand(): Command {
         if (opts.since && opts.until && opts.since > opts.until)
           throw new UsageError(`--since ${opts.since} is after --until ${opts.until}`);
         const config = configOrExit();
-        const lang = opts.lang ?? config.DAYBOOK_LANG;
+        const lang = opts.lang ?? config.DAYBOOK_LANG ?? 'en';
         await withStore(config, async ({ sql }) => {
           const levels = { high: ['high'], medium: ['high', 'medium'], low: ['high', 'medium', 'low'] };
           const severities = levels[opts.severity ?? 'low'];

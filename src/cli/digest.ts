@@ -177,7 +177,7 @@ export function digestCommand(): Command {
     )
     .action(async (opts: { cycle?: string; json?: boolean; lang?: Lang }) => {
       const config = configOrExit();
-      const lang = opts.lang ?? config.DAYBOOK_LANG;
+      const lang = opts.lang ?? config.DAYBOOK_LANG ?? 'en';
       await withStore(config, async ({ sql }) => {
         const digest = await cycleDigest(sql, opts.cycle ?? cycleOf(new Date()));
         if (opts.json) {

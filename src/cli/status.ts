@@ -506,7 +506,7 @@ export function statusCommand(): Command {
     .addOption(langOption())
     .action(async (opts: { cycle?: string; json?: boolean; queues: boolean; lang?: Lang }) => {
       const config = configOrExit();
-      const lang = opts.lang ?? config.DAYBOOK_LANG;
+      const lang = opts.lang ?? config.DAYBOOK_LANG ?? 'en';
       await withStore(config, async ({ sql }) => {
         const status = await readStatus(sql, config, opts.cycle ?? cycleOf(new Date()), opts.queues);
         if (opts.json) {

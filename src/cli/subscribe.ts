@@ -124,7 +124,7 @@ function subscribeAdd(): Command {
           pids: opts.pid,
           digestOnly: opts.digest === true,
           format,
-          lang: opts.lang ?? config.DAYBOOK_LANG,
+          lang: opts.lang ?? config.DAYBOOK_LANG ?? 'zh',
           signingSecret: opts.signingSecret ?? null,
           allowPrivate: opts.allowPrivate === true,
           ...(opts.fromStart ? { fromSeq: 1 } : {}),

@@ -86,13 +86,13 @@ export function dateOption(flag: `--${string}`, description: string): Option {
 
 /**
  * `--lang zh|en`: the language a person reads the text output of `changes`, `status` and
- * `digest` in. Without it the command takes DAYBOOK_LANG (zh when unset); --json is for machines
+ * `digest` in. Without it the command takes DAYBOOK_LANG (en when unset); --json is for machines
  * and keeps the codes whatever the language.
  */
 export function langOption(): Option {
   return new Option(
     '--lang <lang>',
-    'the language of the text: zh (Chinese) or en (English): field names, words for codes, amounts with their unit; default DAYBOOK_LANG, else zh (--json keeps the codes and raw values)',
+    'the language of the text: zh (Chinese) or en (English): field names, words for codes, amounts with their unit; default DAYBOOK_LANG, else en (--json keeps the codes and raw values)',
   ).argParser(choiceArg('--lang', LANGS));
 }
 

@@ -246,8 +246,11 @@ export const ENV_SCHEMA = z.object({
     .default('5d')
     .transform((v) => parseDuration(v)),
   DAYBOOK_WEBHOOK_CONCURRENCY: int('DAYBOOK_WEBHOOK_CONCURRENCY', 1, 1000).default(32),
-  /** The language of chat and mail messages when a subscription names none: zh or en. */
-  DAYBOOK_LANG: z.enum(['zh', 'en'], { message: 'DAYBOOK_LANG must be zh or en' }).default('zh'),
+  /**
+   * The language people read: zh or en. Unset, a chat or mail subscription added without --lang
+   * speaks Chinese, and the text of `daybook changes`, `status` and `digest` is English.
+   */
+  DAYBOOK_LANG: z.enum(['zh', 'en'], { message: 'DAYBOOK_LANG must be zh or en' }).optional(),
   /** Where people reach daybook's admin server: chat and mail messages link to the event there. */
   DAYBOOK_PUBLIC_URL: url('DAYBOOK_PUBLIC_URL', ['http:', 'https:']).optional(),
   /**

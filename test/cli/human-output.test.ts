@@ -224,10 +224,10 @@ describe('the text of changes, status and digest, in Chinese and English', { tim
     });
   }
 
-  it('without --lang the text is in DAYBOOK_LANG, Chinese when it is not set', async () => {
-    const zh = await runDaybook(['changes', '--limit', '3'], env);
+  it('without --lang the text is in DAYBOOK_LANG, English when it is not set', async () => {
+    const zh = await runDaybook(['changes', '--limit', '3'], { ...env, DAYBOOK_LANG: 'zh' });
     expect(zh.stdout).toMatch(/项变更/);
-    const en = await runDaybook(['changes', '--limit', '3'], { ...env, DAYBOOK_LANG: 'en' });
+    const en = await runDaybook(['changes', '--limit', '3'], env);
     expect(en.stdout).toMatch(/^3 changes at \d+ compan/);
     const bad = await runDaybook(['status', '--lang', 'fr'], env);
     expect(bad.code).toBe(2);
@@ -282,7 +282,7 @@ describe('the text of changes, status and digest, in Chinese and English', { tim
         /--lang <lang>\s+the language of the text: zh \(Chinese\) or en\s+\(English\)/,
       );
       expect(help.replace(/\s+/g, ' '), cmd).toContain(
-        'default DAYBOOK_LANG, else zh (--json keeps the codes and raw values)',
+        'default DAYBOOK_LANG, else en (--json keeps the codes and raw values)',
       );
     }
   });

@@ -61,7 +61,7 @@ describe("the README's dated examples on the demo database", { timeout: 300_000 
       expect(pid, search).toBeDefined();
       const company = await fetch(`${serve.url}/ui/companies/${pid}`);
       expect(company.status).toBe(200);
-      expect(await company.text()).toContain('Timeline');
+      expect(await company.text()).toContain('Change record');
       for (const path of ['/ui/changes', '/ui/watchlist', '/ui/products'])
         expect((await fetch(`${serve.url}${path}`)).status, path).toBe(200);
     } finally {

@@ -219,10 +219,14 @@ describe('the event outbox', { timeout: 180_000 }, () => {
       );
       if (changes.length > 0) expect(d.markdown).toContain(`# daybook digest, cycle ${cycle}`);
     }
-    const printed = await runDaybook(['digest', '--cycle', CYCLES[1] as string], { DATABASE_URL: t.url });
+    const printed = await runDaybook(['digest', '--cycle', CYCLES[1] as string, '--json'], {
+      DATABASE_URL: t.url,
+    });
     expect(printed.code, printed.stderr).toBe(0);
     const d1 = events.find((e) => e.type === 'digest.daily' && e.cycle === CYCLES[1]);
-    expect(printed.stdout).toBe((d1 as Envelope).data.markdown);
+    expect((JSON.parse(printed.stdout) as { markdown: string }).markdown).toBe(
+      (d1 as Envelope).data.markdown,
+    );
   });
 
   it('writes cycle.paused once when a cycle is paused, whoever pauses it again', async () => {

@@ -67,7 +67,7 @@ describe('the export after each cycle', { timeout: 180_000 }, () => {
     const env = { DATABASE_URL: t.url, DAYBOOK_EXPORT_DIR: dir };
     const text = await runDaybook(['status', '--cycle', CYCLES[1] as string, '--no-queues'], env);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain(`export: load 0000000002 (incremental, ndjson`);
+    expect(text.stdout).toMatch(/Export: load 0000000002 \(incremental, NDJSON, /);
     const json = await runDaybook(['status', '--cycle', CYCLES[1] as string, '--no-queues', '--json'], env);
     const report = JSON.parse(json.stdout);
     expect(report.exports).toEqual([

@@ -318,7 +318,7 @@ describe('format drift', { timeout: 240_000 }, () => {
     expect(text.stdout).toMatch(/product-listing\s+slug\s+unknown_field\s+string\s+undocumented/);
     const status = await runDaybook(['status', '--cycle', cycles[1] as string, '--no-queues'], env);
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(/format drift: \d+ unknown fields, \d+ missing fields, \d+ type variants/);
+    expect(status.stdout).toMatch(/Format drift: \d+ unknown fields, \d+ missing fields, \d+ type variants/);
     const bad = await runDaybook(['drift', '--operation', 'enterprise'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--operation');

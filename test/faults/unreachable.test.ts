@@ -180,9 +180,9 @@ describe('Redis or Postgres unreachable', { timeout: 120_000 }, () => {
     const out = await runDaybook(['status'], env(`redis://127.0.0.1:${port}`));
     expect(out.code, out.stderr).toBe(0);
     expect(out.stdout).toContain(
-      `queues: unavailable (Redis at redis://127.0.0.1:${port} (REDIS_URL) is unreachable`,
+      `Queues: unavailable (Redis at redis://127.0.0.1:${port} (REDIS_URL) is unreachable`,
     );
-    expect(out.stdout).toContain('watchlist:');
+    expect(out.stdout).toContain('Watchlist:');
     expect(`${out.stdout}${out.stderr}`).not.toMatch(/^\s+at /m);
     const json = await runDaybook(['status', '--json'], env(`redis://127.0.0.1:${port}`));
     expect(json.code).toBe(0);
@@ -194,7 +194,7 @@ describe('Redis or Postgres unreachable', { timeout: 120_000 }, () => {
   it('daybook status with Redis up prints the queue counts', async () => {
     const out = await runDaybook(['status'], env('redis://127.0.0.1:6379'));
     expect(out.code, out.stderr).toBe(0);
-    expect(out.stdout).toMatch(/queues: plan 0 waiting\/0 active/);
+    expect(out.stdout).toMatch(/Queues: plan: 0 jobs waiting, 0 jobs running/);
     const json = await runDaybook(['status', '--json'], env('redis://127.0.0.1:6379'));
     const report = JSON.parse(json.stdout) as {
       queues: Record<string, Record<string, number>>;

@@ -204,7 +204,9 @@ describe('the plan job over a large watchlist', { timeout: 120_000 }, () => {
     expect(status.deferred.map((d) => d.keyword)).toEqual(before.first.map((d) => d.keyword));
     const text = await runDaybook(['status', '--cycle', cycle, '--no-queues'], env);
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toContain(`deferred: ${before.total} (${before.total} credit budget); the first 20:`);
+    expect(text.stdout).toContain(
+      `Deferred: ${before.total.toLocaleString('en')} entries (credit budget reached: ${before.total.toLocaleString('en')} entries); the first 20:`,
+    );
     expect(text.stdout.split('\n').length).toBeLessThan(60);
 
     // 150 more credits: the 50 planned stay planned, 50 deferred ones are taken in plan order.

@@ -316,12 +316,7 @@ describe('the admin server', { timeout: 300_000 }, () => {
         const [setCookie] = a.headers['set-cookie'] ?? [];
         const attributes = (setCookie ?? '').split(/;\s*/);
         expect(attributes[0]).toBe(`daybook_token=${token}`);
-        expect(attributes.slice(1).sort()).toEqual([
-          'HttpOnly',
-          'Max-Age=28800',
-          'Path=/',
-          'SameSite=Lax',
-        ]);
+        expect(attributes.slice(1).sort()).toEqual(['HttpOnly', 'Max-Age=28800', 'Path=/', 'SameSite=Lax']);
         const only = await send(guarded.url, `/metrics?token=${token}`, { host: 'localhost' });
         expect(only.status).toBe(303);
         expect(only.headers.location).toBe('/metrics');
