@@ -18,7 +18,7 @@ export const ABOUT = {
   deliveries: 'The webhook attempt log, newest first: status, latency and error of each attempt.',
   demo: 'Run daybook end to end on this machine: embedded database, built-in simulator, ~20 watched enterprises, three simulated daily cycles; then show what landed.',
   digest:
-    "Print a cycle's digest: its changes and company events grouped by company, the most severe first, as Markdown (or --json, the structured list too). The same digest goes to --digest subscriptions as digest.daily when the cycle completes.",
+    "Print a cycle's digest for people: its companies, the most severe first, each with its changes under it in words (--lang zh|en), or --json for the structured list and its Markdown. The same digest goes to --digest subscriptions as digest.daily when the cycle completes.",
   drift:
     'Format drift seen in upstream answers: unknown fields, documented fields that were missing, and type or format variants, per operation, with counts and first and last seen.',
   enqueue:
