@@ -3,7 +3,7 @@
  * goes through the `html` tag (src/console/html.ts), so upstream text is never markup.
  */
 
-import { formatField, tokenLabel } from '../terms/fields.ts';
+import { formatField, operationWord, reasonWord, tokenLabel } from '../terms/fields.ts';
 import { barChart, lineChart } from './chart.ts';
 import { type Html, html, safeHttpUrl } from './html.ts';
 import { num, type PageContext, page, severityBadge, table, when, whenZoned, zoned } from './layout.ts';
@@ -95,11 +95,11 @@ function operationsSection(ctx: PageContext, o: Overview): Html {
   const { t } = ctx;
   const rates = o.rates.map(
     (r) =>
-      html`<tr><td>${r.operation}</td><td class="n">${num(r.calls_in_window)}</td><td>${when(r.blocked_until)}</td><td class="n">${num(r.refusals)}</td></tr>`,
+      html`<tr><td>${operationWord('operation', r.operation, ctx.lang)}</td><td class="n">${num(r.calls_in_window)}</td><td>${when(r.blocked_until)}</td><td class="n">${num(r.refusals)}</td></tr>`,
   );
   const answers = o.answers.map(
     (a) =>
-      html`<tr${a.outcome === 'success' ? '' : html` class="warn"`}><td>${a.operation}</td><td>${a.outcome}</td><td class="n">${num(a.n)}</td></tr>`,
+      html`<tr${a.outcome === 'success' ? '' : html` class="warn"`}><td>${operationWord('operation', a.operation, ctx.lang)}</td><td>${reasonWord(a.outcome, ctx.lang)}</td><td class="n">${num(a.n)}</td></tr>`,
   );
   const x = o.lastExport;
   const exp = x
@@ -439,7 +439,7 @@ export function watchlistPage(ctx: PageContext, rows: readonly WatchRow[], next:
   const body = rows.map((w) => {
     const failure =
       w.last_outcome && w.last_outcome !== 'success'
-        ? `${w.last_outcome}: ${w.last_error ?? ''} (${w.last_cycle ?? ''})`
+        ? `${reasonWord(w.last_outcome, ctx.lang)}: ${w.last_error ?? ''} (${w.last_cycle ?? ''})`
         : '';
     const name = w.pid
       ? html`<a href="/ui/companies/${encodeURIComponent(w.pid)}">${w.ent_name ?? w.pid}</a>`
@@ -570,7 +570,7 @@ export function rawPage(ctx: PageContext, r: RawAnswer): Html {
   return page(
     ctx,
     `${t.rawTitle} #${r.id}`,
-    html`<dl class="facts"><dt>${t.operation}</dt><dd>${r.operation}</dd><dt>${t.outcome}</dt><dd>${r.outcome}</dd><dt>${t.httpStatus}</dt><dd>${r.http_status ?? ''}</dd><dt>${t.cycle}</dt><dd>${r.cycle ?? ''}</dd><dt>${t.observedAt}</dt><dd>${whenZoned(ctx, r.landed_at)}</dd></dl>
+    html`<dl class="facts"><dt>${t.operation}</dt><dd>${operationWord('operation', r.operation, ctx.lang)}</dd><dt>${t.outcome}</dt><dd>${reasonWord(r.outcome, ctx.lang)}</dd><dt>${t.httpStatus}</dt><dd>${r.http_status ?? ''}</dd><dt>${t.cycle}</dt><dd>${r.cycle ?? ''}</dd><dt>${t.observedAt}</dt><dd>${whenZoned(ctx, r.landed_at)}</dd></dl>
 <h2>${t.params}</h2><pre tabindex="0">${r.params}</pre><h2>${t.body}</h2><pre tabindex="0">${r.body ?? (r.has_bytes ? '(bytes)' : '')}</pre>`,
   );
 }

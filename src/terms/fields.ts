@@ -261,6 +261,7 @@ export const TOKENS = {
    * `runs.error_code`): the planner's reasons, the upstream's documented error codes and daybook's own.
    */
   reason: {
+    success: { zh: '成功', en: 'success' },
     credit_budget: { zh: '积分预算不足', en: 'credit budget reached' },
     rate_window: { zh: '调用频率限制内排不下', en: 'no room left in the rate limit' },
     max_entries: { zh: '达到每周期条目上限', en: 'entries per cycle cap reached' },
@@ -420,6 +421,12 @@ export const OPERATION_WORDS = {
     },
   },
 } as const satisfies Record<string, Record<string, { zh: string; en: string }>>;
+
+/** The words of an outcome or reason code (`not_found`, `server_error`), or the code as written. */
+export function reasonWord(code: string | null | undefined, lang: Lang): string {
+  if (!code) return '';
+  return Object.hasOwn(TOKENS.reason, code) ? tokenLabel('reason', code, lang) : code;
+}
 
 /** The words of a name of `group` in `lang`; a name nobody labelled is shown as written. */
 export function operationWord(group: keyof typeof OPERATION_WORDS, name: string, lang: Lang): string {

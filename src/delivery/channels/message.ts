@@ -21,6 +21,7 @@ import {
   formatChangeValue,
   holderPid,
   type Lang,
+  reasonWord,
   tokenLabel,
 } from '../../terms/fields.ts';
 import { WORDS } from './words.ts';
@@ -235,7 +236,8 @@ export function operatorMessage(e: Envelope, lang: Lang): Message {
   if (cycle) facts.push({ label: w.cycle, value: [{ ours: cycle }] });
   const keyword = str(e.data.keyword);
   if (keyword) facts.push({ label: w.keyword, value: [{ theirs: keyword }] });
-  const reason = str(e.data.message) ?? str(e.data.reason);
+  const reason =
+    str(e.data.message) ?? (str(e.data.reason) === null ? null : reasonWord(str(e.data.reason), lang));
   if (reason) facts.push({ label: w.reason, value: [{ theirs: reason }] });
   const credits = num(e.data.credits);
   if (credits !== null) facts.push({ label: w.credits, value: [{ ours: w.creditCount(credits) }] });
