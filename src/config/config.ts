@@ -251,7 +251,7 @@ export const ENV_SCHEMA = z.object({
    * speaks Chinese, and the text of `daybook changes`, `status` and `digest` is English.
    */
   DAYBOOK_LANG: z.enum(['zh', 'en'], { message: 'DAYBOOK_LANG must be zh or en' }).optional(),
-  /** Where people reach daybook's admin server: chat and mail messages link to the event there. */
+  /** Where people reach daybook's admin server: chat and mail messages link to its web console there. */
   DAYBOOK_PUBLIC_URL: url('DAYBOOK_PUBLIC_URL', ['http:', 'https:']).optional(),
   /**
    * The SMTP server mail subscriptions send through: smtp://user:password@host:587 (STARTTLS when
