@@ -3,7 +3,15 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidRequestError } from '../upstream/errors.ts';
 import { checkEntName } from '../upstream/params.ts';
-import { NAME_COLUMNS, PRIORITY_MAX, PRIORITY_MIN, parseWatchlistCsv, USCC_COLUMNS } from '../watch/csv.ts';
+import {
+  type IgnoredColumn,
+  NAME_COLUMNS,
+  type ParsedWatchlist,
+  PRIORITY_MAX,
+  PRIORITY_MIN,
+  parseWatchlistCsv,
+  USCC_COLUMNS,
+} from '../watch/csv.ts';
 import {
   type AddedWatch,
   addWatches,
@@ -147,12 +155,68 @@ Examples:
     );
 }
 
+interface ImportOptions {
+  skipInvalid?: boolean;
+  dryRun?: boolean;
+  pin?: boolean;
+  strict?: boolean;
+  json?: boolean;
+}
+
+/** How a column daybook does not read is called in the summary: its header text, or its position. */
+const columnName = (c: IgnoredColumn) => (c.name === '' ? `column ${c.position}` : c.name);
+
+/**
+ * The file read and checked, every problem and ignored column said on stderr ("line N: …"); a
+ * usage error (nothing written) for a file that may not be imported as it is. Returns what to
+ * import.
+ */
+function checkedCsv(file: string, opts: ImportOptions): ParsedWatchlist {
+  const parsed = parseWatchlistCsv(readCsv(file));
+  const { entries, errors, invalidRows, ignored } = parsed;
+  const said = [
+    ...errors.map((e) => ({ line: e.line, text: e.message })),
+    ...ignored.map((c) => ({
+      line: c.line,
+      text: opts.strict ? `${c.label}: ${c.why}` : `warning: ${c.label} is ignored: ${c.why}`,
+    })),
+  ].sort((a, b) => a.line - b.line);
+  for (const s of said)
+    process.stderr.write(`line ${s.line}: ${forTerminal(s.text)}
+`);
+  if (opts.strict && ignored.length > 0) {
+    throw new UsageError(
+      `${file} has ${ignored.length} column(s) daybook does not read (${ignored.map(columnName).join(', ')}); nothing imported (--strict refuses them; without it they are ignored)`,
+    );
+  }
+  // A problem of the header leaves no row counted: the file cannot be read at all.
+  if (errors.length > 0 && invalidRows === 0) {
+    throw new UsageError(`${file} cannot be read; nothing imported`);
+  }
+  if (errors.length > 0 && !opts.skipInvalid) {
+    throw new UsageError(
+      `${invalidRows} invalid row(s) in ${file}; nothing imported (--skip-invalid imports the valid rows)`,
+    );
+  }
+  if (errors.length > 0 && entries.length === 0) {
+    throw new UsageError(`no valid row in ${file}; nothing imported`);
+  }
+  if (entries.length === 0) {
+    throw new UsageError(`${file} has a header but no rows: nothing to import`);
+  }
+  return parsed;
+}
+
 function watchImportCommand(): Command {
   return command('watch import')
     .argument('<file.csv>', 'the CSV file')
     .option('--skip-invalid', 'import the valid rows anyway; the invalid ones are still listed')
     .option('--dry-run', 'check the file against the database and say what would happen, writing nothing')
     .option('--pin', 'rows without a code: take the code of the next successful refresh as the expected code')
+    .option(
+      '--strict',
+      'refuse a file with a column daybook does not read (a misspelt priority, a note), instead of ignoring it with a warning',
+    )
     .option('--json', 'print the summary as JSON')
     .addHelpText(
       'after',
@@ -163,6 +227,11 @@ the unified social credit code the name must resolve to (empty: none). Quoted fi
 CRLF and blank lines are fine. A name already watched keeps its priority; a code given sets its
 expected code.
 
+Every other column is ignored, with a warning on stderr naming it and the known name it is
+closest to (line 1: warning: column "prioirty" is ignored: daybook reads no column of that
+name; did you mean "priority"?); --strict refuses such a file. Every problem of every row is
+listed on stderr, one per line, naming the line and the column.
+
 Example file:
   name,priority,uscc
   上海星辰信息科技有限公司,10,91310115342050446K
@@ -170,49 +239,35 @@ Example file:
 
 Examples:
   daybook watch import companies.csv --dry-run
+  daybook watch import companies.csv --strict
   daybook watch import companies.csv --skip-invalid --json`,
     )
-    .action(
-      async (
-        file: string,
-        opts: { skipInvalid?: boolean; dryRun?: boolean; pin?: boolean; json?: boolean },
-      ) => {
-        const { entries, errors } = parseWatchlistCsv(readCsv(file));
-        for (const e of errors) process.stderr.write(`line ${e.line}: ${forTerminal(e.message)}\n`);
-        if (errors.length > 0 && !opts.skipInvalid) {
-          throw new UsageError(
-            `${errors.length} invalid row(s) in ${file}; nothing imported (--skip-invalid imports the valid rows)`,
-          );
+    .action(async (file: string, opts: ImportOptions) => {
+      const { entries, invalidRows, ignored } = checkedCsv(file, opts);
+      const config = configOrExit();
+      await withStore(config, async ({ sql }) => {
+        const watches = entries.map((e) => ({ ...e, pin: opts.pin === true && e.uscc === null }));
+        // A dry run only reads: it takes no ids from the watchlist's sequence.
+        const r = opts.dryRun ? await previewWatches(sql, watches) : await addWatches(sql, watches);
+        const verb = opts.dryRun ? 'would import' : 'imported';
+        const ignoredNames = ignored.map(columnName);
+        if (opts.json) {
+          // The invalid rows and ignored columns themselves are on stderr, one per line, like without --json.
+          const summary = {
+            ...(opts.dryRun ? { dryRun: true } : {}),
+            imported: r.added,
+            alreadyWatched: r.existing,
+            invalid: invalidRows,
+            ...(ignoredNames.length > 0 ? { ignoredColumns: ignoredNames } : {}),
+          };
+          process.stdout.write(`${JSON.stringify(summary)}\n`);
+        } else {
+          const columns = ignoredNames.length > 0 ? `; ignored columns: ${ignoredNames.join(', ')}` : '';
+          const line = `${verb} ${r.added}, already watched ${r.existing}, invalid ${invalidRows}${columns}`;
+          process.stdout.write(`${forTerminal(line)}\n`);
         }
-        if (errors.length > 0 && entries.length === 0) {
-          throw new UsageError(`no valid row in ${file}; nothing imported`);
-        }
-        if (entries.length === 0) {
-          throw new UsageError(`${file} has a header but no rows: nothing to import`);
-        }
-        const config = configOrExit();
-        await withStore(config, async ({ sql }) => {
-          const watches = entries.map((e) => ({ ...e, pin: opts.pin === true && e.uscc === null }));
-          // A dry run only reads: it takes no ids from the watchlist's sequence.
-          const r = opts.dryRun ? await previewWatches(sql, watches) : await addWatches(sql, watches);
-          const verb = opts.dryRun ? 'would import' : 'imported';
-          if (opts.json) {
-            // The invalid rows themselves are on stderr, one per line, like without --json.
-            const summary = {
-              ...(opts.dryRun ? { dryRun: true } : {}),
-              imported: r.added,
-              alreadyWatched: r.existing,
-              invalid: errors.length,
-            };
-            process.stdout.write(`${JSON.stringify(summary)}\n`);
-          } else {
-            process.stdout.write(
-              `${verb} ${r.added}, already watched ${r.existing}, invalid ${errors.length}\n`,
-            );
-          }
-        });
-      },
-    );
+      });
+    });
 }
 
 function watchListCommand(): Command {

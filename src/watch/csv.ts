@@ -2,11 +2,15 @@
  * Reads a watchlist CSV: a header with a name column (`name`, `keyword`, `ent_name`, 企业名称 or
  * 名称, any case), an optional `priority` column and an optional `uscc` column (the unified
  * social credit code the name must resolve to, checked by src/watch/uscc.ts; an empty cell is
- * none). Handles a UTF-8 BOM, CRLF or LF, RFC 4180
- * quoting (quotes, doubled quotes, commas and line breaks inside quotes), blank lines and
- * trailing commas. Every problem is reported with the physical line (1-based, the header is
- * line 1) its row starts on. Pure.
+ * none). Any other column is ignored and said so: a warning naming it, with the known name it is
+ * closest to (`prioirty`: did you mean `priority`?), as is a column the header leaves unnamed that
+ * holds values. csv-parse reads the CSV (RFC 4180: quotes, doubled quotes, commas and line breaks
+ * inside quotes; CRLF, LF or CR; spaces around a quoted field); this module skips a UTF-8 BOM,
+ * blank lines and lines of bare commas, and goes on reading after a row it cannot parse. Every
+ * problem of every row is reported, each with the physical line (1-based, the header is line 1)
+ * its row starts on and the column it is in. Pure.
  */
+import { CsvError, parse } from 'csv-parse/sync';
 import { InvalidRequestError } from '../upstream/errors.ts';
 import { checkEntName } from '../upstream/params.ts';
 import { keywordKey } from './keyword.ts';
@@ -25,9 +29,35 @@ export interface CsvProblem {
   message: string;
 }
 
+/** A column daybook does not read: named in a warning, refused by `watch import --strict`. */
+export interface IgnoredColumn {
+  /** The header line, or for a column the header leaves unnamed the line of its first value. */
+  line: number;
+  /** 1-based position in the header. */
+  position: number;
+  /** The header's text for it; '' when the header leaves it unnamed. */
+  name: string;
+  /** The known column name closest to it, when one is close enough to be a misspelling. */
+  suggestion: string | null;
+  /** How messages call it: `column "prioirty"`, or `column 4` when unnamed. */
+  label: string;
+  /** Why it is not read: `daybook reads no column of that name; did you mean "priority"?`. */
+  why: string;
+}
+
+export interface ParsedWatchlist {
+  entries: CsvEntry[];
+  /** Every problem, in line order, then column order within a line. */
+  errors: CsvProblem[];
+  /** Rows with at least one problem (a row may have several). */
+  invalidRows: number;
+  ignored: IgnoredColumn[];
+}
+
 export const NAME_COLUMNS: readonly string[] = ['name', 'keyword', 'ent_name', '企业名称', '名称'];
 export const PRIORITY_COLUMNS: readonly string[] = ['priority', '优先级'];
 export const USCC_COLUMNS: readonly string[] = ['uscc', 'uncid', 'credit_code', '统一社会信用代码'];
+export const KNOWN_COLUMNS: readonly string[] = [...NAME_COLUMNS, ...PRIORITY_COLUMNS, ...USCC_COLUMNS];
 export const PRIORITY_MIN = -1000;
 export const PRIORITY_MAX = 1000;
 
@@ -39,77 +69,114 @@ interface CsvRecord {
   error?: string;
 }
 
+/** csv-parse's errors in this module's words (the opening line of an unclosed quote is added). */
+const PARSE_ERRORS: Partial<Record<CsvError['code'], string>> = {
+  INVALID_OPENING_QUOTE:
+    'a stray quote inside an unquoted field (quote the whole field and double the quote)',
+  CSV_INVALID_CLOSING_QUOTE:
+    'a stray character after a closing quote (write a quote inside a quoted field as "")',
+  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE:
+    'a stray character after a closing quote (write a quote inside a quoted field as "")',
+};
+
+/** The physical line (1-based) of each byte offset: CRLF, LF and a lone CR each end a line. */
+function lineNumbers(bytes: Buffer): (offset: number) => number {
+  const breaks: number[] = [];
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b === 0x0d || (b === 0x0a && bytes[i - 1] !== 0x0d)) breaks.push(i);
+  }
+  return (offset) => {
+    let lo = 0;
+    let hi = breaks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((breaks[mid] as number) < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo + 1;
+  };
+}
+
+/** The offset just past the first line break at or after `from`; null when there is none. */
+function nextLineStart(bytes: Buffer, from: number): number | null {
+  for (let i = from; i < bytes.length; i++) {
+    if (bytes[i] === 0x0a) return i + 1;
+    if (bytes[i] === 0x0d) return bytes[i + 1] === 0x0a ? i + 2 : i + 1;
+  }
+  return null;
+}
+
 /**
- * Splits CSV text into records, each with the physical line it starts on. A record with a
- * quoting problem keeps its fields (so reading goes on) and carries an error.
+ * Where, in the raw text of a record whose quote csv-parse found never closed, that quote opened:
+ * the last quote opening a field (outside quotes, after a comma, spaces or the record's start).
+ */
+function unclosedQuoteAt(raw: string): number {
+  let open = 0;
+  let quoting = false;
+  let fieldStart = true;
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i];
+    if (quoting) {
+      if (ch === '"' && raw[i + 1] === '"') i++;
+      else if (ch === '"') quoting = false;
+    } else if (ch === '"' && fieldStart) {
+      quoting = true;
+      open = i;
+    } else if (ch === ',') fieldStart = true;
+    else if (ch !== ' ' && ch !== '\t') fieldStart = false;
+  }
+  return open;
+}
+
+/**
+ * Splits CSV text into records with csv-parse, each with the physical line it starts on. A record
+ * csv-parse cannot read is kept as an error, and reading starts again on the next line (csv-parse
+ * itself would read on in the wrong quoting state); an unclosed quote runs to the end of the text.
  */
 function readRecords(text: string): CsvRecord[] {
+  const bytes = Buffer.from(text, 'utf8');
+  const lineOf = lineNumbers(bytes);
   const out: CsvRecord[] = [];
-  let line = 1;
-  let i = 0;
-  while (i < text.length) {
-    const record: CsvRecord = { line, fields: [], quoted: false };
-    const fail = (message: string) => {
-      record.error ??= message;
-    };
-    let field = '';
-    for (;;) {
-      const ch = text[i];
-      if (ch === undefined) {
-        record.fields.push(field);
-        break;
-      }
-      if (ch === ',') {
-        record.fields.push(field);
-        field = '';
-        i++;
-      } else if (ch === '\r' || ch === '\n') {
-        record.fields.push(field);
-        i += ch === '\r' && text[i + 1] === '\n' ? 2 : 1;
-        line++;
-        break;
-      } else if (ch === '"' && field.trim() === '') {
-        // A quoted field: runs to the next lone quote, across commas and line breaks.
-        const opened = line;
-        record.quoted = true;
-        field = '';
-        i++;
-        for (;;) {
-          const q = text[i];
-          if (q === undefined) {
-            fail(`a quoted field opened on line ${opened} is never closed`);
-            break;
-          }
-          if (q === '"' && text[i + 1] === '"') {
-            field += '"';
-            i += 2;
-          } else if (q === '"') {
-            i++;
-            break;
-          } else {
-            if (q === '\n' || (q === '\r' && text[i + 1] !== '\n')) line++;
-            field += q;
-            i++;
-          }
-        }
-        // Only spaces may sit between a closing quote and the next comma or line end.
-        while (text[i] === ' ' || text[i] === '\t') i++;
-        const next = text[i];
-        if (next !== undefined && next !== ',' && next !== '\r' && next !== '\n') {
-          fail('a stray character after a closing quote (write a quote inside a quoted field as "")');
-          while (text[i] !== undefined && text[i] !== ',' && text[i] !== '\r' && text[i] !== '\n') {
-            field += text[i];
-            i++;
-          }
-        }
+  let from: number | null = 0;
+  while (from !== null && from < bytes.length) {
+    const base: number = from;
+    let recordStart = base;
+    try {
+      parse(bytes.subarray(base), {
+        relax_column_count: true,
+        trim: true,
+        raw: true,
+        record_delimiter: ['\r\n', '\n', '\r'],
+        // With `raw`, csv-parse hands each record over as { record, raw }. A record that parsed
+        // and holds a quote had a quoted field (a stray quote is an error).
+        on_record: (withRaw, context) => {
+          const { record, raw } = withRaw as unknown as { record: string[]; raw: string };
+          out.push({ line: lineOf(recordStart), fields: record, quoted: raw.includes('"') });
+          recordStart = base + context.bytes;
+          return null;
+        },
+      });
+      from = null;
+    } catch (err) {
+      if (!(err instanceof CsvError)) throw err;
+      const e = err;
+      const raw = typeof e.raw === 'string' ? e.raw : '';
+      const line = lineOf(recordStart);
+      if (e.code === 'CSV_QUOTE_NOT_CLOSED') {
+        const opened = lineOf(recordStart + Buffer.byteLength(raw.slice(0, unclosedQuoteAt(raw))));
+        out.push({
+          line,
+          fields: [],
+          quoted: true,
+          error: `a quoted field opened on line ${opened} is never closed`,
+        });
+        from = null;
       } else {
-        if (ch === '"')
-          fail('a stray quote inside an unquoted field (quote the whole field and double the quote)');
-        field += ch;
-        i++;
+        out.push({ line, fields: [], quoted: true, error: PARSE_ERRORS[e.code] ?? e.message });
+        from = nextLineStart(bytes, recordStart + Buffer.byteLength(raw));
       }
     }
-    out.push(record);
   }
   return out;
 }
@@ -117,81 +184,199 @@ function readRecords(text: string): CsvRecord[] {
 const isBlank = (r: CsvRecord) =>
   r.error === undefined && !r.quoted && r.fields.every((f) => f.trim() === '');
 
-/** Parses a watchlist CSV into valid entries and per-line problems; see the module comment. */
-export function parseWatchlistCsv(input: string): { entries: CsvEntry[]; errors: CsvProblem[] } {
+/**
+ * Optimal string alignment distance: insertions, deletions, substitutions and transpositions of
+ * two neighbours (`prioirty` is one step from `priority`), counted in code points.
+ */
+export function editDistance(a: string, b: string): number {
+  const s = Array.from(a);
+  const t = Array.from(b);
+  const d = Array.from({ length: s.length + 1 }, (_, i) =>
+    Array.from({ length: t.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= s.length; i++) {
+    const row = d[i] as number[];
+    const up = d[i - 1] as number[];
+    for (let j = 1; j <= t.length; j++) {
+      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
+      let v = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1])
+        v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      row[j] = v;
+    }
+  }
+  return (d[s.length] as number[])[t.length] as number;
+}
+
+/**
+ * The known column name closest to `name` (any case), when it is close enough to be taken for a
+ * misspelling: at most a third of its length away (one edit for short names, at most two).
+ */
+export function closestColumn(name: string, known: readonly string[] = KNOWN_COLUMNS): string | null {
+  const word = name.trim().toLowerCase();
+  const allowed = Math.min(2, Math.max(1, Math.floor(Array.from(word).length / 3)));
+  let best: string | null = null;
+  let bestDistance = allowed + 1;
+  for (const k of known) {
+    const d = editDistance(word, k);
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** The header's columns: where each known column is, and the columns ignored; or the problem. */
+interface Columns {
+  name: number;
+  priority: number | undefined;
+  uscc: number | undefined;
+  /** How each read column is named in messages: the header's own spelling. */
+  label: string[];
+  /** Named columns daybook does not read (unnamed ones are found in the rows). */
+  unknown: IgnoredColumn[];
+}
+
+function readHeader(header: CsvRecord): Columns | string {
+  const written = header.fields.map((f) => f.trim());
+  const names = written.map((f) => f.toLowerCase());
+  const at = (known: readonly string[]) => names.flatMap((n, i) => (known.includes(n) ? [i] : []));
+  const nameCols = at(NAME_COLUMNS);
+  const priorityCols = at(PRIORITY_COLUMNS);
+  const usccCols = at(USCC_COLUMNS);
+  const unknown: IgnoredColumn[] = names.flatMap((n, i) => {
+    if (n === '' || KNOWN_COLUMNS.includes(n)) return [];
+    const suggestion = closestColumn(n);
+    const name = written[i] as string;
+    return [
+      {
+        line: header.line,
+        position: i + 1,
+        name,
+        suggestion,
+        label: `column ${JSON.stringify(name)}`,
+        why: `daybook reads no column of that name${suggestion === null ? '' : `; did you mean ${JSON.stringify(suggestion)}?`}`,
+      },
+    ];
+  });
+  if (nameCols.length === 0) {
+    const near = unknown.filter((u) => u.suggestion !== null && NAME_COLUMNS.includes(u.suggestion));
+    const hint = near.map(
+      (u) => `; did you mean ${JSON.stringify(u.suggestion)} for ${JSON.stringify(u.name)}?`,
+    );
+    const separated =
+      written.length === 1 && /[;\t|]/.test(written[0] as string)
+        ? ` (the header is one column, ${JSON.stringify(written[0])}: daybook reads comma-separated files)`
+        : '';
+    return `no name column in the header (expected one of: ${NAME_COLUMNS.join(', ')})${hint.join('')}${separated}`;
+  }
+  if (nameCols.length > 1)
+    return `the header has ${nameCols.length} name columns (${nameCols.map((i) => names[i]).join(', ')}): keep one`;
+  if (priorityCols.length > 1) return 'the header has more than one priority column: keep one';
+  if (usccCols.length > 1)
+    return `the header has ${usccCols.length} code columns (${usccCols.map((i) => names[i]).join(', ')}): keep one`;
+  return {
+    name: nameCols[0] as number,
+    priority: priorityCols[0],
+    uscc: usccCols[0],
+    label: written,
+    unknown,
+  };
+}
+
+/** Columns past the header's names, or under an empty header cell, that hold a value somewhere. */
+function unnamedColumns(header: CsvRecord, rows: readonly CsvRecord[]): IgnoredColumn[] {
+  const firstValue = new Map<number, number>();
+  for (const r of rows) {
+    if (r.error) continue;
+    r.fields.forEach((f, i) => {
+      if (f.trim() !== '' && (header.fields[i] ?? '').trim() === '' && !firstValue.has(i))
+        firstValue.set(i, r.line);
+    });
+  }
+  return [...firstValue.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([i, line]) => ({
+      line,
+      position: i + 1,
+      name: '',
+      suggestion: null,
+      label: `column ${i + 1}`,
+      why: 'the header gives it no name',
+    }));
+}
+
+/** The problems of one row, each naming its column, in the order of the columns. */
+function checkRow(
+  r: CsvRecord,
+  cols: Columns,
+  seen: Map<string, number>,
+): { entry: CsvEntry | null; problems: string[] } {
+  const problems: [number, string][] = [];
+  const label = (i: number) => cols.label[i] as string;
+  let keyword: string | null = null;
+  try {
+    keyword = checkEntName(r.fields[cols.name] ?? '');
+  } catch (err) {
+    if (!(err instanceof InvalidRequestError)) throw err;
+    problems.push([cols.name, err.message.replace(/^ent_name/, label(cols.name))]);
+  }
+  let priority = 0;
+  if (cols.priority !== undefined) {
+    const p = parsePriority(r.fields[cols.priority] ?? '');
+    if (typeof p === 'string') problems.push([cols.priority, `${label(cols.priority)} ${p}`]);
+    else priority = p;
+  }
+  let uscc: string | null = null;
+  if (cols.uscc !== undefined) {
+    const code = normalizeUscc(r.fields[cols.uscc] ?? '');
+    const why = code === '' ? null : usccProblem(code);
+    if (why !== null) {
+      problems.push([
+        cols.uscc,
+        `${label(cols.uscc)} ${JSON.stringify(code)} is not a valid unified social credit code: ${why}`,
+      ]);
+    } else if (code !== '') uscc = code;
+  }
+  if (keyword !== null) {
+    const first = seen.get(keywordKey(keyword));
+    if (first !== undefined) problems.push([cols.name, `"${keyword}" is a duplicate of line ${first}`]);
+  }
+  problems.sort(([a], [b]) => a - b);
+  if (problems.length > 0 || keyword === null) return { entry: null, problems: problems.map(([, m]) => m) };
+  // Only a valid row is one a later row can duplicate.
+  seen.set(keywordKey(keyword), r.line);
+  return { entry: { line: r.line, keyword, priority, uscc }, problems: [] };
+}
+
+/** Parses a watchlist CSV into valid entries, per-line problems and ignored columns; see the module comment. */
+export function parseWatchlistCsv(input: string): ParsedWatchlist {
   const text = input.startsWith('\uFEFF') ? input.slice(1) : input;
   const rows = readRecords(text).filter((r) => !isBlank(r));
   const entries: CsvEntry[] = [];
   const errors: CsvProblem[] = [];
+  const refused = (line: number, message: string): ParsedWatchlist => ({
+    entries,
+    errors: [{ line, message }],
+    invalidRows: 0,
+    ignored: [],
+  });
   const header = rows.shift();
-  if (!header) {
-    errors.push({ line: 1, message: 'the file is empty: it needs a header row with a name column' });
-    return { entries, errors };
-  }
-  if (header.error) {
-    errors.push({ line: header.line, message: `header: ${header.error}` });
-    return { entries, errors };
-  }
-  const names = header.fields.map((f) => f.trim().toLowerCase());
-  const nameCols = names.flatMap((n, i) => (NAME_COLUMNS.includes(n) ? [i] : []));
-  const priorityCols = names.flatMap((n, i) => (PRIORITY_COLUMNS.includes(n) ? [i] : []));
-  const usccCols = names.flatMap((n, i) => (USCC_COLUMNS.includes(n) ? [i] : []));
-  const problem =
-    nameCols.length === 0
-      ? `no name column in the header (expected one of: ${NAME_COLUMNS.join(', ')})`
-      : nameCols.length > 1
-        ? `the header has ${nameCols.length} name columns (${nameCols.map((i) => names[i]).join(', ')}): keep one`
-        : priorityCols.length > 1
-          ? 'the header has more than one priority column: keep one'
-          : usccCols.length > 1
-            ? `the header has ${usccCols.length} code columns (${usccCols.map((i) => names[i]).join(', ')}): keep one`
-            : undefined;
-  if (problem) {
-    errors.push({ line: header.line, message: problem });
-    return { entries, errors };
-  }
-  const nameCol = nameCols[0] as number;
-  const priorityCol = priorityCols[0];
-  const usccCol = usccCols[0];
+  if (!header) return refused(1, 'the file is empty: it needs a header row with a name column');
+  if (header.error) return refused(header.line, `header: ${header.error}`);
+  const cols = readHeader(header);
+  if (typeof cols === 'string') return refused(header.line, cols);
 
   const seen = new Map<string, number>();
+  let invalidRows = 0;
   for (const r of rows) {
-    if (r.error) {
-      errors.push({ line: r.line, message: r.error });
-      continue;
-    }
-    let keyword: string;
-    try {
-      keyword = checkEntName(r.fields[nameCol] ?? '');
-    } catch (err) {
-      if (!(err instanceof InvalidRequestError)) throw err;
-      errors.push({ line: r.line, message: err.message.replace(/^ent_name/, 'name') });
-      continue;
-    }
-    const priority = parsePriority(priorityCol === undefined ? '' : (r.fields[priorityCol] ?? ''));
-    if (typeof priority === 'string') {
-      errors.push({ line: r.line, message: priority });
-      continue;
-    }
-    const uscc = usccCol === undefined ? '' : normalizeUscc(r.fields[usccCol] ?? '');
-    const usccError = uscc === '' ? null : usccProblem(uscc);
-    if (usccError !== null) {
-      errors.push({
-        line: r.line,
-        message: `uscc ${JSON.stringify(uscc)} is not a valid unified social credit code: ${usccError}`,
-      });
-      continue;
-    }
-    const key = keywordKey(keyword);
-    const first = seen.get(key);
-    if (first !== undefined) {
-      errors.push({ line: r.line, message: `"${keyword}" is a duplicate of line ${first}` });
-      continue;
-    }
-    seen.set(key, r.line);
-    entries.push({ line: r.line, keyword, priority, uscc: uscc === '' ? null : uscc });
+    const { entry, problems } = r.error ? { entry: null, problems: [r.error] } : checkRow(r, cols, seen);
+    if (entry) entries.push(entry);
+    if (problems.length > 0) invalidRows++;
+    for (const message of problems) errors.push({ line: r.line, message });
   }
-  return { entries, errors };
+  return { entries, errors, invalidRows, ignored: [...cols.unknown, ...unnamedColumns(header, rows)] };
 }
 
 /** An empty cell is the default 0; otherwise a whole number in range, or the problem. */
@@ -200,7 +385,7 @@ function parsePriority(raw: string): number | string {
   if (text === '') return 0;
   const n = Number(text);
   if (!/^[-+]?\d+$/.test(text) || n < PRIORITY_MIN || n > PRIORITY_MAX) {
-    return `priority "${text}" is not a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`;
+    return `"${text}" is not a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`;
   }
   return n + 0; // no -0
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWatchlistCsv } from '../../src/watch/csv.ts';
+import { closestColumn, editDistance, parseWatchlistCsv } from '../../src/watch/csv.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 
 /** The entries as [line, keyword, priority], asserting the file had no problem. */
@@ -224,4 +224,166 @@ describe('the uscc column', () => {
     expect(problems('name,uscc,uncid\nA,1,2\n')).toEqual([
       '1: the header has 2 code columns (uscc, uncid): keep one',
     ]));
+});
+
+describe('read by csv-parse: what the hand-written reader read, and more', () => {
+  it('reads on after a stray character following a closing quote', () => {
+    const r = parseWatchlistCsv('name\n"A"B\nC公司\n');
+    expect(r.errors.map((e) => e.line)).toEqual([2]);
+    expect(r.entries.map((e) => [e.line, e.keyword])).toEqual([[3, 'C公司']]);
+  });
+
+  it('an unclosed quote names the line it opened on, after a quoted line break in the same row', () =>
+    expect(problems('name,note\nA公司,"two\nlines",  "never\nclosed\n')).toEqual([
+      '2: a quoted field opened on line 3 is never closed',
+    ]));
+
+  it('numbers lines across CRLF, LF and a lone CR mixed in one file', () =>
+    expect(ok('name,note\r\nA公司\nB公司\rC公司\r\nD公司,"x\r\ny"\n E公司\n')).toEqual([
+      [2, 'A公司', 0],
+      [3, 'B公司', 0],
+      [4, 'C公司', 0],
+      [5, 'D公司', 0],
+      [7, 'E公司', 0],
+    ]));
+
+  it('keeps Chinese text, full-width punctuation and emoji as written', () =>
+    expect(ok('企业名称,优先级\n"星辰（上海）信息科技有限公司，分公司",5\n🚀火箭科技有限公司,\n')).toEqual([
+      [2, '星辰（上海）信息科技有限公司，分公司', 5],
+      [3, '🚀火箭科技有限公司', 0],
+    ]));
+
+  it('reads 100,000 rows, numbering the last one', () => {
+    const rows = Array.from({ length: 100_000 }, (_, i) => `公司${i},${i % 7}`);
+    const r = parseWatchlistCsv(`\uFEFFname,priority\r\n${rows.join('\r\n')}\r\n`);
+    expect(r.errors).toEqual([]);
+    expect(r.entries).toHaveLength(100_000);
+    expect(r.entries.at(-1)).toEqual({
+      line: 100_001,
+      keyword: '公司99999',
+      priority: 99_999 % 7,
+      uscc: null,
+    });
+  });
+});
+
+describe('every problem of a row, each naming its column', () => {
+  it('a bad priority and a bad code in one row are both reported, in column order', () => {
+    const r = parseWatchlistCsv('name,priority,uscc\nA公司,abc,9135010\nB公司,1,\n');
+    expect(r.errors.map((e) => `${e.line}: ${e.message}`)).toEqual([
+      '2: priority "abc" is not a whole number from -1000 to 1000',
+      '2: uscc "9135010" is not a valid unified social credit code: a unified social credit code has 18 characters, this one has 7',
+    ]);
+    expect(r.invalidRows).toBe(1);
+    expect(r.entries.map((e) => e.keyword)).toEqual(['B公司']);
+  });
+
+  it('an empty name, a bad priority and a bad code: three problems of one row', () =>
+    expect(problems('uscc,priority,name\n91350100M000100Y44,5000,\n')).toEqual([
+      '2: uscc "91350100M000100Y44" is not a valid unified social credit code: the check character at position 18 is "4", expected "3"',
+      '2: priority "5000" is not a whole number from -1000 to 1000',
+      '2: name is empty: give an enterprise name',
+    ]));
+
+  it('a duplicate with a bad priority is both', () =>
+    expect(problems('name,priority\nA公司,1\nA公司,x\n')).toEqual([
+      '3: "A公司" is a duplicate of line 2',
+      '3: priority "x" is not a whole number from -1000 to 1000',
+    ]));
+
+  it('names the column as the header spells it', () =>
+    expect(problems('企业名称,优先级,统一社会信用代码\n,abc,123\n')).toEqual([
+      '2: 企业名称 is empty: give an enterprise name',
+      '2: 优先级 "abc" is not a whole number from -1000 to 1000',
+      '2: 统一社会信用代码 "123" is not a valid unified social credit code: a unified social credit code has 18 characters, this one has 3',
+    ]));
+
+  it('counts rows, not problems', () => {
+    const r = parseWatchlistCsv('name,priority\n,x\nB公司,y\nC公司,1\n');
+    expect(r.errors).toHaveLength(3);
+    expect(r.invalidRows).toBe(2);
+  });
+});
+
+describe('columns daybook does not read', () => {
+  it('a misspelt priority is named, with the closest known name, and its values are not read', () => {
+    const r = parseWatchlistCsv('name,prioirty,analyst_note\nA公司,5,关注融资\n');
+    expect(r.errors).toEqual([]);
+    expect(r.entries.map((e) => [e.keyword, e.priority])).toEqual([['A公司', 0]]);
+    expect(r.ignored).toEqual([
+      {
+        line: 1,
+        position: 2,
+        name: 'prioirty',
+        suggestion: 'priority',
+        label: 'column "prioirty"',
+        why: 'daybook reads no column of that name; did you mean "priority"?',
+      },
+      {
+        line: 1,
+        position: 3,
+        name: 'analyst_note',
+        suggestion: null,
+        label: 'column "analyst_note"',
+        why: 'daybook reads no column of that name',
+      },
+    ]);
+  });
+
+  it('a column the header leaves unnamed is ignored only when it holds a value, named by the line of the first', () => {
+    expect(parseWatchlistCsv('name,priority,\nA公司,1,\nB公司,,,\n').ignored).toEqual([]);
+    expect(parseWatchlistCsv('name,,priority\nA公司,,1\nB公司,x,2,y\nC公司,z\n').ignored).toEqual([
+      {
+        line: 3,
+        position: 2,
+        name: '',
+        suggestion: null,
+        label: 'column 2',
+        why: 'the header gives it no name',
+      },
+      {
+        line: 3,
+        position: 4,
+        name: '',
+        suggestion: null,
+        label: 'column 4',
+        why: 'the header gives it no name',
+      },
+    ]);
+  });
+
+  it('known columns are not warned about, in any case', () =>
+    expect(parseWatchlistCsv('NAME,Priority,统一社会信用代码\nA公司,1,\n').ignored).toEqual([]));
+
+  it('a misspelt name column is suggested when the header has none', () =>
+    expect(problems('nmae,priority\nA公司,1\n')).toEqual([
+      '1: no name column in the header (expected one of: name, keyword, ent_name, 企业名称, 名称); did you mean "name" for "nmae"?',
+    ]));
+
+  it('a file separated by semicolons or tabs is told so', () =>
+    expect(problems('name;priority\nA公司;1\n')[0]).toMatch(
+      /^1: no name column in the header .*\(the header is one column, "name;priority": daybook reads comma-separated files\)$/,
+    ));
+});
+
+describe('the closest known column', () => {
+  it.each([
+    ['prioirty', 'priority'],
+    ['Priorty', 'priority'],
+    ['nmae', 'name'],
+    ['keywrod', 'keyword'],
+    ['uscc_', 'uscc'],
+    ['企业名', '企业名称'],
+    ['credit-code', 'credit_code'],
+  ])('%s → %s', (name, known) => expect(closestColumn(name)).toBe(known));
+
+  it.each(['analyst_note', 'note', 'city', 'id', 'prio', 'x'])('%s → none', (name) =>
+    expect(closestColumn(name)).toBeNull(),
+  );
+
+  it('counts a swap of neighbours as one edit, in code points', () => {
+    expect(editDistance('prioirty', 'priority')).toBe(1);
+    expect(editDistance('名称', '名字')).toBe(1);
+    expect(editDistance('', 'abc')).toBe(3);
+  });
 });

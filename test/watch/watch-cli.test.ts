@@ -168,6 +168,85 @@ describe('daybook watch', { timeout: 120_000 }, () => {
     expect(await rowCount()).toBe(1);
   });
 
+  it('names each column it does not read, with the closest known name, and imports the rest', async () => {
+    await daybook('watch', 'add', '北京华拓电子有限公司');
+    const file = csvFile(
+      'columns.csv',
+      'name,prioirty,analyst_note\n上海星辰信息科技有限公司,10,关注融资\n北京华拓电子有限公司,5,"供应商, 二级"\n',
+    );
+    const dry = await daybook('watch', 'import', file, '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.stderr.split('\n')).toEqual([
+      'line 1: warning: column "prioirty" is ignored: daybook reads no column of that name; did you mean "priority"?',
+      'line 1: warning: column "analyst_note" is ignored: daybook reads no column of that name',
+      '',
+    ]);
+    expect(dry.stdout).toBe(
+      'would import 1, already watched 1, invalid 0; ignored columns: prioirty, analyst_note\n',
+    );
+    expect(await rowCount()).toBe(1);
+
+    const json = await daybook('watch', 'import', file, '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      imported: 1,
+      alreadyWatched: 1,
+      invalid: 0,
+      ignoredColumns: ['prioirty', 'analyst_note'],
+    });
+    expect(json.stderr).toMatch(/^line 1: warning: column "prioirty" is ignored/m);
+    expect((await listWatches(t.sql)).map((x) => [x.keyword, x.priority])).toEqual([
+      ['北京华拓电子有限公司', 0],
+      ['上海星辰信息科技有限公司', 0],
+    ]);
+  });
+
+  it('--strict refuses a file with a column it does not read: exit 2, every column named, nothing written', async () => {
+    const file = csvFile(
+      'strict.csv',
+      'name,prioirty,analyst_note,\n上海星辰信息科技有限公司,10,关注融资,x\n',
+    );
+    for (const extra of [[], ['--dry-run'], ['--skip-invalid'], ['--json']]) {
+      const r = await daybook('watch', 'import', file, '--strict', ...extra);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.split('\n')).toEqual([
+        'line 1: column "prioirty": daybook reads no column of that name; did you mean "priority"?',
+        'line 1: column "analyst_note": daybook reads no column of that name',
+        'line 2: column 4: the header gives it no name',
+        `daybook: ${file} has 3 column(s) daybook does not read (prioirty, analyst_note, column 4); nothing imported (--strict refuses them; without it they are ignored)`,
+        '',
+      ]);
+    }
+    expect(await rowCount()).toBe(0);
+    const good = csvFile('strict-ok.csv', '企业名称,优先级,统一社会信用代码\n上海星辰信息科技有限公司,10,\n');
+    expect(await daybook('watch', 'import', good, '--strict')).toMatchObject({
+      code: 0,
+      stderr: '',
+      stdout: 'imported 1, already watched 0, invalid 0\n',
+    });
+  });
+
+  it('reports every problem of a row, each with its line and column, and counts the row once', async () => {
+    const file = csvFile(
+      'two-problems.csv',
+      'name,priority,uscc\n好公司,1,\n坏公司,abc,9135010\n好公司,x,\n',
+    );
+    const r = await daybook('watch', 'import', file);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')).toEqual([
+      'line 3: priority "abc" is not a whole number from -1000 to 1000',
+      'line 3: uscc "9135010" is not a valid unified social credit code: a unified social credit code has 18 characters, this one has 7',
+      'line 4: "好公司" is a duplicate of line 2',
+      'line 4: priority "x" is not a whole number from -1000 to 1000',
+      `daybook: 2 invalid row(s) in ${file}; nothing imported (--skip-invalid imports the valid rows)`,
+      '',
+    ]);
+    expect(await rowCount()).toBe(0);
+    const skip = await daybook('watch', 'import', file, '--skip-invalid', '--json');
+    expect(JSON.parse(skip.stdout)).toEqual({ imported: 1, alreadyWatched: 0, invalid: 2 });
+  });
+
   it('a missing file exits 2 with a message', async () => {
     const r = await daybook('watch', 'import', join(c.dir, 'nope.csv'));
     expect(r.code).toBe(2);
