@@ -168,11 +168,14 @@ export async function previewWatches(
 }
 
 /**
- * Watch entries, active ones only unless `all`; highest priority first, then oldest. Each with
- * what its latest successful refresh resolved to (the current version of that PID) and how
- * well the keyword matched it.
+ * Watch entries, active ones only unless `all`; highest priority first, then oldest; the first
+ * `limit` of them when given. Each with what its latest successful refresh resolved to (the
+ * current version of that PID) and how well the keyword matched it.
  */
-export async function listWatches(sql: Sql, options: { all?: boolean } = {}): Promise<WatchRow[]> {
+export async function listWatches(
+  sql: Sql,
+  options: { all?: boolean; limit?: number } = {},
+): Promise<WatchRow[]> {
   const rows = await sql<
     (Omit<WatchRow, 'id' | 'match'> & { id: string; resolved_history_name: string | null })[]
   >`
@@ -184,7 +187,8 @@ export async function listWatches(sql: Sql, options: { all?: boolean } = {}): Pr
     left join enterprises e on e.pid = w.pid
     left join enterprise_versions v on v.id = e.current_version_id
     ${options.all ? sql`` : sql`where w.active`}
-    order by w.priority desc, w.id`;
+    order by w.priority desc, w.id
+    ${options.limit === undefined ? sql`` : sql`limit ${options.limit}`}`;
   return rows.map(({ resolved_history_name, ...r }) => ({
     ...r,
     id: Number(r.id),

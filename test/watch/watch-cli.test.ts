@@ -270,6 +270,95 @@ describe('daybook watch', { timeout: 120_000 }, () => {
   });
 });
 
+describe('daybook watch list on a long watchlist', { timeout: 120_000 }, () => {
+  beforeEach(async () => {
+    await addWatches(
+      t.sql,
+      Array.from({ length: 1_005 }, (_, i) => ({ keyword: `公司${i}`, priority: i === 7 ? 9 : 0 })),
+    );
+    await removeWatch(t.sql, '公司3');
+  });
+  const tableRows = (stdout: string) => stdout.split('\n').filter((l) => /^\d+ /.test(l));
+
+  it('the table shows the first 1,000 entries, highest priority first, and says how many more', async () => {
+    const r = await daybook('watch', 'list');
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const rows = tableRows(r.stdout);
+    expect(rows).toHaveLength(1_000);
+    expect(rows[0]).toMatch(/^8 +公司7 +9\b/);
+    expect(
+      r.stdout.endsWith(
+        '(showing the first 1,000 of 1,004 entries, highest priority first: 4 more; --limit N shows more, --csv or --json prints every entry)\n',
+      ),
+    ).toBe(true);
+  });
+
+  it('--limit N shows N; a limit above the count shows every entry and no line of more', async () => {
+    const three = await daybook('watch', 'list', '--limit', '3');
+    expect(tableRows(three.stdout).map((l) => l.split(/ +/)[1])).toEqual(['公司7', '公司0', '公司1']);
+    expect(three.stdout).toMatch(
+      /\(showing the first 3 of 1,004 entries, highest priority first: 1,001 more;/,
+    );
+    const every = await daybook('watch', 'list', '--limit', '5000', '--all');
+    expect(tableRows(every.stdout)).toHaveLength(1_005);
+    expect(every.stdout).not.toMatch(/more/);
+  });
+
+  it('--json and --csv print every entry unless --limit; with it, how many more is said on stderr', async () => {
+    const json = await daybook('watch', 'list', '--json');
+    expect(json.stderr).toBe('');
+    expect(JSON.parse(json.stdout)).toHaveLength(1_004);
+    const two = await daybook('watch', 'list', '--json', '--limit', '2');
+    expect((JSON.parse(two.stdout) as { keyword: string }[]).map((x) => x.keyword)).toEqual([
+      '公司7',
+      '公司0',
+    ]);
+    expect(two.stderr).toBe(
+      'daybook: printed the first 2 of 1,004 entries: 1,002 more (a higher --limit, or none, prints them)\n',
+    );
+
+    const csv = await daybook('watch', 'list', '--csv', '--all');
+    expect(csv).toMatchObject({ code: 0, stderr: '' });
+    const lines = csv.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(
+      'id,keyword,priority,active,pid,added_at,last_refreshed_at,last_cycle,last_outcome,last_error,expected_uscc,pin_uscc,resolved_name,resolved_uscc,match,resolution_mismatch,changes_per_month,due_at',
+    );
+    expect(lines).toHaveLength(1 + 1_005);
+    expect(lines[1]).toMatch(/^8,公司7,9,true,,\d{4}-\d\d-\d\dT[\d:.]+Z,,,,,,false,,,,,,$/);
+    expect(lines.filter((l) => /^\d+,公司3,0,false,/.test(l))).toHaveLength(1);
+    const limited = await daybook('watch', 'list', '--csv', '--limit', '1');
+    expect(limited.stdout.trimEnd().split('\n')).toHaveLength(2);
+    expect(limited.stderr).toMatch(/^daybook: printed the first 1 of 1,004 entries: 1,003 more/);
+  });
+
+  it('what --csv prints, watch import reads back: names and priorities, the other columns named as ignored', async () => {
+    const file = csvFile('listed.csv', (await daybook('watch', 'list', '--csv')).stdout);
+    await t.sql`truncate watchlist restart identity cascade`;
+    const r = await daybook('watch', 'import', file);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      'imported 1004, already watched 0, invalid 0; ignored columns: id, active, pid, added_at, last_refreshed_at, last_cycle, last_outcome, last_error, expected_uscc, pin_uscc, resolved_name, resolved_uscc, match, resolution_mismatch, changes_per_month, due_at\n',
+    );
+    expect(r.stderr).toMatch(
+      /^line 1: warning: column "expected_uscc" is ignored: daybook reads no column of that name$/m,
+    );
+    expect((await listWatches(t.sql, { limit: 2 })).map((x) => [x.keyword, x.priority])).toEqual([
+      ['公司7', 9],
+      ['公司0', 0],
+    ]);
+  });
+
+  it('--json with --csv, and a --limit that is not a whole number from 1, exit 2', async () => {
+    expect(await daybook('watch', 'list', '--json', '--csv')).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: 'daybook: choose one of --json and --csv\n',
+    });
+    for (const bad of ['0', '-1', 'abc', '1.5'])
+      expect((await daybook('watch', 'list', '--limit', bad)).code, bad).toBe(2);
+  });
+});
+
 describe('the watchlist store', () => {
   it('returns one id per input entry, the same id for the same keyword key', async () => {
     const r = await addWatches(t.sql, [
