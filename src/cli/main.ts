@@ -7,6 +7,7 @@ import { loadConfig } from '../config/config.ts';
 import { databaseProblem } from './database-errors.ts';
 import { buildProgram } from './program.ts';
 import { forTerminal } from './terminal.ts';
+import { suggestSubcommands } from './unknown-command.ts';
 import { UsageError } from './usage.ts';
 
 /** A message for the terminal: data it quotes (a value, an upstream error) cannot drive it. */
@@ -23,7 +24,7 @@ function databaseUrl(): string | undefined {
 
 async function main(argv: string[]): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv);
+    await suggestSubcommands(buildProgram()).parseAsync(argv);
     // A command that ran but failed (a run with failed entries, say) has set exit code 1.
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {

@@ -99,6 +99,23 @@ describe('daybook watch', { timeout: 120_000 }, () => {
     expect(r.stderr).toMatch(/unknown command 'frobnicate'/);
   });
 
+  it('daybook import suggests watch import, not export; a subcommand name of two groups suggests both', async () => {
+    const file = csvFile('suggest.csv', 'name\nA公司\n');
+    expect(await daybook('import', file)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: "error: unknown command 'import'\n(Did you mean watch import?)\n(run with --help for usage)\n",
+    });
+    expect((await daybook('list')).stderr).toMatch(/^\(Did you mean watch list or subscribe list\?\)$/m);
+    // Anything else keeps commander's answer.
+    expect((await daybook('exprt')).stderr).toMatch(/^\(Did you mean export\?\)$/m);
+    expect(await daybook('frobnicate')).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/unknown command 'frobnicate'/),
+    });
+    expect(await rowCount()).toBe(0);
+  });
+
   it('removing what is not watched exits 2 with a clear message', async () => {
     const r = await daybook('watch', 'remove', '不存在的公司');
     expect(r.code).toBe(2);
