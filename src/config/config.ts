@@ -4,6 +4,7 @@
  * variable and the problem.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { DEFAULT_SCHEDULE, parseDuration, parseSchedule } from '../retry/schedule.ts';
@@ -294,21 +295,44 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses a .env file: KEY=VALUE lines, # comments, optional quotes. Pure. */
+/**
+ * Parses a .env file with Node's own reader, util.parseEnv: KEY=VALUE lines (`export` before the
+ * key, spaces around `=`), # comment lines, a comment after a value and a space, values in single,
+ * double or backtick quotes (double quotes turn \n into a line break, and may span lines); a
+ * later line wins. Around it, for files daybook has always read: a UTF-8 BOM is skipped (Node
+ * would make it part of the first key), and a line that is no assignment (a stray word, an
+ * indented comment) is skipped as before (Node 20 joins it to the key of the line after). Pure.
+ */
 export function parseDotenv(text: string): Record<string, string> {
+  const parsed = parseEnv(text.startsWith('\uFEFF') ? text.slice(1) : text);
   const out: Record<string, string> = {};
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!m) continue;
-    let value = (m[2] as string).trim();
-    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) {
-      value = value.slice(1, -1);
-    }
-    out[m[1] as string] = value;
+  for (const [joined, value] of Object.entries(parsed)) {
+    if (value === undefined) continue;
+    const key = (joined.split(/\r\n|\n|\r/).at(-1) ?? '').trim().replace(/^export\s+/, '');
+    if (key !== '') out[key] = value;
   }
   return out;
+}
+
+/**
+ * Values of `keys` that Node's reader cuts short where docker compose (which reads the same
+ * .env) and earlier daybooks did not: an unquoted value with a # right after another character
+ * (`DAYBOOK_API_KEY=abc#123` reads as `abc`). Each is a problem naming the variable and its line,
+ * never the value (it may be a secret). Only a key's last line counts, as only it is used.
+ */
+export function dotenvProblems(text: string, keys: ReadonlySet<string>): string[] {
+  const last = new Map<string, { line: number; value: string }>();
+  text.split(/\r\n|\n|\r/).forEach((line, i) => {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$/.exec(line.replace(/^\uFEFF/, ''));
+    if (m && keys.has(m[1] as string))
+      last.set(m[1] as string, { line: i + 1, value: (m[2] as string).trim() });
+  });
+  return [...last.entries()]
+    .filter(([, { value }]) => !/^['"`]/.test(value) && /[^\s#]#/.test(value))
+    .map(
+      ([key, { line }]) =>
+        `${key} in .env (line ${line}) holds a # right after another character, which Node's .env reader takes for the start of a comment (docker compose does not): put the value in quotes, ${key}="…"`,
+    );
 }
 
 /**
@@ -320,20 +344,25 @@ export function loadConfig(
   env: Record<string, string | undefined> = process.env,
   dotenvPath = '.env',
 ): Config {
-  const fromFile = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
+  const dotenv = existsSync(dotenvPath) ? readFileSync(dotenvPath, 'utf8') : '';
+  const fromFile = parseDotenv(dotenv);
   const merged: Record<string, string> = {};
   for (const key of Object.keys(ENV_SCHEMA.shape)) {
     const value = env[key] ?? fromFile[key];
     if (value !== undefined && value.trim() !== '') merged[key] = value;
   }
+  // The file's values that are used: a variable of the environment wins over its line.
+  const fileKeys = new Set(Object.keys(ENV_SCHEMA.shape).filter((k) => env[k] === undefined));
+  const fileProblems = dotenvProblems(dotenv, fileKeys);
   const parsed = ENV_SCHEMA.safeParse(merged);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => {
+  if (!parsed.success || fileProblems.length > 0) {
+    throw new ConfigError([
+      ...fileProblems,
+      ...(parsed.error?.issues ?? []).map((i) => {
         const key = String(i.path[0] ?? '');
         return i.message.startsWith(key) ? i.message : `${key}: ${i.message}`;
       }),
-    );
+    ]);
   }
   return Object.freeze(parsed.data);
 }
