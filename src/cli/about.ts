@@ -19,6 +19,8 @@ export const ABOUT = {
   demo: 'Run daybook end to end on this machine: embedded database, built-in simulator, ~20 watched enterprises, three simulated daily cycles; then show what landed.',
   digest:
     "Print a cycle's digest for people: its companies, the most severe first, each with its changes under it in words (--lang zh|en), or --json for the structured list and its Markdown. The same digest goes to --digest subscriptions as digest.daily when the cycle completes.",
+  doctor:
+    "Check the whole setup in one command: the configuration, Postgres (its version, migrations and read-only role), Redis, the upstream (DNS and TLS, and the key's shape: no credit is spent), SMTP, each subscription's receiver, the clock, the schedules and the free disk space. Each check prints a line: passed, failed with how to fix it, or skipped with why; the exit code is 1 when one failed.",
   drift:
     'Format drift seen in upstream answers: unknown fields, documented fields that were missing, and type or format variants, per operation, with counts and first and last seen.',
   enqueue:

@@ -9,6 +9,7 @@ import { deliverCommand } from './deliver.ts';
 import { deliveriesCommand } from './deliveries.ts';
 import { demoCommand } from './demo.ts';
 import { digestCommand } from './digest.ts';
+import { doctorCommand } from './doctor.ts';
 import { driftCommand } from './drift.ts';
 import { enqueueCommand } from './enqueue.ts';
 import { eventsCommand } from './events.ts';
@@ -59,6 +60,7 @@ export function buildProgram(): Command {
   program.addCommand(driftCommand());
   program.addCommand(sqlCommand());
   program.addCommand(demoCommand());
+  program.addCommand(doctorCommand());
   const override = (cmd: Command): void => {
     cmd.exitOverride();
     for (const sub of cmd.commands) override(sub);

@@ -1,0 +1,38 @@
+/**
+ * Whether the sql reader (the role `daybook sql` runs a person's text as; src/db/roles.ts) is in
+ * place, read without making it or reading its password.
+ */
+import type { Sql } from './connect.ts';
+import { sqlReaderProblem } from './roles.ts';
+
+export type ReaderState =
+  /** The table `sql_reader` is missing: the database is not migrated that far. */
+  | { kind: 'no-table' }
+  /** The user of `sql` may not read which role it is (only the table's owner and superusers may). */
+  | { kind: 'unreadable' }
+  /** No role is recorded yet. */
+  | { kind: 'none' }
+  /** The role recorded, and why it cannot be trusted or used (null when it can). */
+  | { kind: 'role'; role: string; problem: string | null; canConnect: boolean; readsAnalytics: boolean };
+
+export async function readerState(sql: Sql): Promise<ReaderState> {
+  const [t] = await sql<{ exists: boolean; readable: boolean }[]>`
+    select to_regclass('public.sql_reader') is not null as exists,
+      coalesce(has_table_privilege(to_regclass('public.sql_reader'), 'SELECT'), false) as readable`;
+  if (!t?.exists) return { kind: 'no-table' };
+  if (!t.readable) return { kind: 'unreadable' };
+  const [row] = await sql<{ role: string }[]>`select role from public.sql_reader`;
+  if (!row) return { kind: 'none' };
+  const problem = await sqlReaderProblem(sql, row.role);
+  if (problem) return { kind: 'role', role: row.role, problem, canConnect: false, readsAnalytics: false };
+  const [can] = await sql<{ connect: boolean; analytics: boolean }[]>`
+    select has_database_privilege(${row.role}, current_database(), 'CONNECT') as connect,
+      coalesce(has_schema_privilege(${row.role}, to_regnamespace('analytics')::oid, 'USAGE'), false) as analytics`;
+  return {
+    kind: 'role',
+    role: row.role,
+    problem: null,
+    canConnect: can?.connect ?? false,
+    readsAnalytics: can?.analytics ?? false,
+  };
+}
