@@ -14,6 +14,9 @@ COPY tsconfig.json ./
 # Compile the CLI once here (node_modules/.cache/daybook): the image then runs JavaScript, without
 # tsx's loader thread (about 30 MiB per process); node_modules is not writable by the user below.
 RUN node bin/daybook.js --version
+# The folder of the compose file's exports volume: a new volume takes its owner, so the user below
+# can write packages there.
+RUN mkdir /exports && chown node:node /exports
 USER node
 ENTRYPOINT ["node", "bin/daybook.js"]
 CMD ["--help"]

@@ -1,11 +1,12 @@
 /**
- * `npm run readme:figures [-- --check] [--skip-demo]`: the README's figures that come from a
- * bench run (bench/results.json) or from the demo (its own output) are written between markers,
+ * `npm run readme:figures [-- --check] [--skip-demo]`: the figures of the documentation that come
+ * from a bench run (bench/results.json, written into docs/benchmarks.md) or from the demo (its own
+ * output, written into the README's quick start) are written between markers,
  *
  *     <!-- figures:NAME -->…<!-- /figures -->
  *
- * and this script computes every such span and rewrites only those, leaving the rest of the
- * README as it is. `--check` changes nothing: it lists the spans that differ and exits 1.
+ * and this script computes every such span and rewrites only those, leaving the rest of each file
+ * as it is. `--check` changes nothing: it lists the spans that differ and exits 1.
  * `--skip-demo` leaves the demo's span alone (the demo takes about half a minute).
  *
  * test/docs/readme-figures.test.ts checks the bench spans, and test/cli/readme-demo.test.ts the
@@ -14,7 +15,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { RefreshResult } from '../bench/refresh.ts';
@@ -22,7 +23,10 @@ import type { Machine } from '../bench/support.ts';
 import { type Line, partLines } from '../bench/table.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The README: its quick start shows the demo's output (the span DEMO_SPAN). */
 export const README_PATH = join(ROOT, 'README.md');
+/** docs/benchmarks.md: every span of benchSpans. */
+export const BENCHMARKS_PATH = join(ROOT, 'docs', 'benchmarks.md');
 export const RESULTS_PATH = join(ROOT, 'bench', 'results.json');
 const BIN = join(ROOT, 'bin', 'daybook.js');
 
@@ -33,7 +37,7 @@ export interface BenchDocument {
   parts: Record<string, unknown>;
 }
 
-/** The parts in the main table of the Benchmarks section; soak and refresh have sections of their own. */
+/** The parts in the main table of docs/benchmarks.md; soak and refresh have sections of their own. */
 export const MAIN_PARTS = [
   'rate',
   'credit',
@@ -205,38 +209,40 @@ export function readBenchDocument(path = RESULTS_PATH): BenchDocument {
 
 const SPAN = /<!-- figures:([a-z0-9-]+) -->([\s\S]*?)<!-- \/figures -->/g;
 
-/** The spans of a README: name → text between the markers. Throws on a marker left open or a name used twice. */
-export function readSpans(readme: string): Map<string, string> {
+/**
+ * The spans of a markdown file (`file` names it in errors): name → text between the markers.
+ * Throws on a marker left open or a name used twice.
+ */
+export function readSpans(text: string, file = 'README.md'): Map<string, string> {
   const spans = new Map<string, string>();
-  for (const m of readme.matchAll(SPAN)) {
-    const [, name = '', text = ''] = m;
-    if (spans.has(name)) throw new Error(`README.md: the span figures:${name} appears twice`);
-    if (text.includes('<!-- figures:'))
-      throw new Error(`README.md: the span figures:${name} is not closed before the next one opens`);
-    spans.set(name, text);
+  for (const m of text.matchAll(SPAN)) {
+    const [, name = '', body = ''] = m;
+    if (spans.has(name)) throw new Error(`${file}: the span figures:${name} appears twice`);
+    if (body.includes('<!-- figures:'))
+      throw new Error(`${file}: the span figures:${name} is not closed before the next one opens`);
+    spans.set(name, body);
   }
-  const opened = readme.match(/<!-- figures:/g)?.length ?? 0;
-  if (opened !== spans.size)
-    throw new Error('README.md: a <!-- figures:… --> marker has no <!-- /figures -->');
+  const opened = text.match(/<!-- figures:/g)?.length ?? 0;
+  if (opened !== spans.size) throw new Error(`${file}: a <!-- figures:… --> marker has no <!-- /figures -->`);
   return spans;
 }
 
-/** The README with these spans' texts put between their markers; every one must be there. */
-export function writeSpans(readme: string, spans: Record<string, string>): string {
-  const present = readSpans(readme);
+/** The text with these spans' texts put between their markers; every one must be there. */
+export function writeSpans(text: string, spans: Record<string, string>, file = 'README.md'): string {
+  const present = readSpans(text, file);
   const missing = Object.keys(spans).filter((name) => !present.has(name));
   if (missing.length > 0)
     throw new Error(
-      `README.md has no span ${missing.map((m) => `figures:${m}`).join(', ')}: add <!-- figures:NAME --><!-- /figures --> where it goes`,
+      `${file} has no span ${missing.map((m) => `figures:${m}`).join(', ')}: add <!-- figures:NAME --><!-- /figures --> where it goes`,
     );
-  return readme.replace(SPAN, (whole, name: string) =>
+  return text.replace(SPAN, (whole, name: string) =>
     name in spans ? `<!-- figures:${name} -->${spans[name]}<!-- /figures -->` : whole,
   );
 }
 
-/** The names of the spans whose text in the README differs from these. */
-export function staleSpans(readme: string, spans: Record<string, string>): string[] {
-  const present = readSpans(readme);
+/** The names of the spans whose text in the file differs from these. */
+export function staleSpans(text: string, spans: Record<string, string>, file = 'README.md'): string[] {
+  const present = readSpans(text, file);
   return Object.keys(spans).filter((name) => present.get(name) !== spans[name]);
 }
 
@@ -278,29 +284,36 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const check = flags.includes('--check');
-  const readme = readFileSync(README_PATH, 'utf8');
-  const spans = benchSpans(readBenchDocument());
-  if (!flags.includes('--skip-demo')) Object.assign(spans, demoSpans(await runDemo()));
-  const stale = staleSpans(readme, spans);
-  if (check) {
-    const present = readSpans(readme);
-    for (const name of stale)
-      process.stderr.write(
-        present.has(name)
-          ? `README.md: figures:${name} differs from its source; run npm run readme:figures\n`
-          : `README.md: the span figures:${name} is missing: add <!-- figures:${name} --><!-- /figures --> where it goes\n`,
-      );
-    if (stale.length === 0)
-      process.stdout.write(`README.md: ${Object.keys(spans).length} spans up to date\n`);
-    return stale.length === 0 ? 0 : 1;
+  // Each file and the spans it holds: the bench figures in docs/benchmarks.md, the demo's in the README.
+  const targets: { path: string; spans: Record<string, string> }[] = [
+    { path: BENCHMARKS_PATH, spans: benchSpans(readBenchDocument()) },
+  ];
+  if (!flags.includes('--skip-demo')) targets.push({ path: README_PATH, spans: demoSpans(await runDemo()) });
+  let stale = 0;
+  for (const { path, spans } of targets) {
+    const file = relative(ROOT, path);
+    const text = readFileSync(path, 'utf8');
+    const names = staleSpans(text, spans, file);
+    stale += names.length;
+    if (check) {
+      const present = readSpans(text, file);
+      for (const name of names)
+        process.stderr.write(
+          present.has(name)
+            ? `${file}: figures:${name} differs from its source; run npm run readme:figures\n`
+            : `${file}: the span figures:${name} is missing: add <!-- figures:${name} --><!-- /figures --> where it goes\n`,
+        );
+      if (names.length === 0) process.stdout.write(`${file}: ${Object.keys(spans).length} spans up to date\n`);
+      continue;
+    }
+    if (names.length > 0) writeFileSync(path, writeSpans(text, spans, file));
+    process.stdout.write(
+      names.length === 0
+        ? `${file}: ${Object.keys(spans).length} spans up to date\n`
+        : `${file}: rewrote ${names.map((s) => `figures:${s}`).join(', ')}\n`,
+    );
   }
-  if (stale.length > 0) writeFileSync(README_PATH, writeSpans(readme, spans));
-  process.stdout.write(
-    stale.length === 0
-      ? `README.md: ${Object.keys(spans).length} spans up to date\n`
-      : `README.md: rewrote ${stale.map((s) => `figures:${s}`).join(', ')}\n`,
-  );
-  return 0;
+  return check && stale > 0 ? 1 : 0;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -71,7 +71,7 @@ describe('npm run bench -- --smoke', () => {
   }, 300_000);
 
   it('knows the parts of the bench', () => {
-    // The parts the README names; a part added later joins the smoke run by itself.
+    // The parts docs/benchmarks.md names; a part added later joins the smoke run by itself.
     for (const part of ['planner', 'load', 'rate', 'credit', 'cli', 'delivery', 'export', 'refresh', 'soak'])
       expect(parts).toContain(part);
   });

@@ -6,7 +6,9 @@
  * container would get: every setting of .env reaches every daybook container, the sandbox profile
  * calls the bundled simulator whatever .env says, no admin server listens beyond loopback without
  * a token (the real `daybook serve` refuses, exit 2), and the published ports are the host's
- * loopback at ports .env can change.
+ * loopback at ports .env can change. Every daybook container has the exports volume, which the
+ * image's user can write, and docs/getting-started.md (where the README's compose notes moved)
+ * names what the file needs and what it mounts.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,7 +26,10 @@ import { ensureDockerCompose } from '../support/debian.ts';
 const ROOT = join(import.meta.dirname, '../..');
 const composeText = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
 const exampleText = readFileSync(join(ROOT, '.env.example'), 'utf8');
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+/** The page that explains the compose file (the README's "With docker compose" moved there). */
+const GUIDE = 'docs/getting-started.md';
+const guide = readFileSync(join(ROOT, GUIDE), 'utf8');
 
 interface Service {
   image?: string;
@@ -285,7 +290,7 @@ describe('docker-compose.yml keeps in step with the CLI and the configuration', 
       const [, variable = '', fallback = ''] = m ?? [];
       expect(['5432', '6379'], `${name}'s default host port`).not.toContain(fallback);
       expect(example[variable], `${variable} in .env.example`).toBe(fallback);
-      expect(readme.includes(variable), `${variable} in README.md`).toBe(true);
+      expect(guide.includes(variable), `${variable} in ${GUIDE}`).toBe(true);
     }
     const moved = exampleWith({
       DAYBOOK_PG_HOST_PORT: '25432',
@@ -297,5 +302,28 @@ describe('docker-compose.yml keeps in step with the CLI and the configuration', 
     expect(all.redis?.ports).toEqual(['127.0.0.1:26379:6379/tcp']);
     expect(all.admin?.ports).toEqual(['127.0.0.1:29464:9464/tcp']);
     expect(resolvedOnce(null).postgres?.ports).toEqual(['127.0.0.1:15432:5432/tcp']);
+  });
+
+  it('gives every daybook container the exports volume at /exports, which the image makes its user’s', () => {
+    expect(Object.keys((model as { volumes?: Record<string, unknown> }).volumes ?? {})).toContain('exports');
+    for (const name of daybookServices) expect(services[name]?.volumes, name).toContain('exports:/exports');
+    // The cli containers see the repository read-only at /data, besides.
+    for (const name of ['cli', 'sandbox-cli']) expect(services[name]?.volumes, name).toContain('./:/data:ro');
+    // A new named volume takes the owner of the image's folder: /exports is the user's before USER.
+    const lines = dockerfile.split('\n');
+    const made = lines.findIndex((l) =>
+      /^RUN .*mkdir (-p )?\/exports\b.*chown node:node \/exports\b/.test(l),
+    );
+    const user = lines.findIndex((l) => /^USER node\b/.test(l));
+    expect(made, 'the Dockerfile makes /exports and gives it to node').toBeGreaterThanOrEqual(0);
+    expect(made).toBeLessThan(user);
+  });
+
+  it(`${GUIDE} says what the file needs and what it mounts`, () => {
+    // env_file's long form (path:, required:) needs Docker Compose 2.24.
+    expect(services.worker?.env_file).toEqual([{ path: '.env', required: false }]);
+    expect(guide).toMatch(/Docker\s+Compose\s+2\.24 or newer/);
+    expect(guide).toMatch(/read-only at\s+`\/data`/);
+    expect(guide).toContain('docker compose run --rm cli export --to /exports');
   });
 });

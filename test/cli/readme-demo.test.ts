@@ -1,11 +1,13 @@
 /**
- * The README's example queries that name a date return rows on the demo database. The demo runs on
- * a fixed simulated clock (its first cycle is 2026-11-18, whatever the date), so the dates it
- * produces never drift; this runs the real `daybook demo` on its embedded database, as the README
- * says (about 30 s), then each example through `daybook sql`, as a reader would paste it. The same
- * run checks the demo's output the README shows (its span, which `npm run readme:figures` writes).
+ * The example queries of the README and docs/ that name a date return rows on the demo database
+ * (the README's table of the analytics views moved to docs/data-dictionary.md, its examples with
+ * it). The demo runs on a fixed simulated clock (its first cycle is 2026-11-18, whatever the
+ * date), so the dates it produces never drift; this runs the real `daybook demo` on its embedded
+ * database, as the README says (about 30 s), then each example through `daybook sql`, as a reader
+ * would paste it. The same run checks the demo's output the README's quick start shows (its span,
+ * which `npm run readme:figures` writes).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,16 +15,24 @@ import { DEMO_SPAN, demoSpans, readSpans } from '../../scripts/readme-figures.ts
 import { runDaybook } from '../support/cli.ts';
 import { startServe } from '../support/console.ts';
 
-const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+const ROOT = join(import.meta.dirname, '../..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+/** The README and every page of docs/. */
+const PAGES = [
+  README,
+  ...(readdirSync(join(ROOT, 'docs'), { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => readFileSync(join(ROOT, 'docs', f), 'utf8')),
+].join('\n');
 
-/** The README's inline SQL examples on the analytics views that name a date ('YYYY-MM-DD'). */
-function datedAnalyticsExamples(readme: string): string[] {
-  return [...readme.matchAll(/`(select\b[^`]*)`/gi)]
+/** The inline SQL examples on the analytics views that name a date ('YYYY-MM-DD'). */
+function datedAnalyticsExamples(markdown: string): string[] {
+  return [...markdown.matchAll(/`(select\b[^`]*)`/gi)]
     .map((m) => m[1] as string)
     .filter((q) => /\banalytics\./.test(q) && /'\d{4}-\d{2}-\d{2}'/.test(q));
 }
 
-describe("the README's dated examples on the demo database", { timeout: 300_000 }, () => {
+describe('the dated examples of the README and docs/ on the demo database', { timeout: 300_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'daybook-readme-'));
   let demo: Awaited<ReturnType<typeof runDaybook>>;
   beforeAll(async () => {
@@ -69,7 +79,7 @@ describe("the README's dated examples on the demo database", { timeout: 300_000 
     }
   });
 
-  const examples = datedAnalyticsExamples(README);
+  const examples = datedAnalyticsExamples(PAGES);
   it('there are dated examples to check', () => {
     expect(examples.length).toBeGreaterThan(0);
   });

@@ -6,7 +6,7 @@
  * or critical violation. A company page reads as a registry page does, in Chinese and in English:
  * labels, not field codes; one scale for its capital; no internal id. Screenshots go to
  * test-output/console/ (and, with
- * CONSOLE_DOCS_SCREENSHOTS=1, the README's three to docs/console/).
+ * CONSOLE_DOCS_SCREENSHOTS=1, the three docs/console.md shows to docs/console/).
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

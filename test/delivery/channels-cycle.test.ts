@@ -7,9 +7,9 @@
  * message names the company and its 统一社会信用代码, links to its page in the console, and reads
  * in words (no field code, no token, no hex id, no amount without unit) in Chinese and English.
  *
- * The subscriptions are made by the README's own setup commands (its "Chat and mail" sections),
- * run as written: only the vendor's host becomes the receiver's, and the placeholders the test's
- * token and secret. `daybook deliver` then delivers the cycle: every change and the digest reach
+ * The subscriptions are made by the documentation's own setup commands (the "Chat and mail"
+ * sections of docs/channels.md, where the README's moved), run as written: only the vendor's host
+ * becomes the receiver's, and the placeholders the test's token and secret. `daybook deliver` then delivers the cycle: every change and the digest reach
  * every channel, signed where the vendor signs, within the vendor's size and rate, each event
  * once. Two receivers are down at first (DingTalk, which is rate limited, and Teams, which is
  * not) and get everything once they are back.
@@ -35,7 +35,7 @@ const FROM = '2026-11-10';
 const SIGNING = 'SECcycle-signing-0042';
 const TOKEN = 'cycle-token-31415926';
 
-/** The README's heading of each channel's setup. */
+/** The heading of each channel's setup in docs/channels.md. */
 const SECTIONS: Record<AnyVendor | 'email', string> = {
   feishu: 'Feishu (Lark)',
   dingtalk: 'DingTalk',
@@ -45,15 +45,17 @@ const SECTIONS: Record<AnyVendor | 'email', string> = {
   email: 'Email',
 };
 
-/** The README's `daybook subscribe add` commands of a channel, as words (without `daybook`). */
-function readmeCommands(channel: keyof typeof SECTIONS): string[][] {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const lines = fencedUnder(readme, SECTIONS[channel]).filter((l) => l.startsWith('daybook subscribe add '));
-  expect(lines.length, `the README's ${SECTIONS[channel]} section gives its command`).toBeGreaterThan(0);
+/** The `daybook subscribe add` commands of a channel in docs/channels.md, as words (without `daybook`). */
+function documentedCommands(channel: keyof typeof SECTIONS): string[][] {
+  const doc = readFileSync(new URL('../../docs/channels.md', import.meta.url), 'utf8');
+  const lines = fencedUnder(doc, SECTIONS[channel]).filter((l) => l.startsWith('daybook subscribe add '));
+  expect(lines.length, `docs/channels.md's ${SECTIONS[channel]} section gives its command`).toBeGreaterThan(
+    0,
+  );
   return lines.map((l) => shellWords(l).slice(1));
 }
 
-/** A README command made to reach `receiver`: the vendor's origin becomes the receiver's. */
+/** A documented command made to reach `receiver`: the vendor's origin becomes the receiver's. */
 function aimed(words: string[], receiver: VendorReceiver): string[] {
   const local = new URL(receiver.url);
   return words.map((w, i) => {
@@ -87,7 +89,7 @@ describe('a real cycle reaches every channel', { timeout: 300_000 }, () => {
     await dbSim?.close();
   });
 
-  it("delivers one message per changed company and the digest to each channel the README sets up, signed, once, in words, a receiver's downtime included", async () => {
+  it("delivers one message per changed company and the digest to each channel docs/channels.md sets up, signed, once, in words, a receiver's downtime included", async () => {
     // Three companies that change in the second cycle (one of them renamed), and three that do not.
     const world = sim.sim.world();
     let CYCLES: string[] = [];
@@ -129,7 +131,7 @@ describe('a real cycle reaches every channel', { timeout: 300_000 }, () => {
     };
     const subs = new Map<number, { channel: string; digest: boolean }>();
     for (const channel of Object.keys(SECTIONS) as (keyof typeof SECTIONS)[])
-      for (const words of readmeCommands(channel)) {
+      for (const words of documentedCommands(channel)) {
         const args = channel === 'email' ? words : aimed(words, receivers[channel]);
         subs.set(await subscribe(args), { channel, digest: words.includes('--digest') });
       }

@@ -10,14 +10,12 @@
  *   upstream field under its category, every event kind the code writes, and every option of
  *   `daybook changes`.
  * - docs/simulator.md documents every option of `daybook sim` and every control endpoint.
- * - Every relative markdown link of docs/*.md and README.md resolves to a path in the repository
- *   (and its #anchor to a heading), and no file of the repository names documents that live
- *   outside it.
+ *
+ * The links of docs/ and the README are checked by test/docs/links.test.ts.
  */
 
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,36 +35,11 @@ import {
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { EnterpriseRecord } from '../../src/upstream/schemas.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { sections, tableWith, ticked, unticked, withoutFences } from '../support/markdown.ts';
+import { sections, tableWith, ticked, unticked } from '../support/markdown.ts';
 import { sampleEnterpriseRecord } from '../support/records.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
-
-// ---- markdown helpers -------------------------------------------------------------------------
-
-/** The anchor GitHub gives a heading (github-slugger): lower case, punctuation removed, spaces to -. */
-function slug(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
-    .replace(/ /g, '-');
-}
-
-function anchorsOf(md: string): Set<string> {
-  const seen = new Map<string, number>();
-  const out = new Set<string>();
-  for (const line of withoutFences(md).split('\n')) {
-    const m = /^#{1,6} (.+)$/.exec(line);
-    if (!m) continue;
-    const base = slug(m[1] as string);
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    out.add(n === 0 ? base : `${base}-${n}`);
-  }
-  return out;
-}
 
 // ---- the database's view of the analytics schema ---------------------------------------------
 
@@ -423,84 +396,6 @@ describe('the user reference in docs/', { timeout: 60_000 }, () => {
       }
       // The enterprise views at least have rows to check.
       expect(checked).toBeGreaterThanOrEqual(4);
-    });
-  });
-
-  describe('links and references', () => {
-    const markdown = [
-      'README.md',
-      ...readdirSync(join(ROOT, 'docs'))
-        .filter((f) => f.endsWith('.md'))
-        .map((f) => `docs/${f}`),
-    ];
-
-    it('resolves every relative link of docs/*.md and README.md to a path in the repository', () => {
-      expect(markdown).toEqual(
-        expect.arrayContaining([
-          'docs/data-dictionary.md',
-          'docs/changes.md',
-          'docs/simulator.md',
-          'docs/upstream.md',
-          'docs/registry.md',
-        ]),
-      );
-      const problems: string[] = [];
-      let links = 0;
-      for (const file of markdown) {
-        const text = withoutFences(read(file)).replace(/`[^`\n]*`/g, (code) =>
-          // A link's text may be code; code elsewhere holds no link.
-          code.includes('](') ? '' : code,
-        );
-        for (const m of text.matchAll(/\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
-          const target = m[1] as string;
-          if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // http:, https:, mailto:
-          links++;
-          const [pathPart = '', anchor] = target.split('#');
-          const path =
-            pathPart === '' ? join(ROOT, file) : resolve(dirname(join(ROOT, file)), decodeURI(pathPart));
-          const inside = relative(ROOT, path);
-          if (inside.startsWith('..') || isAbsolute(inside)) {
-            problems.push(`${file}: ${target} points outside the repository`);
-            continue;
-          }
-          if (!existsSync(path)) {
-            problems.push(`${file}: ${target} does not exist`);
-            continue;
-          }
-          if (anchor !== undefined && path.endsWith('.md') && statSync(path).isFile()) {
-            if (!anchorsOf(readFileSync(path, 'utf8')).has(anchor))
-              problems.push(`${file}: ${target} names no heading of ${inside}`);
-          }
-        }
-      }
-      expect(links).toBeGreaterThan(20);
-      expect(problems).toEqual([]);
-    });
-
-    it('has no file that names a document outside the repository', () => {
-      const forbidden = [
-        ['DESIGN', 'md'],
-        ['DOMAIN', 'md'],
-        ['upstream-api', 'md'],
-      ]
-        .map(([name, ext]) => `${name}.${ext}`)
-        .concat([['..', 'shared'].join('/')]);
-      const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-        cwd: ROOT,
-        encoding: 'utf8',
-        maxBuffer: 64 * 1024 * 1024,
-      })
-        .split('\0')
-        .filter((f) => f !== '');
-      expect(files.length).toBeGreaterThan(100);
-      const hits: string[] = [];
-      for (const file of new Set(files)) {
-        const path = join(ROOT, file);
-        if (!existsSync(path) || !statSync(path).isFile()) continue; // deleted in the work tree
-        const text = readFileSync(path, 'utf8');
-        for (const name of forbidden) if (text.includes(name)) hits.push(`${file}: ${name}`);
-      }
-      expect(hits).toEqual([]);
     });
   });
 });

@@ -1,14 +1,17 @@
 /**
- * The README's figures stay true to their sources:
+ * The figures of the README and docs/ stay true to their sources:
  *
- * - every span between `<!-- figures:NAME -->` markers that comes from bench/results.json is, to
- *   the character, what scripts/readme-figures.ts computes from the file now (`npm run
- *   readme:figures` rewrites them); the demo's span is checked by test/cli/readme-demo.test.ts,
- *   on the demo run it makes anyway;
+ * - every span between `<!-- figures:NAME -->` markers that comes from bench/results.json (in
+ *   docs/benchmarks.md, where the README's Benchmarks section moved) is, to the character, what
+ *   scripts/readme-figures.ts computes from the file now (`npm run readme:figures` rewrites them);
+ *   the demo's span, in the README's quick start, is checked by test/cli/readme-demo.test.ts, on
+ *   the demo run it makes anyway;
  * - a goal a bench part missed shows as missed;
- * - where it says how long a killed worker's jobs wait, it quotes DAYBOOK_JOB_LOCK_MS's default;
- * - the number of tables with foreign keys to `raw_responses` is the migrated database's;
- * - it states no exact number of tests (that drifts with every test added);
+ * - where the documentation says how long a killed worker's jobs wait, it quotes
+ *   DAYBOOK_JOB_LOCK_MS's default, and docs/configuration.md's table gives the same default;
+ * - the number of tables with foreign keys to `raw_responses` (docs/operations.md, What is kept)
+ *   is the migrated database's;
+ * - no page states an exact number of tests (that drifts with every test added);
  * - every DAYBOOK_ variable the README, docs/ and .env.example name is one the code reads.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -27,15 +30,31 @@ import { ENV_SCHEMA, loadConfig } from '../../src/config/config.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+const README = read('README.md');
+const BENCHMARKS = 'docs/benchmarks.md';
+const benchmarks = read(BENCHMARKS);
+/** The markdown of docs/, every folder included, by path. */
+const DOCS = (readdirSync(join(ROOT, 'docs'), { recursive: true }) as string[])
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => `docs/${f}`)
+  .sort();
+/** The README and every page of docs/: the text a statement may have moved to. */
+const ALL = ['README.md', ...DOCS].map((file) => ({ file, text: read(file) }));
 const doc = readBenchDocument();
 
-describe("the README's figures from bench/results.json", () => {
+describe('the figures from bench/results.json in docs/benchmarks.md', () => {
   const spans = benchSpans(doc);
-  const present = readSpans(README);
+  const present = readSpans(benchmarks, BENCHMARKS);
 
   it('has every span the generator writes, and no span it does not know', () => {
-    expect([...present.keys()].sort()).toEqual([...Object.keys(spans), DEMO_SPAN].sort());
+    expect([...present.keys()].sort()).toEqual(Object.keys(spans).sort());
+  });
+
+  it("leaves the README the demo's span only, and no other file a span", () => {
+    expect([...readSpans(README).keys()]).toEqual([DEMO_SPAN]);
+    for (const { file, text } of ALL)
+      if (file !== 'README.md' && file !== BENCHMARKS) expect(readSpans(text, file).size, file).toBe(0);
   });
 
   for (const [name, text] of Object.entries(spans)) {
@@ -44,8 +63,8 @@ describe("the README's figures from bench/results.json", () => {
     });
   }
 
-  it('rewrites only the spans: the README written again from its own figures is the same text', () => {
-    expect(writeSpans(README, spans)).toBe(README);
+  it('rewrites only the spans: the page written again from its own figures is the same text', () => {
+    expect(writeSpans(benchmarks, spans, BENCHMARKS)).toBe(benchmarks);
   });
 
   it('shows every target a main bench part missed as missed, with the goal', () => {
@@ -82,16 +101,18 @@ describe("the README's figures from bench/results.json", () => {
   });
 });
 
-describe("the README's other statements", () => {
+describe("the documentation's other statements", () => {
   it('quotes the default of DAYBOOK_JOB_LOCK_MS wherever it gives the lock a number', () => {
     const lockSeconds = loadConfig({}, join(ROOT, 'no-such.env')).DAYBOOK_JOB_LOCK_MS / 1000;
-    const quoted = [...README.matchAll(/`DAYBOOK_JOB_LOCK_MS`, (\d+(?:\.\d+)?) s\b/g)].map((m) =>
-      Number(m[1]),
+    const quoted = ALL.flatMap(({ text }) =>
+      [...text.matchAll(/`DAYBOOK_JOB_LOCK_MS`, (\d+(?:\.\d+)?) s\b/g)].map((m) => Number(m[1])),
     );
-    expect(quoted.length, 'the README says how long a killed worker’s jobs wait').toBeGreaterThan(0);
+    expect(quoted.length, 'the documentation says how long a killed worker’s jobs wait').toBeGreaterThan(0);
     for (const q of quoted) expect(q).toBe(lockSeconds);
     // The configuration table gives the same default, in milliseconds.
-    expect(README).toMatch(new RegExp(`\\| \`DAYBOOK_JOB_LOCK_MS\` \\| \`${lockSeconds * 1000}\` \\|`));
+    expect(read('docs/configuration.md')).toMatch(
+      new RegExp(`\\| \`DAYBOOK_JOB_LOCK_MS\` \\| \`${lockSeconds * 1000}\` \\|`),
+    );
   });
 
   describe('the tables that point at the raw landing', () => {
@@ -107,25 +128,24 @@ describe("the README's other statements", () => {
         where contype = 'f' and confrelid = 'raw_responses'::regclass`;
       const words = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
       words.push('eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen');
-      const stated = /\b([a-z]+|\d+) tables have foreign keys to its rows/.exec(README)?.[1];
-      expect(stated, 'the README says how many tables have foreign keys to the landing').toBeDefined();
+      const stated = /\b([a-z]+|\d+) tables have foreign keys to its rows/.exec(
+        read('docs/operations.md'),
+      )?.[1];
+      expect(
+        stated,
+        'docs/operations.md says how many tables have foreign keys to the landing',
+      ).toBeDefined();
       const n = /^\d+$/.test(stated ?? '') ? Number(stated) : words.indexOf(stated ?? '');
       expect(n).toBe(row?.n);
     });
   });
 
   it('states no exact number of tests', () => {
-    expect(README).not.toMatch(/\b\d[\d,]* tests\b/);
+    for (const { file, text } of ALL) expect(text, file).not.toMatch(/\b\d[\d,]* tests\b/);
   });
 
   it('names no DAYBOOK_ variable that nothing reads (README, docs/, .env.example)', () => {
-    const docs = [
-      'README.md',
-      '.env.example',
-      ...readdirSync(join(ROOT, 'docs'))
-        .filter((f) => f.endsWith('.md'))
-        .map((f) => `docs/${f}`),
-    ];
+    const docs = ['README.md', '.env.example', ...DOCS];
     // Variables of the benches, the test setup, CI and compose, read there rather than through the config.
     const readers = ['bench', 'test/support']
       .flatMap((dir) => readdirSync(join(ROOT, dir)).map((f) => join(ROOT, dir, f)))

@@ -15,6 +15,7 @@ import { pauseCycle, resumeCycle } from '../../src/purchase/credits.ts';
 import { runDaybook } from '../support/cli.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { type History, historyOf } from '../support/inline.ts';
+import { sections, tableWith, unticked } from '../support/markdown.ts';
 
 const CYCLES = ['2026-11-10', '2026-11-11', '2026-11-12'];
 const ROOT = join(import.meta.dirname, '../..');
@@ -263,8 +264,15 @@ describe('the event catalogue', () => {
       expect(JSON.parse(readFileSync(join(dir, `${type}.json`), 'utf8')), type).toEqual(schema);
   });
 
-  it('is listed in the README, type by type', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    for (const type of Object.keys(EVENT_TYPES)) expect(readme, type).toContain(`| \`${type}\` |`);
+  it('is listed in docs/channels.md (Events), type by type, with its severity', () => {
+    // The README's Events section moved to docs/channels.md; its table lists every type, and only those.
+    const doc = readFileSync(join(ROOT, 'docs/channels.md'), 'utf8');
+    const events = sections(doc, 2).find((x) => x.heading === 'Events')?.body ?? '';
+    const rows = tableWith(events, ['type', 'severity', 'when'], 'docs/channels.md, Events');
+    expect(rows.map((r) => unticked(r[0] ?? '')).sort()).toEqual(Object.keys(EVENT_TYPES).sort());
+    for (const [type, spec] of Object.entries(EVENT_TYPES)) {
+      const row = rows.find((r) => unticked(r[0] ?? '') === type);
+      expect(row?.[1], type).toBe((spec as { severity?: string }).severity ?? "the change's");
+    }
   });
 });

@@ -448,10 +448,11 @@ describe('output order', () => {
   });
 });
 
-describe('severity (the README "Change severity" table)', () => {
+describe('severity (the short table of docs/changes.md, "Categories and severities")', () => {
   // Each case is a real change between two versions of the shared record, run through the diff;
-  // the expected [field, category, severity] of every resulting row is written out from the README
-  // table, not taken from SEVERITY_RULES, so a wrong entry in the table fails here.
+  // the expected [field, category, severity] of every resulting row is written out from that
+  // table (the README's "Change severity" table, moved), not taken from SEVERITY_RULES, so a wrong
+  // entry in the table fails here.
   type Row = [field: string, category: EnterpriseChangeCategory, severity: Severity];
   /** Rows in one order whatever order they were written in (the output order is tested elsewhere). */
   const sorted = (rows: Row[]) => rows.map((r) => r.join('|')).sort();

@@ -263,7 +263,7 @@ export function snapshotDiff(expected: Snapshot, actual: Snapshot, most = 5): st
   return out;
 }
 
-/** One line a README can quote, printed by each test. */
+/** One line docs/faults.md can quote, printed by each test. */
 export function figures(test: string, values: Record<string, string | number>): void {
   console.log(
     `[faults] ${test}: ${Object.entries(values)
