@@ -26,13 +26,13 @@ export const ABOUT = {
   enqueue:
     "Put a cycle's plan (and optionally a date's product pull) on the queue by hand, for the workers. Deterministic job ids make a repeat harmless.",
   events:
-    'List events from the outbox, oldest first, after a sequence number: every change, company event and operational event daybook wrote, with no expiry. Page with --after <the last sequence shown>. The event types are listed in the README (Events).',
+    'List events from the outbox, oldest first, after a sequence number: every change, company event and operational event daybook wrote, with no expiry. Page with --after <the last sequence shown>. The event types are listed in docs/channels.md (Events).',
   'events replay':
     "Send a subscription's events again from a point of the outbox: delivered ones go again with the same webhook-id (receivers deduplicate on it), failed ones get a fresh retry schedule. They are sent by the next delivery (daybook deliver, a worker, daybook run).",
   export:
     'Write what is new since the last export to a folder, as one load package (load_id=<n>/: a file per table, schema.json, and manifest.json written last). A warehouse loads the packages in order and keeps every version of every enterprise and product (SCD type 2), every change and event. Nothing new: nothing is written. The tables, their columns and loading recipes are in docs/export.md.',
   migrate: 'Apply the database migrations (safe to run twice, and from several processes at once).',
-  plan: 'Inspect the planner: which watch entries a cycle refreshes, in what order, and why (README, The planner).',
+  plan: 'Inspect the planner: which watch entries a cycle refreshes, in what order, and why (docs/planner.md).',
   products: 'Product trending lists.',
   'products backfill':
     'Pull the trending lists of a range of dates, in this process. Resumable: dates already landed are skipped unless --force (an empty list answered before its US-Pacific day was over does not count as landed: it may not have been published yet).',

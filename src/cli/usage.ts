@@ -105,7 +105,7 @@ export function checkEventTypes(types: readonly string[]): void {
   for (const t of types)
     if (!known.some((k) => typeMatches(t, k)))
       throw new UsageError(
-        `--type ${t} matches no event type; types look like company.status.changed or company.status.* (see the README, Events)`,
+        `--type ${t} matches no event type; types look like company.status.changed or company.status.* (see docs/channels.md, Events)`,
       );
 }
 
