@@ -8,7 +8,7 @@
  * (`applyEnterprises`, events included) and the real planner bookkeeping (`noteRefreshes`). After
  * each cycle: the database's size, table by table.
  *
- * The direct path (documented in the README): a worker buys one enterprise per job, with a dozen
+ * The direct path (documented in docs/benchmarks.md, Soak): a worker buys one enterprise per job, with a dozen
  * statements around its one upstream call; 3,000,000 jobs that way take hours on two cores. Here
  * each batch of 1,000 planned entries is bought at once, by the same statements made set-based:
  * the claim (`cycle_fetches` fetching, fenced, a call noted), a run per entry, the reservation
