@@ -9,7 +9,6 @@ import { parseClusterNodes } from '../config/redis-nodes.ts';
 import { closeRedis, QUEUE_NAMES } from '../runtime/queues.ts';
 import {
   isCluster,
-  keyPattern,
   queuePrefix,
   type RedisClient,
   redisConnection,
@@ -21,9 +20,6 @@ import { type CheckResult, fail, inWords, pass, skip } from './doctor-result.ts'
 
 /** REDIS_URL when it is not set. */
 const DEFAULT_REDIS_URL = ENV_SCHEMA.shape.REDIS_URL.parse(undefined);
-
-/** At most this many keys are counted under the prefix (a SCAN, never KEYS). */
-const MAX_COUNTED = 100_000;
 
 /** One field of an INFO answer. */
 function infoField(info: string, field: string): string | null {
@@ -82,6 +78,16 @@ async function clusterTrouble(config: Config, timeoutMs: number): Promise<string
   return answers.find((a) => a !== null) ?? null;
 }
 
+/** The masters that CLUSTER SLOTS names as owners of slots, as host:port. */
+async function slotOwners(redis: RedisClient, timeoutMs: number): Promise<string[]> {
+  const ranges = (await within(redis.call('CLUSTER', 'SLOTS'), timeoutMs, 'CLUSTER SLOTS')) as [
+    number,
+    number,
+    [string, number, ...unknown[]],
+  ][];
+  return [...new Set(ranges.map(([, , [host, port]]) => `${host}:${port}`))];
+}
+
 /** Connects for the checks: no retries, no queue of commands while down. */
 async function connect(config: Config, timeoutMs: number): Promise<RedisClient | CheckResult> {
   let lastError: unknown = null;
@@ -129,22 +135,28 @@ async function connect(config: Config, timeoutMs: number): Promise<RedisClient |
 /** The version, and whether Redis may evict keys (BullMQ needs maxmemory-policy noeviction). */
 async function serverChecks(config: Config, redis: RedisClient, timeoutMs: number): Promise<CheckResult[]> {
   const nodes = masters(redis);
+  const name = (n: Redis) => `${n.options.host}:${n.options.port}`;
   const answers = await Promise.all(
     nodes.map((n) =>
       within(n.info(), timeoutMs, 'INFO').then(
-        (info) => ({ info, error: null }),
-        (error: unknown) => ({ info: '', error }),
+        (info) => ({ name: name(n), info, error: null as unknown }),
+        (error: unknown) => ({ name: name(n), info: '', error }),
       ),
     ),
   );
-  const silent = answers.flatMap((a, i) => (a.error ? [{ node: nodes[i] as Redis, error: a.error }] : []));
+  // A cluster client forgets a master it could not reach: the masters the slots name count too.
+  const expected = isCluster(config) ? await slotOwners(redis, timeoutMs) : [];
+  const missing = expected.filter((m) => !answers.some((a) => a.name === m));
+  const silent = [
+    ...answers.filter((a) => a.error !== null).map((a) => `${a.name}: ${inWords(a.error)}`),
+    ...missing.map((m) => `${m}: no connection`),
+  ];
   if (silent.length > 0) {
-    const [first] = silent;
-    const name = `${first?.node.options.host}:${first?.node.options.port}`;
+    const total = Math.max(nodes.length, expected.length);
     return [
       fail(
         'Redis',
-        `${silent.length} of ${nodes.length} masters ${silent.length === 1 ? 'does' : 'do'} not answer (${name}: ${inWords(first?.error)})`,
+        `${silent.length} of ${total} masters ${silent.length === 1 ? 'does' : 'do'} not answer (${silent[0]})`,
         'start it again, or let the cluster fail over to a replica (redis-cli --cluster check <node>)',
       ),
     ];
@@ -170,28 +182,28 @@ async function serverChecks(config: Config, redis: RedisClient, timeoutMs: numbe
   return out;
 }
 
-/** How many keys daybook keeps under its prefix now (queues and coordination), counted by SCAN. */
+/**
+ * The prefix, and which of daybook's queues exist under it (each queue's meta key: one EXISTS per
+ * queue, never a scan of a Redis that may hold millions of keys).
+ */
 async function prefixCheck(config: Config, redis: RedisClient, timeoutMs: number): Promise<CheckResult> {
   const prefix = config.DAYBOOK_REDIS_PREFIX;
-  const count = async () => {
-    let n = 0;
-    for (const node of masters(redis)) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await node.scan(cursor, 'MATCH', keyPattern(prefix), 'COUNT', 1000);
-        cursor = next;
-        n += keys.length;
-      } while (cursor !== '0' && n < MAX_COUNTED);
-    }
-    return n;
-  };
-  const n = await within(count(), timeoutMs, 'counting the keys');
+  const queues = Object.values(QUEUE_NAMES);
+  const found = await within(
+    Promise.all(queues.map(async (q) => (await redis.exists(`${queuePrefix(prefix, q)}:${q}:meta`)) === 1)),
+    timeoutMs,
+    'looking for the queues',
+  );
+  const present = queues.filter((_, i) => found[i]);
   const shape = `{${prefix}:<queue>}`;
+  if (present.length === 0)
+    return pass(
+      'Redis key prefix',
+      `${prefix}: no queue under ${shape} yet (every daybook process must use this DAYBOOK_REDIS_PREFIX)`,
+    );
   return pass(
     'Redis key prefix',
-    n === 0
-      ? `${prefix}: no keys under ${shape} yet`
-      : `${prefix}: ${n >= MAX_COUNTED ? `more than ${MAX_COUNTED.toLocaleString('en-US')}` : n.toLocaleString('en-US')} keys under ${shape}`,
+    `${prefix}: ${present.length === queues.length ? `all ${queues.length} queues` : present.join(', ')} under ${shape}`,
   );
 }
 

@@ -96,11 +96,13 @@ function startChecks(
     check: string,
     f: (sql: Awaited<typeof db>['sql']) => Promise<CheckResult | CheckResult[]>,
   ) => db.then((d) => guarded(check, () => f(d.sql)));
+  // First on the one connection, so that no other query's wait counts in its round trip.
+  const clock = withDb('clock', (sql) => clockCheck(config, sql, timeoutMs));
   const groups = [
     db.then((d) => [d.result]),
     withDb('migrations', (sql) => migrationsCheck(config, sql, timeoutMs)),
     withDb('read-only role', (sql) => readerCheck(config, sql, timeoutMs)),
-    withDb('clock', (sql) => clockCheck(config, sql, timeoutMs)),
+    clock,
     guarded('Redis', () => redisChecks(config, timeoutMs)),
     guarded('upstream', () => upstreamChecks(config, timeoutMs)),
     guarded('SMTP', () => smtpChecks(config, timeoutMs)),

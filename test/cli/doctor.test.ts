@@ -157,8 +157,9 @@ describe('daybook doctor', { timeout: 120_000 }, () => {
     NODE_EXTRA_CA_CERTS: certPath,
     LOG_LEVEL: 'warn',
   });
+  /** `daybook doctor args…`; a check waits up to 20 s unless args say otherwise (a slow machine passes too). */
   const doctor = (env: Record<string, string>, ...args: string[]): Promise<CliResult> =>
-    runDaybook(['doctor', ...args], env, dir);
+    runDaybook(['doctor', ...(args.includes('--timeout') ? [] : ['--timeout', '20']), ...args], env, dir);
 
   beforeAll(async () => {
     db = await freshDatabase();
@@ -406,7 +407,7 @@ describe('daybook doctor on a Redis Cluster', { timeout: 120_000 }, () => {
   });
 
   it('checks every master and the slots, and fails when a master is down', async () => {
-    const r = await runDaybook(['doctor', '--json'], env());
+    const r = await runDaybook(['doctor', '--json', '--timeout', '20'], env());
     const checks = JSON.parse(r.stdout) as CheckJson[];
     const redis = checks.filter((c) => c.check.startsWith('Redis'));
     expect(redis.map((c) => [c.check, c.ok, c.skipped])).toEqual([
