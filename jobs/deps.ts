@@ -7,8 +7,11 @@ import type { UpstreamClient } from '../src/upstream/client.ts';
 
 /** Puts jobs on the queue (or the inline runner's list). */
 export interface Enqueuer {
-  /** One enterprise refresh job per watch entry. */
-  enterprises(cycle: string, watchIds: readonly number[]): Promise<number>;
+  /**
+   * One enterprise refresh job per watch entry. `batch` names the top-up of the cycle's plan that
+   * planned them: their job ids are its own, apart from the ids of the cycle's first plan.
+   */
+  enterprises(cycle: string, watchIds: readonly number[], batch?: string): Promise<number>;
   /**
    * The cycle-complete step of `cycle`, asked for when its work looked settled; `mark` names that
    * state, so the step is added once per state however many jobs ask (jobs/cycle-complete.ts).

@@ -73,8 +73,12 @@ export const EnterpriseJobData = z.object({
 });
 export type EnterpriseJobData = z.infer<typeof EnterpriseJobData>;
 
-/** Deterministic job id (BullMQ ids may not contain ':'). `round` > 0 after a resume. */
-export function enterpriseJobId(cycle: string, watchId: number, round = 0): string {
+/**
+ * Deterministic job id (BullMQ ids may not contain ':'). `round` > 0 after a resume; a string
+ * names the top-up of the cycle's plan that planned the entry (jobs/plan.ts `topUpJobId`).
+ */
+export function enterpriseJobId(cycle: string, watchId: number, round: number | string = 0): string {
+  if (typeof round === 'string') return `enterprise-${cycle}-${watchId}-${round}`;
   return `enterprise-${cycle}-${watchId}${round > 0 ? `-r${round}` : ''}`;
 }
 

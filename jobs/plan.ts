@@ -29,11 +29,33 @@ export const PLAN_JOB = PLAN_RUN_KIND;
 
 export const PlanJobData = z.object({
   cycle: z.string().refine(isCalendarDate, 'cycle must be a real calendar date YYYY-MM-DD'),
+  /**
+   * A top-up of the cycle's plan (src/plan/topup.ts): its mark, which names the plans before it
+   * and what it was asked for. Absent for the cycle's own plan.
+   */
+  topUp: z
+    .string()
+    .regex(/^[a-z0-9-]{1,64}$/, 'topUp is a mark of lower-case letters, digits and -')
+    .optional(),
 });
 export type PlanJobData = z.infer<typeof PlanJobData>;
 
+/** The id of the cycle's plan: one per cycle, whoever asks for it. */
 export function planJobId(cycle: string): string {
   return `plan-${cycle}`;
+}
+
+/**
+ * The id of a top-up of the cycle's plan: apart from the cycle's own plan, and one per mark
+ * (src/plan/topup.ts topUpMark), so everyone asking for the same top-up adds one job.
+ */
+export function topUpJobId(cycle: string, mark: string): string {
+  return `plan-${cycle}-${topUpBatch(mark)}`;
+}
+
+/** What the job ids of the enterprises a top-up planned end with (jobs/enterprise.ts enterpriseJobId). */
+export function topUpBatch(mark: string): string {
+  return `top-${mark}`;
 }
 
 /** What planning needs: no upstream client, no rate limiter. */
@@ -52,11 +74,18 @@ export async function processPlan(
   beforePlan?: (tx: Sql) => Promise<void>,
 ): Promise<JobReport> {
   const { sql } = deps;
-  const { cycle } = data;
+  const { cycle, topUp } = data;
   const runId = await startRun(sql, { kind: PLAN_JOB, cycle, jobId });
   await ensureCycleBudget(sql, cycle, deps.config.DAYBOOK_CREDIT_BUDGET);
-  const { plan, input, inFlight } = await planLocked(deps, cycle, beforePlan);
-  const enqueued = await deps.enqueue.enterprises(cycle, [...plan.selected.map((e) => e.id), ...inFlight]);
+  const { plan, input, inFlight, newlyPlanned, highWater } = await planLocked(deps, cycle, beforePlan);
+  // The cycle's own plan enqueues every selected and in-flight entry under the cycle's ids (a
+  // repeat adds nothing; after a Redis that lost its jobs, it brings them back). A top-up
+  // enqueues only what it planned anew, under ids of its own: an entry deferred earlier in the
+  // cycle may have had a job under the cycle's id already, and BullMQ would not add it again.
+  const enqueued =
+    topUp === undefined
+      ? await deps.enqueue.enterprises(cycle, [...plan.selected.map((e) => e.id), ...inFlight])
+      : await deps.enqueue.enterprises(cycle, newlyPlanned, topUpBatch(topUp));
   // The cohort priors and the scale the refreshes of this cycle set their next due times with:
   // the scale spreads the whole watchlist's refreshes over what a full cycle can take.
   const full = capacityOf(
@@ -69,15 +98,21 @@ export async function processPlan(
     { perDay: full.limit },
     deps.config.DAYBOOK_MAX_STALENESS_DAYS,
   );
-  // The bookkeeping of cycles long finished, compacted (jobs/compact.ts).
-  const compacted = await compactBookkeeping(
-    sql,
-    cycle,
-    deps.config.DAYBOOK_BOOKKEEPING_DAYS,
-    deps.config.DAYBOOK_ERROR_RETENTION_DAYS,
-  );
+  // The bookkeeping of cycles long finished, compacted (jobs/compact.ts), by the cycle's own
+  // plan: a top-up leaves it to that one.
+  const compacted =
+    topUp === undefined
+      ? await compactBookkeeping(
+          sql,
+          cycle,
+          deps.config.DAYBOOK_BOOKKEEPING_DAYS,
+          deps.config.DAYBOOK_ERROR_RETENTION_DAYS,
+        )
+      : { cycleFetches: 0, runs: 0, sightings: 0, errorCalls: 0 };
   const counts = {
     selected: plan.selected.length,
+    /** Selected entries that were not planned before this plan. */
+    newlyPlanned: newlyPlanned.length,
     inFlight: inFlight.length,
     deferred: plan.deferred.length + plan.deferredBeyond,
     skipped: plan.skipped.length,
@@ -91,6 +126,9 @@ export async function processPlan(
     counts: {
       ...counts,
       deferredReason: plan.deferReason,
+      // The watchlist's high-water mark the plan saw, and whether it topped up (src/plan/topup.ts).
+      highWater,
+      topUp: topUp ?? 0,
       scale: Number.isFinite(planner.scale) ? planner.scale : String(planner.scale),
       cohorts: planner.cohorts,
       // What the plan learned from the whole watchlist (src/plan/estimate.ts PlannerModel).

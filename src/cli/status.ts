@@ -76,7 +76,8 @@ async function readStatus(sql: postgres.Sql, config: Config, cycle: string, with
     select coalesce(sum(credits), 0)::int as credits from credit_ledger
     where cycle = ${cycle} and status = 'presumed'`;
   // Deferred entries: rows, and the active entries the cycle's plan did not reach (no row).
-  const deferred = await deferredEntries(sql, cycle, 20);
+  // Entries added after the cycle's plan are told apart by what a top-up would do with them now.
+  const deferred = await deferredEntries(sql, cycle, 20, { config, now: () => new Date() });
   const byStatus = new Map(progress.map((p) => [p.status, p.n]));
   if (deferred.total > 0) byStatus.set('deferred', deferred.total);
   const failures = await sql`
@@ -255,13 +256,36 @@ function detailWords(detail: string | null, code: string | null, lang: Lang): st
   return `${tokenLabel('reason', 'insufficient_credits', lang)}${when}${said}`;
 }
 
+/**
+ * What an entry added after the plan of its cycle waits for, by the constraint that holds it, in
+ * `lang` (the reason column says the constraint; a table cell holds 60 columns).
+ */
+const ADDED_WAITS: Record<string, { zh: string; en: string }> = {
+  credit_budget: { zh: '计划后加入；等待积分', en: 'added after the plan; waits for credits' },
+  rate_window: {
+    zh: '计划后加入；等待调用频率余量',
+    en: 'added after the plan; waits for room in the rate limit',
+  },
+  max_entries: {
+    zh: '计划后加入；等待每周期条目上限腾出名额',
+    en: 'added after the plan; waits for room under the entry cap',
+  },
+};
+
 /** A deferral's detail in `lang`: the planner's own notes in words; anything else as written. */
 function deferredDetail(detail: string | null, reason: string | null, lang: Lang): string {
   const d = detail ?? '';
+  // Added after the plan and due: the next top-up plans it in this cycle (src/plan/topup.ts).
   if (reason === 'added_after_plan')
     return lang === 'zh'
-      ? '计划之后才加入：下个周期计划，或由 daybook resume 计划'
-      : 'added after the plan of this cycle: planned in the next cycle, or by daybook resume';
+      ? '本周期可排：下一次补充计划即排上（daybook enqueue 或 run）'
+      : 'due today: the next top-up plans it (daybook enqueue or run)';
+  if (d.startsWith('added after the plan of this cycle: waits for')) {
+    const words = ADDED_WAITS[reason ?? ''];
+    if (words) return words[lang];
+  }
+  if (d.startsWith('added after the plan of this cycle: '))
+    return lang === 'zh' ? `计划后加入；${reasonWords(reason, lang)}` : d.replace(' of this cycle: ', '; ');
   if (d.startsWith('deferred by the planner')) {
     const reached = !d.endsWith('(not reached)');
     if (lang === 'en') return reached ? 'deferred by the planner' : 'not reached by the plan';

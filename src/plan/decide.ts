@@ -133,11 +133,18 @@ export async function readPlanInput(deps: PlanReader, cycle: string, head?: numb
     sql,
     async (tx) => {
       const budget = await budgetOf(tx, cycle);
+      // Entries a buyer holds (or left to retry) that have no credits reserved yet will reserve
+      // them: the credits left are what remains after those (a top-up plans beside them).
+      const [claimed] = await tx<{ n: number }[]>`
+        select count(*)::int as n from cycle_fetches
+        where cycle = ${cycle} and credits_reserved = 0
+          and (status = 'retrying' or (status = 'fetching' and credits_billed = 0 and call_fence is null))`;
+      const owed = (claimed?.n ?? 0) * config.DAYBOOK_CREDITS_PER_QUERY;
       const limits: PlanLimits = {
         creditsPerQuery: config.DAYBOOK_CREDITS_PER_QUERY,
         // No budget row yet (a read-only plan, as `plan explain`): the one the plan would open.
         creditBudget: budget
-          ? Math.max(0, budget.budget - budget.spent - budget.reserved)
+          ? Math.max(0, budget.budget - budget.spent - budget.reserved - owed)
           : config.DAYBOOK_CREDIT_BUDGET,
         rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
         // A late plan (or a past cycle run by hand) still gets at least an hour of window.
@@ -191,6 +198,59 @@ export async function readPlanInput(deps: PlanReader, cycle: string, head?: numb
   );
 }
 
+/** The latest successful plan of a cycle (its own plan or a top-up), and how many it had. */
+export interface LatestPlan {
+  /** When it started (the database's clock). */
+  startedAt: Date;
+  /** The highest watch id when it planned; null for a plan recorded before top-ups existed. */
+  highWater: number | null;
+  /** The constraint that bound it: the reason of the entries it did not reach. */
+  reason: string;
+  /** Successful plans of the cycle: its own plan, its top-ups and resumes. */
+  plans: number;
+  /** When the cycle's first plan started. */
+  firstStartedAt: Date;
+}
+
+/** The latest successful plan of `cycle`, or null when it was never planned. */
+export async function latestPlan(sql: Sql, cycle: string): Promise<LatestPlan | null> {
+  const [row] = await sql<
+    { started_at: Date; reason: string; high_water: string | null; plans: number; first: Date }[]
+  >`
+    select started_at, counts->>'deferredReason' as reason, counts->>'highWater' as high_water,
+           count(*) over ()::int as plans, min(started_at) over () as first
+    from runs
+    where kind = ${PLAN_RUN_KIND} and cycle = ${cycle} and outcome = 'succeeded' and counts ? 'deferredReason'
+    order by started_at desc, id desc limit 1`;
+  if (!row) return null;
+  return {
+    startedAt: row.started_at,
+    highWater: row.high_water === null ? null : Number(row.high_water),
+    reason: row.reason,
+    plans: row.plans,
+    firstStartedAt: row.first,
+  };
+}
+
+/**
+ * The cycle's plan, decided as the plan job would decide it now, recording nothing: one
+ * repeatable-read snapshot, read only (it opens no budget row either). With the selected entries
+ * that have a `planned` row already.
+ */
+export async function planPreview(
+  reader: PlanReader & { sql: postgres.Sql },
+  cycle: string,
+): Promise<PlanDecision & { plannedBefore: Set<number> }> {
+  return reader.sql.begin('isolation level repeatable read read only', async (tx) => {
+    const decision = await decidePlan({ ...reader, sql: tx }, cycle);
+    const rows = await tx<{ watch_id: string }[]>`
+      select watch_id from cycle_fetches
+      where cycle = ${cycle} and status = 'planned'
+        and watch_id = any(${decision.plan.selected.map((e) => e.id)}::bigint[])`;
+    return { ...decision, plannedBefore: new Set(rows.map((r) => Number(r.watch_id))) };
+  }) as Promise<PlanDecision & { plannedBefore: Set<number> }>;
+}
+
 export interface DeferredEntries {
   /** Every deferred entry of the cycle: rows deferred by a worker or a re-plan, and entries the plan did not reach. */
   total: number;
@@ -199,12 +259,38 @@ export interface DeferredEntries {
   first: { watch_id: number; keyword: string; reason: string | null; detail: string | null }[];
 }
 
+/** The detail of an entry added after the plan of its cycle that the next top-up plans. */
+export const ADDED_DUE_DETAIL =
+  'added after the plan of this cycle, due in it: the next top-up plans it (daybook enqueue; the scheduler within a minute; inline: daybook run)';
+
+/** What an entry added after the plan of its cycle waits for, by the constraint that holds it. */
+export function addedWaitDetail(reason: string): string {
+  const what: Record<string, string> = {
+    credit_budget: 'credits: the budget of this cycle is spent or planned',
+    rate_window: 'room in the rate limit: the rest of this cycle is taken',
+    max_entries: 'room under the cap on entries per cycle',
+  };
+  return `added after the plan of this cycle: waits for ${what[reason] ?? reason.replaceAll('_', ' ')}`;
+}
+
 /**
  * The deferred entries of a cycle. A `deferred` row was written by a worker (insufficient credits,
- * a paused cycle) or by a re-plan; an active entry without a row in a cycle whose plan ran was not
- * reached by it (the plan run's `deferredReason`), or was added after it (`added_after_plan`).
+ * a paused cycle) or by a re-plan. An active entry without a row in a cycle whose plan ran:
+ *
+ * - not reached by it (the latest plan run's `deferredReason`);
+ * - added after the cycle's first plan and not reached by a later one (a top-up): it waits for
+ *   what bound that plan;
+ * - added after the latest plan (`added_after_plan`, src/plan/topup.ts): no plan has seen it. With
+ *   `reader`, the cycle's plan is previewed as a top-up would decide it now: an entry it selects
+ *   is due and waits for that top-up (`added_after_plan`); one it defers waits for the credit
+ *   budget or the rate window (that reason); one it skips, for the skip's reason.
  */
-export async function deferredEntries(sql: Sql, cycle: string, limit = 20): Promise<DeferredEntries> {
+export async function deferredEntries(
+  sql: Sql,
+  cycle: string,
+  limit = 20,
+  reader?: Omit<PlanReader, 'sql'>,
+): Promise<DeferredEntries> {
   const explicit = await sql<{ reason: string | null; n: number }[]>`
     select error_code as reason, count(*)::int as n from cycle_fetches
     where cycle = ${cycle} and status = 'deferred' group by error_code order by error_code`;
@@ -215,31 +301,51 @@ export async function deferredEntries(sql: Sql, cycle: string, limit = 20): Prom
     order by w.priority desc, w.due_at asc nulls first, w.id limit ${limit}`;
   const byReason: Record<string, number> = {};
   for (const e of explicit) byReason[e.reason ?? 'unknown'] = (byReason[e.reason ?? 'unknown'] ?? 0) + e.n;
-  const [plan] = await sql<{ started_at: Date; reason: string }[]>`
-    select started_at, counts->>'deferredReason' as reason from runs
-    where kind = ${PLAN_RUN_KIND} and cycle = ${cycle} and outcome = 'succeeded' and counts ? 'deferredReason'
-    order by started_at desc, id desc limit 1`;
+  const plan = await latestPlan(sql, cycle);
   if (plan) {
+    // What the next top-up would do with the entries no plan has seen.
+    let due: number[] = [];
+    let skipped: { id: number; reason: string; detail: string }[] = [];
+    let waitReason = plan.reason;
+    let previewed = false;
+    if (reader && 'begin' in sql) {
+      const preview = await planPreview({ ...reader, sql }, cycle);
+      due = preview.plan.selected.map((e) => e.id).filter((id) => !preview.plannedBefore.has(id));
+      skipped = preview.plan.skipped.map((k) => ({
+        id: k.entry.id,
+        reason: k.reason,
+        detail: `added after the plan of this cycle: ${k.detail ?? k.reason.replaceAll('_', ' ')}`,
+      }));
+      waitReason = preview.plan.deferReason;
+      previewed = true;
+    }
+    const unseen =
+      plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
+    const notReached = `${deferralMessage(plan.reason)} (not reached)`;
     const unplanned = sql`
-      from watchlist w where w.active
+      select w.id, w.keyword, w.priority, w.due_at,
+        case when ${unseen} then
+               case when ${!previewed}::boolean or w.id = any(${due}::bigint[]) then 'added_after_plan'
+                    when s.reason is not null then s.reason else ${waitReason} end
+             else ${plan.reason} end as reason,
+        case when ${unseen} then
+               case when ${!previewed}::boolean or w.id = any(${due}::bigint[]) then ${ADDED_DUE_DETAIL}
+                    when s.reason is not null then s.detail else ${addedWaitDetail(waitReason)} end
+             when w.added_at > ${plan.firstStartedAt} then ${addedWaitDetail(plan.reason)}
+             else ${notReached} end as detail
+      from watchlist w
+      left join unnest(${skipped.map((k) => k.id)}::bigint[], ${skipped.map((k) => k.reason)}::text[],
+                       ${skipped.map((k) => k.detail)}::text[]) as s(id, reason, detail) on s.id = w.id
+      where w.active
         and not exists (select 1 from cycle_fetches f where f.cycle = ${cycle} and f.watch_id = w.id)`;
-    const [counts] = await sql<{ not_reached: number; added_after: number }[]>`
-      select count(*) filter (where w.added_at <= ${plan.started_at})::int as not_reached,
-             count(*) filter (where w.added_at > ${plan.started_at})::int as added_after
-      ${unplanned}`;
-    if (counts?.not_reached) byReason[plan.reason] = (byReason[plan.reason] ?? 0) + counts.not_reached;
-    if (counts?.added_after)
-      byReason.added_after_plan = (byReason.added_after_plan ?? 0) + counts.added_after;
-    if (first.length < limit && (counts?.not_reached || counts?.added_after)) {
-      const added = 'added after the plan of this cycle: planned in the next cycle, or by daybook resume';
+    const counts = await sql<{ reason: string; n: number }[]>`
+      select reason, count(*)::int as n from (${unplanned}) u group by reason order by reason`;
+    for (const c of counts) byReason[c.reason] = (byReason[c.reason] ?? 0) + c.n;
+    if (first.length < limit && counts.length > 0) {
       first.push(
         ...(await sql<DeferredEntries['first']>`
-          select w.id::int as watch_id, w.keyword,
-            case when w.added_at > ${plan.started_at} then 'added_after_plan' else ${plan.reason} end as reason,
-            case when w.added_at > ${plan.started_at} then ${added}
-                 else ${`${deferralMessage(plan.reason)} (not reached)`} end as detail
-          ${unplanned}
-          order by w.priority desc, w.due_at asc nulls first, w.id limit ${limit - first.length}`),
+          select u.id::int as watch_id, u.keyword, u.reason, u.detail from (${unplanned}) u
+          order by u.priority desc, u.due_at asc nulls first, u.id limit ${limit - first.length}`),
       );
     }
   }
@@ -256,12 +362,35 @@ export async function planLocked(
   deps: PlanReader & { sql: postgres.Sql },
   cycle: string,
   beforePlan?: (tx: Sql) => Promise<void>,
-): Promise<PlanDecision & { inFlight: number[] }> {
+): Promise<LockedPlan> {
   return deps.sql.begin(async (tx) => {
     await lockCyclePlan(tx, cycle);
     await beforePlan?.(tx);
+    // The watchlist's high-water mark as this plan saw it: an entry above it came after the plan
+    // (src/plan/topup.ts looks there for what a top-up would plan).
+    const [mark] = await tx<{ id: string }[]>`select coalesce(max(id), 0)::bigint as id from watchlist`;
     const decision = await decidePlan({ ...deps, sql: tx }, cycle);
+    const selected = decision.plan.selected.map((e) => e.id);
+    const before = await tx<{ watch_id: string }[]>`
+      select watch_id from cycle_fetches
+      where cycle = ${cycle} and status = 'planned' and watch_id = any(${selected}::bigint[])`;
+    const planned = new Set(before.map((r) => Number(r.watch_id)));
     await recordPlan(tx, decision.plan);
-    return { ...decision, inFlight: await fetchesInFlight(tx, cycle) };
-  }) as Promise<PlanDecision & { inFlight: number[] }>;
+    return {
+      ...decision,
+      inFlight: await fetchesInFlight(tx, cycle),
+      newlyPlanned: selected.filter((id) => !planned.has(id)),
+      highWater: Number(mark?.id ?? 0),
+    };
+  }) as Promise<LockedPlan>;
+}
+
+/** A plan as recorded under the cycle's lock. */
+export interface LockedPlan extends PlanDecision {
+  /** Entries a buyer took and did not settle (their jobs are enqueued again). */
+  inFlight: number[];
+  /** The selected entries that were not planned before this plan (no row, or a deferred or skipped one). */
+  newlyPlanned: number[];
+  /** The highest watch id when it planned. */
+  highWater: number;
 }

@@ -12,7 +12,7 @@ import {
 } from '../../jobs/cycle-complete.ts';
 import type { Enqueuer } from '../../jobs/deps.ts';
 import { ENTERPRISE_JOB, type EnterpriseJobData, enterpriseJobId } from '../../jobs/enterprise.ts';
-import { PLAN_JOB, type PlanJobData, planJobId } from '../../jobs/plan.ts';
+import { PLAN_JOB, type PlanJobData, planJobId, topUpJobId } from '../../jobs/plan.ts';
 import { PRODUCTS_JOB, type ProductsJobData, productsJobId } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
 import { backoffMs } from '../retry/backoff.ts';
@@ -133,8 +133,9 @@ export class Queues implements Enqueuer {
     return [this.plan, this.enterprise, this.products, this.cycle];
   }
 
+  /** The cycle's plan, or with `topUp` a top-up of it (its own id: jobs/plan.ts topUpJobId). */
   async addPlan(data: PlanJobData): Promise<string> {
-    const id = planJobId(data.cycle);
+    const id = data.topUp === undefined ? planJobId(data.cycle) : topUpJobId(data.cycle, data.topUp);
     await this.plan.add(PLAN_JOB, data, jobOptions(id, this.retry));
     return id;
   }
@@ -145,8 +146,11 @@ export class Queues implements Enqueuer {
     return id;
   }
 
-  /** Enqueues one refresh job per watch entry; `round` > 0 gives new ids after a resume. */
-  async enterprises(cycle: string, watchIds: readonly number[], round = 0): Promise<number> {
+  /**
+   * Enqueues one refresh job per watch entry; `round` > 0 gives new ids after a resume, a string
+   * the ids of a top-up of the cycle's plan (jobs/enterprise.ts enterpriseJobId).
+   */
+  async enterprises(cycle: string, watchIds: readonly number[], round: number | string = 0): Promise<number> {
     for (let i = 0; i < watchIds.length; i += 1000) {
       const part = watchIds.slice(i, i + 1000);
       await this.enterprise.addBulk(
