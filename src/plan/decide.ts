@@ -233,6 +233,26 @@ export async function latestPlan(sql: Sql, cycle: string): Promise<LatestPlan | 
 }
 
 /**
+ * Active entries that came after the plan (above its high-water mark; added after it started,
+ * for a plan recorded without one) and have no row in the cycle: what no plan of it has seen.
+ * An index range on the watchlist's key: cheap enough to ask every minute. An entry watched
+ * again (`watch add` of a removed one) keeps its id and is not counted here; `topUpOf` sees it.
+ */
+export async function newSincePlan(
+  sql: Sql,
+  cycle: string,
+  plan: LatestPlan,
+): Promise<{ entries: number; last: number }> {
+  const after = plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
+  const [row] = await sql<{ n: number; last: string }[]>`
+    select count(*)::int as n, coalesce(max(w.id), 0)::bigint as last
+    from watchlist w
+    where ${after} and w.active
+      and not exists (select 1 from cycle_fetches f where f.cycle = ${cycle} and f.watch_id = w.id)`;
+  return { entries: row?.n ?? 0, last: Number(row?.last ?? 0) };
+}
+
+/**
  * The cycle's plan, decided as the plan job would decide it now, recording nothing: one
  * repeatable-read snapshot, read only (it opens no budget row either). With the selected entries
  * that have a `planned` row already.
@@ -308,7 +328,7 @@ export async function deferredEntries(
     let skipped: { id: number; reason: string; detail: string }[] = [];
     let waitReason = plan.reason;
     let previewed = false;
-    if (reader && 'begin' in sql) {
+    if (reader && 'begin' in sql && (await newSincePlan(sql, cycle, plan)).entries > 0) {
       const preview = await planPreview({ ...reader, sql }, cycle);
       due = preview.plan.selected.map((e) => e.id).filter((id) => !preview.plannedBefore.has(id));
       skipped = preview.plan.skipped.map((k) => ({

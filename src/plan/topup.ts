@@ -16,29 +16,11 @@
  */
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
-import type { Sql } from '../db/connect.ts';
 import { type LatestPlan, latestPlan, type PlanReader, planPreview } from './decide.ts';
 import type { DeferReason } from './planner.ts';
 
-/**
- * Active entries that came after the plan (above its high-water mark; added after it started,
- * for a plan recorded without one) and have no row in the cycle: what no plan of it has seen.
- * An index range on the watchlist's key: cheap enough to ask every minute. An entry watched
- * again (`watch add` of a removed one) keeps its id and is not counted here; `topUpOf` sees it.
- */
-export async function newSincePlan(
-  sql: Sql,
-  cycle: string,
-  plan: LatestPlan,
-): Promise<{ entries: number; last: number }> {
-  const after = plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
-  const [row] = await sql<{ n: number; last: string }[]>`
-    select count(*)::int as n, coalesce(max(w.id), 0)::bigint as last
-    from watchlist w
-    where ${after} and w.active
-      and not exists (select 1 from cycle_fetches f where f.cycle = ${cycle} and f.watch_id = w.id)`;
-  return { entries: row?.n ?? 0, last: Number(row?.last ?? 0) };
-}
+/** The entries no plan of the cycle has seen (src/plan/decide.ts). */
+export { newSincePlan } from './decide.ts';
 
 /** Entries due in the cycle that it cannot take, and why (all of them, planned before or not). */
 export interface Waiting {

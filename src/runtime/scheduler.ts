@@ -126,9 +126,10 @@ export async function topUpForTick(
   const seen = `${cycle}/${plan.plans}/${fresh.entries}/${fresh.last}`;
   if (memo.seen === seen) return [];
   const topUp = await topUpOf({ sql: deps.sql, config: deps.config, now: deps.now }, cycle);
+  const ids = topUp.kind === 'due' ? [await deps.queues.addPlan({ cycle, topUp: topUp.mark })] : [];
+  // Remembered once the top-up is on the queue (or there is none): asked again if adding failed.
   memo.seen = seen;
-  if (topUp.kind !== 'due') return [];
-  return [await deps.queues.addPlan({ cycle, topUp: topUp.mark })];
+  return ids;
 }
 
 /** node-cron's messages about a task, as debug lines of the log. */

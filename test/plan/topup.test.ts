@@ -12,6 +12,8 @@ import { createLogger } from '../../src/log/log.ts';
 import { ADDED_DUE_DETAIL, addedWaitDetail, deferredEntries, latestPlan } from '../../src/plan/decide.ts';
 import { newSincePlan, topUpMark, topUpOf } from '../../src/plan/topup.ts';
 import { resumeCycle } from '../../src/purchase/credits.ts';
+import type { Queues } from '../../src/runtime/queues.ts';
+import { topUpForTick } from '../../src/runtime/scheduler.ts';
 import { cycleOf, cycleStart, nextRefresh } from '../../src/time/cycles.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
@@ -57,6 +59,10 @@ describe('a top-up of the cycle plan', { timeout: 60_000 }, () => {
     const rows = await db.sql<{ watch_id: string; status: string }[]>`
       select watch_id, status from cycle_fetches where cycle = ${cycle} order by watch_id`;
     return Object.fromEntries(rows.map((r) => [Number(r.watch_id), r.status]));
+  };
+  const fetchStatuses = async (ids: number[]) => {
+    const all = await statuses();
+    return ids.map((id) => all[id] ?? 'none');
   };
   /** Settles a planned entry as bought, as a worker would have (3 credits). */
   const bought = async (id: number) => {
@@ -214,6 +220,35 @@ describe('a top-up of the cycle plan', { timeout: 60_000 }, () => {
     expect(enterpriseJobId(cycle, b as number, topUpBatch(next.mark))).not.toBe(
       enterpriseJobId(cycle, b as number),
     );
+  });
+
+  it('the scheduler looks cheaply every tick, and previews the plan again only when new entries changed', async () => {
+    const config = configWith({ DAYBOOK_CREDIT_BUDGET: '3' });
+    const added: PlanJobData[] = [];
+    const queues = {
+      async addPlan(data: PlanJobData) {
+        added.push(data);
+        return data.topUp === undefined ? planJobId(data.cycle) : topUpJobId(data.cycle, data.topUp);
+      },
+    } as unknown as Queues;
+    const memo: { seen?: string } = {};
+    const look = () => topUpForTick({ sql: db.sql, config, queues, now: () => now }, now, memo);
+    expect(await look()).toEqual([]); // never planned: the cycle's own plan comes first
+    await processPlan(deps(config), { cycle }, planJobId(cycle));
+    expect(await look()).toEqual([]);
+    const [a] = await watch(['甲公司']);
+    const topUp = await topUpOf({ sql: db.sql, config, now: () => now }, cycle);
+    if (topUp.kind !== 'due') throw new Error('due');
+    expect(await look()).toEqual([topUpJobId(cycle, topUp.mark)]);
+    // Not run yet: the same entries are not previewed again.
+    expect(await look()).toEqual([]);
+    expect(added).toEqual([{ cycle, topUp: topUp.mark }]);
+    await processPlan(deps(config), { cycle, topUp: topUp.mark }, topUpJobId(cycle, topUp.mark));
+    expect(await fetchStatuses([a as number])).toEqual(['planned']);
+    // The credits are all planned: a later entry waits, and no top-up is asked for.
+    await watch(['乙公司']);
+    expect(await look()).toEqual([]);
+    expect(added).toHaveLength(1);
   });
 
   it('counts claimed entries without a reservation as credits owed: a top-up does not plan past them', async () => {
