@@ -323,53 +323,95 @@ export async function deferredEntries(
   for (const e of explicit) byReason[e.reason ?? 'unknown'] = (byReason[e.reason ?? 'unknown'] ?? 0) + e.n;
   const plan = await latestPlan(sql, cycle);
   if (plan) {
-    // What the next top-up would do with the entries no plan has seen.
-    let due: number[] = [];
-    let skipped: { id: number; reason: string; detail: string }[] = [];
-    let waitReason = plan.reason;
-    let previewed = false;
-    if (reader && 'begin' in sql && (await newSincePlan(sql, cycle, plan)).entries > 0) {
-      const preview = await planPreview({ ...reader, sql }, cycle);
-      due = preview.plan.selected.map((e) => e.id).filter((id) => !preview.plannedBefore.has(id));
-      skipped = preview.plan.skipped.map((k) => ({
-        id: k.entry.id,
-        reason: k.reason,
-        detail: `added after the plan of this cycle: ${k.detail ?? k.reason.replaceAll('_', ' ')}`,
-      }));
-      waitReason = preview.plan.deferReason;
-      previewed = true;
-    }
-    const unseen =
-      plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
-    const notReached = `${deferralMessage(plan.reason)} (not reached)`;
-    const unplanned = sql`
-      select w.id, w.keyword, w.priority, w.due_at,
-        case when ${unseen} then
-               case when ${!previewed}::boolean or w.id = any(${due}::bigint[]) then 'added_after_plan'
-                    when s.reason is not null then s.reason else ${waitReason} end
-             else ${plan.reason} end as reason,
-        case when ${unseen} then
-               case when ${!previewed}::boolean or w.id = any(${due}::bigint[]) then ${ADDED_DUE_DETAIL}
-                    when s.reason is not null then s.detail else ${addedWaitDetail(waitReason)} end
-             when w.added_at > ${plan.firstStartedAt} then ${addedWaitDetail(plan.reason)}
-             else ${notReached} end as detail
-      from watchlist w
-      left join unnest(${skipped.map((k) => k.id)}::bigint[], ${skipped.map((k) => k.reason)}::text[],
-                       ${skipped.map((k) => k.detail)}::text[]) as s(id, reason, detail) on s.id = w.id
-      where w.active
-        and not exists (select 1 from cycle_fetches f where f.cycle = ${cycle} and f.watch_id = w.id)`;
-    const counts = await sql<{ reason: string; n: number }[]>`
-      select reason, count(*)::int as n from (${unplanned}) u group by reason order by reason`;
-    for (const c of counts) byReason[c.reason] = (byReason[c.reason] ?? 0) + c.n;
-    if (first.length < limit && counts.length > 0) {
-      first.push(
-        ...(await sql<DeferredEntries['first']>`
-          select u.id::int as watch_id, u.keyword, u.reason, u.detail from (${unplanned}) u
-          order by u.priority desc, u.due_at asc nulls first, u.id limit ${limit - first.length}`),
-      );
-    }
+    const unplanned = await unplannedEntries(sql, cycle, plan, limit - first.length, reader);
+    for (const [reason, n] of Object.entries(unplanned.byReason))
+      byReason[reason] = (byReason[reason] ?? 0) + n;
+    first.push(...unplanned.first);
   }
   return { total: Object.values(byReason).reduce((a, b) => a + b, 0), byReason, first };
+}
+
+/**
+ * The active entries of a planned cycle without a row (`deferredEntries`), counted by reason, and
+ * the first `limit` in plan order. No plan has seen those above the latest plan's high-water mark:
+ * with `reader`, what a top-up would do with them now says why they wait.
+ */
+async function unplannedEntries(
+  sql: Sql,
+  cycle: string,
+  plan: LatestPlan,
+  limit: number,
+  reader?: Omit<PlanReader, 'sql'>,
+): Promise<Pick<DeferredEntries, 'byReason' | 'first'>> {
+  const unseen =
+    plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
+  const withoutRow = sql`w.active
+    and not exists (select 1 from cycle_fetches f where f.cycle = ${cycle} and f.watch_id = w.id)`;
+  // What the next top-up would do with the entries no plan has seen: plan them (due), skip them
+  // (the skip's reason), or leave them for the constraint that binds (waitReason).
+  let due: Set<number> | null = null;
+  const skipped = new Map<number, { reason: string; detail: string }>();
+  let waitReason = plan.reason;
+  if (reader && 'begin' in sql && (await newSincePlan(sql, cycle, plan)).entries > 0) {
+    const preview = await planPreview({ ...reader, sql }, cycle);
+    due = new Set(preview.plan.selected.map((e) => e.id).filter((id) => !preview.plannedBefore.has(id)));
+    for (const k of preview.plan.skipped)
+      skipped.set(k.entry.id, {
+        reason: k.reason,
+        detail: `added after the plan of this cycle: ${k.detail ?? k.reason.replaceAll('_', ' ')}`,
+      });
+    waitReason = preview.plan.deferReason;
+  }
+  const classify = (e: {
+    id: number;
+    unseen: boolean;
+    added_at: Date;
+  }): { reason: string; detail: string } => {
+    if (e.unseen) {
+      if (due === null || due.has(e.id)) return { reason: 'added_after_plan', detail: ADDED_DUE_DETAIL };
+      return skipped.get(e.id) ?? { reason: waitReason, detail: addedWaitDetail(waitReason) };
+    }
+    if (e.added_at > plan.firstStartedAt)
+      return { reason: plan.reason, detail: addedWaitDetail(plan.reason) };
+    return { reason: plan.reason, detail: `${deferralMessage(plan.reason)} (not reached)` };
+  };
+  const byReason: Record<string, number> = {};
+  const add = (reason: string, n: number) => {
+    if (n > 0) byReason[reason] = (byReason[reason] ?? 0) + n;
+  };
+  // One scan of the entries without a row; the skipped ones (a handful of the head) apart.
+  const skips = [...skipped.keys()];
+  const [c] = await sql<{ seen: number; unseen: number; due: number; skipped: number }[]>`
+    select count(*) filter (where not (${unseen}))::int as seen,
+           count(*) filter (where ${unseen})::int as unseen,
+           count(*) filter (where ${unseen} and w.id = any(${[...(due ?? [])]}::bigint[]))::int as due,
+           count(*) filter (where ${unseen} and w.id = any(${skips}::bigint[]))::int as skipped
+    from watchlist w where ${withoutRow}`;
+  add(plan.reason, c?.seen ?? 0);
+  if (due === null) add('added_after_plan', c?.unseen ?? 0);
+  else {
+    add('added_after_plan', c?.due ?? 0);
+    add(waitReason, (c?.unseen ?? 0) - (c?.due ?? 0) - (c?.skipped ?? 0));
+    if (c?.skipped) {
+      const rows = await sql<{ id: string }[]>`
+        select w.id from watchlist w where w.id = any(${skips}::bigint[]) and ${unseen} and ${withoutRow}`;
+      for (const r of rows) add(skipped.get(Number(r.id))?.reason ?? waitReason, 1);
+    }
+  }
+  if (limit <= 0 || Object.keys(byReason).length === 0) return { byReason, first: [] };
+  // The first in plan order (watchlist_due_order_idx), classified here.
+  const rows = await sql<{ id: string; keyword: string; added_at: Date; unseen: boolean }[]>`
+    select w.id, w.keyword, w.added_at, (${unseen}) as unseen from watchlist w
+    where ${withoutRow}
+    order by w.priority desc, w.due_at asc nulls first, w.id limit ${limit}`;
+  return {
+    byReason,
+    first: rows.map((r) => ({
+      watch_id: Number(r.id),
+      keyword: r.keyword,
+      ...classify({ ...r, id: Number(r.id) }),
+    })),
+  };
 }
 
 /**
