@@ -24,7 +24,7 @@ export const ABOUT = {
   drift:
     'Format drift seen in upstream answers: unknown fields, documented fields that were missing, and type or format variants, per operation, with counts and first and last seen.',
   enqueue:
-    "Put a cycle's plan (and optionally a date's product pull) on the queue by hand, for the workers. Deterministic job ids make a repeat harmless.",
+    "Put a cycle's plan (and optionally a date's product pull) on the queue by hand, for the workers; once the cycle is planned, a top-up of its plan for the entries due and not planned yet (a company added today is bought today, within the cycle's credits and rate). Deterministic job ids make a repeat harmless.",
   events:
     'List events from the outbox, oldest first, after a sequence number: every change, company event and operational event daybook wrote, with no expiry. Page with --after <the last sequence shown>. The event types are listed in docs/channels.md (Events).',
   'events replay':
