@@ -46,7 +46,7 @@ export const ABOUT = {
   scheduler:
     'Enqueue the daily work on cron ticks (DAYBOOK_ENTERPRISE_CRON, DAYBOOK_PRODUCTS_CRON in DAYBOOK_CRON_TZ). Safe to run several: one instance is elected per tick, and job ids are deterministic. On start it catches up the latest tick it may have missed.',
   serve:
-    'The admin server: Bull Board at /queues, Prometheus metrics at /metrics, /healthz (Postgres and Redis). Bound to 127.0.0.1 unless --host; elsewhere a token (DAYBOOK_ADMIN_TOKEN) is required.',
+    'The admin server: the web console at /ui/ (companies, changes, the watchlist), the event feed at /events, Bull Board at /queues, Prometheus metrics at /metrics, /healthz (Postgres and Redis). Bound to 127.0.0.1 unless --host; elsewhere a token (DAYBOOK_ADMIN_TOKEN) is required.',
   sim: 'Run the upstream simulator: both API operations over a seeded world, with keys, credits, a sliding-window rate limit, a settable clock and fault injection.',
   sql: 'Run one read-only SQL statement as a read-only role and print the rows (the analytics.* views, the stable contract). The statement is cancelled after --timeout seconds (60), and the table shows at most --max-rows rows (1,000); --csv and --json print every row.',
   status:

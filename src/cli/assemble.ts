@@ -51,7 +51,7 @@ export function clientFor(config: Config, now?: () => Date): UpstreamClient {
       .filter(Boolean)
       .join(' and ');
     throw new UsageError(
-      `${missing} ${missing.includes(' and ') ? 'are' : 'is'} not set. Set them for the real upstream, or start the simulator (daybook sim) and point DAYBOOK_API_BASE_URL at it.`,
+      `${missing} ${missing.includes(' and ') ? 'are' : 'is'} not set. Set ${missing.includes(' and ') ? 'them' : 'it'} for the real upstream, or start the simulator (daybook sim) and point DAYBOOK_API_BASE_URL at it.`,
     );
   }
   return new UpstreamClient({
