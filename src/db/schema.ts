@@ -487,7 +487,11 @@ export const creditLedger = pgTable(
     /** The enterprise billed for, when known. */
     pid: text('pid'),
     keyword: text('keyword'),
-    credits: integer('credits').notNull(),
+    /**
+     * What the call cost. Null only for a product call while `DAYBOOK_PRODUCT_CREDITS` is unset:
+     * the upstream bills every call and documents no amount for that operation (an unpriced call).
+     */
+    credits: integer('credits'),
     remark: text('remark'),
     /** The run that made the call (a plain id: runs are compacted, the ledger is kept forever). */
     runId: id('run_id'),
@@ -498,7 +502,9 @@ export const creditLedger = pgTable(
      * booked: the upstream answered and billed (the amount it stated, or the configured cost when
      * it stated none, said in `remark`); presumed: the call was sent and its outcome never became
      * known (the process died), so its reserved credits count as spent until an answer proves
-     * otherwise.
+     * otherwise; unconfirmed: the request was sent and no complete answer came (a timeout, a
+     * connection cut after sending), so the upstream may have billed it: counted as spent, and a
+     * later answer of another call does not confirm it.
      */
     status: text('status').notNull().default('booked'),
     /** The watch entry and the claim (fence) of the enterprise call: one row per call. */
@@ -513,7 +519,7 @@ export const creditLedger = pgTable(
     // One row per enterprise call (a product call has neither watch entry nor fence: nulls are
     // distinct); it also serves every read by cycle.
     uniqueIndex('credit_ledger_cycle_call_key').on(t.cycle, t.watchId, t.callFence),
-    check('credit_ledger_status_check', sql`${t.status} in ('booked', 'presumed')`),
+    check('credit_ledger_status_check', sql`${t.status} in ('booked', 'presumed', 'unconfirmed')`),
   ],
 );
 
