@@ -40,11 +40,10 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { readMigrationFiles } from 'drizzle-orm/migrator';
 import postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import { openDatabase } from '../db/connect.ts';
-import { MIGRATIONS_DIR } from '../db/migrate.ts';
+import { migrationState } from '../db/migration-state.ts';
 import {
   closeRoleEscapes,
   ensureSqlReader,
@@ -109,22 +108,12 @@ async function openAsIs(config: Config): Promise<Opened> {
 
 /** Throws (exit 1) when the database lacks migrations this daybook has. */
 async function assertMigrated(sql: postgres.Sql): Promise<void> {
-  const all = readMigrationFiles({ migrationsFolder: MIGRATIONS_DIR }).map((m) => m.folderMillis);
-  const [t] = await sql<{ exists: boolean; readable: boolean }[]>`
-    select to_regclass('drizzle.__drizzle_migrations') is not null as exists,
-      coalesce(has_table_privilege(to_regclass('drizzle.__drizzle_migrations'), 'SELECT'), false) as readable`;
-  let last = 0;
-  if (t?.exists) {
-    // A user who may not read the record cannot tell: the queries below will.
-    if (!t.readable) return;
-    const [r] = await sql<{ last: string | null }[]>`
-      select max(created_at)::text as last from drizzle.__drizzle_migrations`;
-    last = Number(r?.last ?? 0);
-  }
-  const applied = all.filter((m) => m <= last).length;
-  if (applied < all.length) {
+  const state = await migrationState(sql);
+  // A user who may not read the record cannot tell: the queries below will.
+  if (!state.readable) return;
+  if (state.applied < state.total) {
     throw new Error(
-      `the database is not migrated yet (${applied} of ${all.length} migrations applied): run \`daybook migrate\` first`,
+      `the database is not migrated yet (${state.applied} of ${state.total} migrations applied): run \`daybook migrate\` first`,
     );
   }
 }
