@@ -10,8 +10,9 @@ import { DeliveryEngine } from '../delivery/engine.ts';
 import { type Mailer, smtpMailer, smtpSecrets } from '../delivery/mailer.ts';
 import { createLogger, type Logger } from '../log/log.ts';
 import { DatabaseRateLimiter, perMinute, type RateLimiter } from '../purchase/limiter.ts';
+import { backoffMs } from '../retry/backoff.ts';
 import { redisConnection } from '../runtime/queues.ts';
-import { redisPlace, redisVariable } from '../runtime/redis.ts';
+import { ONE_SHOT_DISCONNECT_MS, redisPlace, redisVariable } from '../runtime/redis.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { UsageError } from './usage.ts';
 
@@ -90,7 +91,8 @@ export async function oneShotRedis(config: Config) {
     lazyConnect: true,
     connectTimeout: 5_000,
     maxRetriesPerRequest: 1,
-    retryStrategy: (attempt) => (attempt > 3 ? null : attempt * 250),
+    retryStrategy: (attempt) => (attempt > 3 ? null : backoffMs(attempt - 1, { baseMs: 250 })),
+    disconnectTimeout: ONE_SHOT_DISCONNECT_MS,
   });
   redis.on('error', (err: Error) => {
     lastError = err.message;
@@ -146,5 +148,6 @@ export function mailerFor(config: Config): Mailer | null {
     url: config.DAYBOOK_SMTP_URL,
     from: config.DAYBOOK_SMTP_FROM,
     timeoutMs: config.DAYBOOK_WEBHOOK_TIMEOUT_MS,
+    allowPlaintextAuth: config.DAYBOOK_SMTP_ALLOW_PLAINTEXT_AUTH,
   });
 }

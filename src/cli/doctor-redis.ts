@@ -9,6 +9,7 @@ import { parseClusterNodes } from '../config/redis-nodes.ts';
 import { closeRedis, QUEUE_NAMES } from '../runtime/queues.ts';
 import {
   isCluster,
+  ONE_SHOT_DISCONNECT_MS,
   queuePrefix,
   type RedisClient,
   redisConnection,
@@ -39,8 +40,7 @@ const once = (timeoutMs: number): RedisOptions => ({
   maxRetriesPerRequest: 0,
   enableOfflineQueue: false,
   retryStrategy: () => null,
-  // A stream that failed to connect is already closed: ioredis would wait this long for it anyway.
-  disconnectTimeout: 200,
+  disconnectTimeout: ONE_SHOT_DISCONNECT_MS,
 });
 
 /**

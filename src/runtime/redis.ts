@@ -14,6 +14,12 @@ import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
 import { type ClusterSeeds, parseClusterNodes } from '../config/redis-nodes.ts';
 import { withoutPassword } from '../log/urls.ts';
 
+/**
+ * How long a command that connects once waits for a stream to close on disconnect: a stream that
+ * failed to connect is already closed, and ioredis would otherwise wait its default 2 s for it.
+ */
+export const ONE_SHOT_DISCONNECT_MS = 200;
+
 export type { ClusterSeeds };
 
 /** A connection to one Redis or to a Redis Cluster: BullMQ and daybook take either. */
