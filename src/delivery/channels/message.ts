@@ -380,11 +380,6 @@ export function groupedBy<T>(items: readonly T[], event: (x: T) => Envelope): T[
   return [...groups.values()];
 }
 
-/** The events of `events` by company and cycle, in the order of their first event. */
-export function companyGroups(events: readonly Envelope[]): Envelope[][] {
-  return groupedBy(events, (e) => e);
-}
-
 /**
  * Several groups of events in one message (each one company's, or an operator event), for a
  * channel that would otherwise be sent more than its rate limit allows: every group is an item,
@@ -424,7 +419,7 @@ export function messageOf(
 ): Message {
   const first = events[0];
   if (!first) throw new Error('a message needs at least one event');
-  const groups = companyGroups(events);
+  const groups = groupedBy(events, (e) => e);
   if (groups.length > 1) return foldedMessage(groups, lang, known, publicUrl);
   if (first.type === 'digest.daily') return digestMessage(first, lang, known, publicUrl);
   if (!first.pid) return operatorMessage(first, lang);
