@@ -13,7 +13,8 @@
  * - status: 'to_bad' (the new status contains 吊销, 注销, 清算, 停业, 撤销, or English
  *   cancel…, revok…, liquidat…, suspend…)
  * - revocation / REVOKEDATE: 'revoked' (a revocation date appears)
- * - liquidation / CLEARINGINFO: 'opened' | 'closed' (the liquidation group appears / disappears)
+ * - liquidation / CLEARINGINFO: 'opened' | 'closed' (CLEARINGINFO gets its first entry / loses
+ *   its last; an entry counts whether or not a member could be read from it, see inLiquidation)
  * - key_personnel, liquidation members: 'position_changed' | 'extra_changed'; shareholders: a comma-separated list of
  *   'renamed', 'type_changed', 'pid_changed', 'extra_changed'
  * Rows are sorted by category, field, kind, before, after (null first; code-unit order).
@@ -155,6 +156,14 @@ export function isBadStatus(status: string | null): boolean {
   return status !== null && BAD_STATUS.test(status);
 }
 
+/**
+ * Whether the enterprise is in liquidation: its CLEARINGINFO held any entry, readable or not.
+ * A version stored before `inLiquidation` existed has its members to tell.
+ */
+export function inLiquidation(e: NormalizedEnterprise): boolean {
+  return e.inLiquidation === true || e.clearingMembers.length > 0;
+}
+
 /** Every field-level change from `before` to `after`, in a deterministic order. */
 export function diffEnterprises(
   before: NormalizedEnterprise,
@@ -228,8 +237,10 @@ export function diffEnterprises(
     );
   }
 
-  const wasLiquidating = before.clearingMembers.length > 0;
-  const isLiquidating = after.clearingMembers.length > 0;
+  // From the record, not from the members that survived normalization: a liquidation whose
+  // members are all unreadable (or dropped) still opens and closes.
+  const wasLiquidating = inLiquidation(before);
+  const isLiquidating = inLiquidation(after);
   if (wasLiquidating !== isLiquidating) {
     const list = (e: NormalizedEnterprise) => e.clearingMembers.map(describePerson).sort().join('; ');
     add(
@@ -344,10 +355,10 @@ function positionDetail(m: Match<Person>): string | null {
   return m.before.position !== m.after.position ? 'position_changed' : 'extra_changed';
 }
 
-/** '张三 (监事)'; the extra JSON follows when there is any. */
+/** '张三 (监事)'; the extra JSON follows when there is any; '(监事)' for a person sent without a name. */
 function describePerson(p: Person): string {
   const base = p.position === null ? p.name : `${p.name} (${p.position})`;
-  return withExtra(base, p.extra);
+  return withExtra(base.trim(), p.extra);
 }
 
 /** '某某有限公司 [企业法人] PID 123'. */
@@ -364,7 +375,7 @@ function describeShareholder(s: {
 }
 
 function withExtra(base: string, extra: JsonObject): string {
-  return Object.keys(extra).length === 0 ? base : `${base} ${canonicalJson(extra)}`;
+  return Object.keys(extra).length === 0 ? base : `${base} ${canonicalJson(extra)}`.trim();
 }
 
 interface Match<T> {

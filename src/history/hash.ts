@@ -12,6 +12,8 @@
  *   shareholders, clearing members, topics, media and product links does not matter (their
  *   upstream order is undocumented; the stored `position` is that of the version written), and
  *   neither does an exact repeat.
+ * - A CLEARINGINFO whose entries hold nothing readable still enters: an open liquidation is
+ *   content even when no member of it survives (`inLiquidation`).
  * - `extra` enters whole: an unknown field that appears, disappears or changes is a change. So
  *   does a documented field that becomes null (absent and empty mean the same thing: none).
  * - Product hashes leave out the volatile votesCount, commentsCount, updatedAt and comments.
@@ -152,6 +154,9 @@ export function enterpriseHashContent(e: NormalizedEnterprise): JsonObject {
     persons: sortedCanonical(e.persons, personJson),
     shareholders: sortedCanonical(e.shareholders, shareholderJson),
     clearingMembers: sortedCanonical(e.clearingMembers, clearingMemberJson),
+    // An open liquidation without a readable member; with members it is implied, and left out
+    // so that the hash of every record that has members (or no liquidation) stays as it was.
+    ...(e.inLiquidation === true && e.clearingMembers.length === 0 ? { inLiquidation: true } : {}),
     extra: e.extra,
   };
 }

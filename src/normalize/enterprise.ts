@@ -17,9 +17,16 @@
  *   written inside REGCAPCUR); unit and currency from REGCAPCUR, else from words inside a REGCAP
  *   string. 元 alone means CNY. capitalAmount = regCap × unit (万 ×10^4, 亿 ×10^8, 元 or
  *   currency-without-unit ×1), computed on decimal strings, so there is no float noise.
+ * - Children are kept as sent: a person, shareholder or clearing member is kept whatever its text
+ *   holds, markup included (markup is data; it is made inert where it is shown). A child is
+ *   dropped only when it holds nothing at all: every field, documented or not, absent, null,
+ *   empty or whitespace. A person or clearing member kept without a name has the name ''.
+ * - A clearing member's name has the HTML that registries wrap around it stripped and its
+ *   entities decoded (`<span>王&nbsp;五</span>` → `王 五`), unless that leaves nothing: a name that
+ *   is only markup (`<img src=x onerror=alert(1)>`) is kept as sent.
+ * - `inLiquidation` comes from the record, not from the members that survive: a CLEARINGINFO
+ *   with any entry, even one with nothing readable in it, is an open liquidation.
  * - Exact duplicate children (same name, position/type/PID and extra) are kept once.
- * - A person or clearing member with an empty name is dropped (nothing to match it by); a
- *   shareholder is dropped only when both its name and its PID are empty.
  */
 import { shanghaiDate } from '../time/cycles.ts';
 import { decimalOf, ExactNumber, numberFits } from '../upstream/json.ts';
@@ -28,6 +35,7 @@ import { canonicalJson, cleanText, extraOf, instantOf, parseTimestampParts } fro
 import type {
   CapitalUnit,
   JsonObject,
+  JsonValue,
   NormalizedClearingMember,
   NormalizedEnterprise,
   NormalizedPerson,
@@ -142,32 +150,77 @@ export function normalizeEnterprise(record: EnterpriseRecord): NormalizedEnterpr
     industryBig: cleanText(record.INDUSTRYBIG),
     industryMiddle: cleanText(record.industry_middle),
     extra: extraOf(record, DOCUMENTED_ENTERPRISE_FIELDS),
-    persons: unique(
-      (record.PERSONS ?? []).flatMap((p): NormalizedPerson[] => {
-        const name = cleanText(p.NAME);
-        if (name === null) return [];
-        return [{ name, position: cleanText(p.POSITION), extra: extraOf(p, PERSON_FIELDS) }];
-      }),
-      (p) => ({ name: p.name, position: p.position, extra: p.extra }),
-    ),
-    shareholders: unique(
-      (record.BE_INVEST ?? []).flatMap((s): NormalizedShareholder[] => {
-        const name = cleanText(s.INV);
-        const pid = cleanText(s.PID);
-        if (name === null && pid === null) return [];
-        return [{ name, type: cleanText(s.INVTYPE), pid, extra: extraOf(s, SHAREHOLDER_FIELDS) }];
-      }),
-      (s) => ({ name: s.name, type: s.type, pid: s.pid, extra: s.extra }),
-    ),
-    clearingMembers: unique(
-      (record.CLEARINGINFO ?? []).flatMap((c): NormalizedClearingMember[] => {
-        const name = cleanText(stripHtml(cleanText(c.liqMem) ?? ''));
-        if (name === null) return [];
-        return [{ name, position: liquidationRole(c.ligpriSign), extra: extraOf(c, CLEARING_FIELDS) }];
-      }),
-      (c) => ({ name: c.name, position: c.position, extra: c.extra }),
-    ),
+    persons: personsOf(record.PERSONS),
+    shareholders: shareholdersOf(record.BE_INVEST),
+    clearingMembers: clearingMembersOf(record.CLEARINGINFO),
+    inLiquidation: (record.CLEARINGINFO ?? []).length > 0,
   };
+}
+
+/** PERSONS: every person that holds anything, as sent; exact repeats once. */
+function personsOf(list: EnterpriseRecord['PERSONS']): NormalizedPerson[] {
+  const kept = (list ?? []).flatMap((p): NormalizedPerson[] => {
+    const person = {
+      name: cleanText(p.NAME),
+      position: cleanText(p.POSITION),
+      extra: extraOf(p, PERSON_FIELDS),
+    };
+    return isBlank(person) ? [] : [{ ...person, name: person.name ?? '' }];
+  });
+  return unique(kept, (p) => ({ name: p.name, position: p.position, extra: p.extra }));
+}
+
+/** BE_INVEST: every shareholder that holds anything (a name, a type, a PID or another field). */
+function shareholdersOf(list: EnterpriseRecord['BE_INVEST']): NormalizedShareholder[] {
+  const kept = (list ?? []).flatMap((s): NormalizedShareholder[] => {
+    const holder = {
+      name: cleanText(s.INV),
+      type: cleanText(s.INVTYPE),
+      pid: cleanText(s.PID),
+      extra: extraOf(s, SHAREHOLDER_FIELDS),
+    };
+    return isBlank(holder) ? [] : [holder];
+  });
+  return unique(kept, (s) => ({ name: s.name, type: s.type, pid: s.pid, extra: s.extra }));
+}
+
+/**
+ * CLEARINGINFO: every member that holds anything, its name as `memberName` reads it. An entry
+ * with nothing in it is no member, but still makes the liquidation open (`inLiquidation`).
+ */
+function clearingMembersOf(list: EnterpriseRecord['CLEARINGINFO']): NormalizedClearingMember[] {
+  const kept = (list ?? []).flatMap((c): NormalizedClearingMember[] => {
+    const member = {
+      name: memberName(c.liqMem),
+      position: liquidationRole(c.ligpriSign),
+      extra: extraOf(c, CLEARING_FIELDS),
+    };
+    return isBlank(member) ? [] : [{ ...member, name: member.name ?? '' }];
+  });
+  return unique(kept, (c) => ({ name: c.name, position: c.position, extra: c.extra }));
+}
+
+/**
+ * A clearing member's name: the text sent, trimmed, with the HTML around it stripped; the text as
+ * sent when stripping leaves nothing (a name that is only markup is data, not nothing). Null only
+ * when nothing was sent.
+ */
+export function memberName(v: unknown): string | null {
+  const sent = cleanText(v);
+  if (sent === null) return null;
+  return cleanText(stripHtml(sent)) ?? sent;
+}
+
+/**
+ * Whether a JSON value holds nothing: null, text that is empty or only whitespace, or an array or
+ * object of such values. A number or boolean (0, false included) is something. A child is dropped
+ * only when it is blank: all its fields, documented or not.
+ */
+export function isBlank(v: JsonValue | undefined): boolean {
+  if (v === null || v === undefined) return true;
+  if (typeof v === 'string') return v.trim() === '';
+  if (typeof v !== 'object' || v instanceof ExactNumber) return false;
+  return Object.values(v).every(isBlank);
 }
 
 /** Removes HTML tags and decodes the common entities, collapsing the whitespace they leave. */

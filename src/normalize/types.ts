@@ -8,7 +8,7 @@
  *   produced no value (unparseable, or a placeholder such as 0000-00-00); it is null otherwise.
  * - `regCapText`, `capitalText` and `operatingToText` always hold the original (trimmed) text.
  * Every string is trimmed and an empty string becomes null, except inside `extra`, which keeps
- * unknown values exactly as received.
+ * unknown values exactly as received, and a child's required name ('' when none was sent).
  */
 
 import type { ExactNumber } from '../upstream/json.ts';
@@ -18,8 +18,12 @@ export type JsonPrimitive = string | number | ExactNumber | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
-/** A key person (PERSONS[]). */
+/**
+ * A key person (PERSONS[]). Children are kept as sent, markup included; one is dropped only when
+ * every field of it (documented or not) is empty (see normalize/enterprise.ts).
+ */
 export interface NormalizedPerson {
+  /** NAME; '' when the upstream sent none for a person it sent something else of. */
   name: string;
   position: string | null;
   /** Unknown fields of the person object. */
@@ -28,7 +32,7 @@ export interface NormalizedPerson {
 
 /** A shareholder (BE_INVEST[]). */
 export interface NormalizedShareholder {
-  /** INV; null only when the upstream sent an empty name for a shareholder that has a PID. */
+  /** INV; null when the upstream sent an empty name (the shareholder is kept for its PID, type or other fields). */
   name: string | null;
   /** INVTYPE, e.g. 自然人股东, 企业法人. */
   type: string | null;
@@ -39,7 +43,11 @@ export interface NormalizedShareholder {
 
 /** A member of the liquidation group (CLEARINGINFO[]). */
 export interface NormalizedClearingMember {
-  /** liqMem with HTML tags stripped and entities decoded. */
+  /**
+   * liqMem with the HTML around it stripped and entities decoded; as sent when that would leave
+   * nothing (a name that is only markup); '' when none was sent for a member with a position or
+   * other fields.
+   */
   name: string;
   /** ligpriSign: 1 → 清算组负责人, 2 → 清算组成员, any other text kept as sent. */
   position: string | null;
@@ -127,6 +135,12 @@ export interface NormalizedEnterprise {
   persons: NormalizedPerson[];
   shareholders: NormalizedShareholder[];
   clearingMembers: NormalizedClearingMember[];
+  /**
+   * CLEARINGINFO holds at least one entry, readable or not: the liquidation is open whatever
+   * members survive normalization. Versions stored before this field existed lack it (read them
+   * with `inLiquidation(e)` of history/classify.ts).
+   */
+  inLiquidation: boolean;
 }
 
 /** A media item of a product; `position` is 1-based in the order received. */

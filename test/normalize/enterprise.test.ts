@@ -391,7 +391,7 @@ describe('children', () => {
     expect(e.persons).toEqual([{ name: '张三', position: '董事', extra: { SINCE: '2020' } }]);
   });
 
-  it('an exact duplicate child is kept once and a nameless person is dropped', () => {
+  it('an exact duplicate child is kept once; a person with a position but no name is kept, with the name empty', () => {
     const e = norm({
       PERSONS: [
         { NAME: '张三', POSITION: '董事' },
@@ -399,12 +399,108 @@ describe('children', () => {
         { NAME: '', POSITION: '监事' },
       ],
     });
-    expect(e.persons).toEqual([{ name: '张三', position: '董事', extra: {} }]);
+    expect(e.persons).toEqual([
+      { name: '张三', position: '董事', extra: {} },
+      { name: '', position: '监事', extra: {} },
+    ]);
   });
 
   it('a position may be empty', () => {
     expect(norm({ PERSONS: [{ NAME: '张三', POSITION: '' }] }).persons).toEqual([
       { name: '张三', position: null, extra: {} },
+    ]);
+  });
+});
+
+describe('children are kept as sent', () => {
+  const MARKUP = '<img src=x onerror=alert(1)>';
+
+  it('a clearing member whose name is only markup is kept with that name, and the liquidation is open', () => {
+    const e = norm({ CLEARINGINFO: [{ liqMem: MARKUP, ligpriSign: '1' }] });
+    expect(e.clearingMembers).toEqual([{ name: MARKUP, position: '清算组负责人', extra: {} }]);
+    expect(e.inLiquidation).toBe(true);
+  });
+
+  it.each([
+    ['an empty element', '<b></b>'],
+    ['several tags', '<br/><hr><svg onload=alert(1)></svg>'],
+    ['markup around whitespace', '<span>&nbsp;</span>'],
+    ['an entity that decodes to nothing', '&#0;'],
+  ])('a clearing member named with %s is kept as sent', (_what, liqMem) => {
+    expect(norm({ CLEARINGINFO: [{ liqMem: `  ${liqMem} `, ligpriSign: '2' }] }).clearingMembers).toEqual([
+      { name: liqMem, position: '清算组成员', extra: {} },
+    ]);
+  });
+
+  it('markup in a person or shareholder name is data: kept as sent', () => {
+    const e = norm({
+      PERSONS: [{ NAME: MARKUP, POSITION: '<b>监事</b>' }],
+      BE_INVEST: [{ INV: MARKUP, INVTYPE: '<i></i>' }],
+    });
+    expect(e.persons).toEqual([{ name: MARKUP, position: '<b>监事</b>', extra: {} }]);
+    expect(e.shareholders).toEqual([{ name: MARKUP, type: '<i></i>', pid: null, extra: {} }]);
+  });
+
+  it('a clearing member with a role but no name is kept, with the name empty', () => {
+    const e = norm({ CLEARINGINFO: [{ liqMem: '  ', ligpriSign: '1' }] });
+    expect(e.clearingMembers).toEqual([{ name: '', position: '清算组负责人', extra: {} }]);
+    expect(e.inLiquidation).toBe(true);
+  });
+
+  it('a child with only an undocumented field is kept', () => {
+    const e = norm({
+      PERSONS: [{ NAME: '', POSITION: null, CARD: '3101' }],
+      BE_INVEST: [{ INV: ' ', PID: '', SHARE: 0 }],
+      CLEARINGINFO: [{ liqMem: '', NOTE: { text: '公告' } }],
+    });
+    expect(e.persons).toEqual([{ name: '', position: null, extra: { CARD: '3101' } }]);
+    expect(e.shareholders).toEqual([{ name: null, type: null, pid: null, extra: { SHARE: 0 } }]);
+    expect(e.clearingMembers).toEqual([{ name: '', position: null, extra: { NOTE: { text: '公告' } } }]);
+  });
+
+  it('a shareholder with only a type is kept', () => {
+    expect(norm({ BE_INVEST: [{ INV: '', INVTYPE: '企业法人' }] }).shareholders).toEqual([
+      { name: null, type: '企业法人', pid: null, extra: {} },
+    ]);
+  });
+
+  it('a child with nothing at all in it is dropped, its siblings kept', () => {
+    const e = norm({
+      PERSONS: [
+        { NAME: '  ', POSITION: '' },
+        {},
+        { NAME: '张三', POSITION: '董事' },
+        { NAME: null, X: ' ', Y: [] },
+      ],
+      BE_INVEST: [{ INV: '', INVTYPE: null, PID: '  ' }, { INV: '李四' }],
+      CLEARINGINFO: [{ liqMem: '', ligpriSign: '' }, { liqMem: '王五', ligpriSign: '1' }, { Z: { a: '' } }],
+    });
+    expect(e.persons).toEqual([{ name: '张三', position: '董事', extra: {} }]);
+    expect(e.shareholders).toEqual([{ name: '李四', type: null, pid: null, extra: {} }]);
+    expect(e.clearingMembers).toEqual([{ name: '王五', position: '清算组负责人', extra: {} }]);
+  });
+
+  it('a CLEARINGINFO entry with all fields empty is no member, but the liquidation is open', () => {
+    const e = norm({ CLEARINGINFO: [{ liqMem: '', ligpriSign: '  ' }] });
+    expect(e.clearingMembers).toEqual([]);
+    expect(e.inLiquidation).toBe(true);
+  });
+
+  it('a CLEARINGINFO entry that is not an object opens the liquidation too', () => {
+    const e = norm({ CLEARINGINFO: [null] });
+    expect(e.clearingMembers).toEqual([]);
+    expect(e.inLiquidation).toBe(true);
+  });
+
+  it('an empty or absent CLEARINGINFO is no liquidation', () => {
+    expect(norm({ CLEARINGINFO: [] }).inLiquidation).toBe(false);
+    expect(norm({ CLEARINGINFO: null }).inLiquidation).toBe(false);
+    expect(norm().inLiquidation).toBe(false);
+  });
+
+  it('a number or zero is something: a member with ligpriSign 0 is kept', () => {
+    expect(norm({ CLEARINGINFO: [{ liqMem: '', ligpriSign: 0 }] }).clearingMembers).toEqual([
+      { name: '', position: '0', extra: {} },
     ]);
   });
 });
