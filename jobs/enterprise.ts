@@ -29,6 +29,7 @@ import {
   claimFetch,
   completeFetch,
   failFetch,
+  MAX_UNANSWERED_CALLS,
   presumeLapsedCall,
   releaseClaim,
   renewLease,
@@ -36,12 +37,14 @@ import {
   setAside,
   settleCall,
   settledMark,
+  settleUnanswered,
   startCall,
+  unansweredCalls,
 } from '../src/purchase/fetches.ts';
 import { acquire } from '../src/purchase/limiter.ts';
 import type { Severity } from '../src/terms/changes.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../src/terms/job-errors.ts';
-import { presumedBillingOf, type UpstreamResult } from '../src/upstream/client.ts';
+import { presumedBillingOf, type UpstreamResult, unansweredCallOf } from '../src/upstream/client.ts';
 import {
   BodyTooDeepError,
   BodyTooLargeError,
@@ -258,6 +261,13 @@ async function refresh(
   }
   // A call a holder before this one sent and never settled may have been billed: it counts.
   await presumeLapsedCall(sql, claim, deps.now());
+  // Two calls already went unanswered (a holder that booked the second died before failing it).
+  if ((await unansweredCalls(sql, claim)) >= MAX_UNANSWERED_CALLS) {
+    const reason = `${NO_ANSWER_TWICE} (${MAX_UNANSWERED_CALLS} unconfirmed calls in the ledger)`;
+    await failFetch(sql, claim, { final: true, code: UNANSWERED, message: reason, entryError: reason });
+    await finishRun(sql, runId, { outcome: 'failed', errorCode: UNANSWERED, errorMessage: reason });
+    throw new FinalForCycleError(reason);
+  }
 
   const reserved = await reserveForCall(sql, claim, cost);
   if (!reserved.ok) {
@@ -473,6 +483,10 @@ function patiently<T>(
   });
 }
 
+/** The code an entry fails with when its calls went unanswered twice in the cycle. */
+export const UNANSWERED = 'unanswered';
+const NO_ANSWER_TWICE = 'no answer twice; may have been billed; waits for the next cycle';
+
 /** The claimed call being made: its claim, its run, and whether a retry follows a failure. */
 interface Attempt {
   claim: Claim;
@@ -488,7 +502,31 @@ async function failed(deps: JobDeps, attempt: Attempt, err: UpstreamError): Prom
   deps.onUpstreamCall?.('enterprise-search', err.code, err.response?.durationMs ?? 0);
   const landed = await ingestFailure(sql, err, { runId, cycle });
   const billing = billingOfFailure(err, config.DAYBOOK_CREDITS_PER_QUERY, landed.id, landed.landedAt, runId);
-  await sql.begin((tx) => settleCall(tx, claim, claim.fence, billing));
+  // A call sent and not answered may have been billed: booked unconfirmed, tried once more at most.
+  const unanswered = billing === null ? unansweredCallOf(err) : null;
+  let unbooked = 0;
+  if (unanswered) {
+    const cost = config.DAYBOOK_CREDITS_PER_QUERY;
+    unbooked = cost;
+    const calls = await settleUnanswered(sql, claim, claim.fence, {
+      credits: cost,
+      remark: `${unanswered.what}: may have been billed; booked unconfirmed at the configured ${cost} credits`,
+      rawResponseId: landed.id,
+      billedAt: landed.landedAt,
+      runId,
+    });
+    if (calls >= MAX_UNANSWERED_CALLS) {
+      const reason = `${NO_ANSWER_TWICE}: ${err.message}`;
+      await failFetch(sql, claim, { final: true, code: UNANSWERED, message: reason, entryError: reason });
+      await finishRun(sql, runId, {
+        outcome: 'failed',
+        errorCode: UNANSWERED,
+        errorMessage: reason,
+        credits: cost,
+      });
+      throw new FinalForCycleError(reason, { cause: err });
+    }
+  } else await sql.begin((tx) => settleCall(tx, claim, claim.fence, billing));
   // An answer the upstream billed (or is presumed to have billed) is never bought again in the
   // cycle: it is final.
   const final =
@@ -497,7 +535,7 @@ async function failed(deps: JobDeps, attempt: Attempt, err: UpstreamError): Prom
     billing !== null
       ? `${presumedBillingOf(err) ? 'presumed billed' : 'billed'}, not usable, not bought again this cycle: ${err.message}`
       : err.errorClass === 'transient' && final
-        ? `gave up after the last attempt: ${err.message}`
+        ? `gave up after the last attempt${unanswered ? ' (no answer; may have been billed)' : ''}: ${err.message}`
         : err.message;
   if (err.errorClass === 'budget') {
     await setAside(sql, claim, 'deferred', err.code, err.message);
@@ -511,7 +549,7 @@ async function failed(deps: JobDeps, attempt: Attempt, err: UpstreamError): Prom
     outcome: final ? 'failed' : 'retrying',
     errorCode: err.code,
     errorMessage: reason,
-    credits: billing?.credits ?? 0,
+    credits: billing?.credits ?? unbooked,
   });
   // A transient error whose answer was billed is final all the same: no retry buys it again.
   if (final && err.errorClass === 'transient') throw new FinalForCycleError(reason, { cause: err });

@@ -277,6 +277,71 @@ export async function settleCall(
 }
 
 /**
+ * The calls of an entry in a cycle that went unanswered before the entry fails for the cycle:
+ * the first is tried once more; after the second the entry waits for the next cycle.
+ */
+export const MAX_UNANSWERED_CALLS = 2;
+
+/** What a call sent and never answered is booked at (`settleUnanswered`). */
+export interface Unanswered {
+  /** The configured cost of a query: the upstream may have billed it, and said nothing. */
+  credits: number;
+  remark: string;
+  /** The landed record of the failure, when it landed. */
+  rawResponseId: number | null;
+  billedAt: Date;
+  runId: number | null;
+}
+
+/**
+ * Settles the call made under fence `callFence` whose request was sent and which got no complete
+ * answer (a timeout, a connection cut after sending): the upstream may have billed it, so it is
+ * booked `unconfirmed` at `credits`, counted as spent, and its reservation released, in one
+ * transaction. An `unconfirmed` row is never turned into a booked one: a later answer is another
+ * call, booked on its own. A row this call already has (presumed by a holder that took over) is
+ * left as it is: its credits are counted. Returns how many unanswered calls the entry has in the
+ * cycle, this one included (counted in the ledger, whichever process made them).
+ */
+export async function settleUnanswered(
+  sql: Sql,
+  claim: Pick<Claim, 'cycle' | 'watchId' | 'keyword' | 'pid'>,
+  callFence: number,
+  u: Unanswered,
+): Promise<number> {
+  return inTransaction(sql, async (tx) => {
+    const [row] = await tx<{ call_fence: string | null; credits_reserved: number }[]>`
+      select call_fence, credits_reserved from cycle_fetches
+      where cycle = ${claim.cycle} and watch_id = ${claim.watchId} for update`;
+    const inserted = await tx`
+      insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id,
+                                 billed_at, status, watch_id, call_fence)
+      values (${claim.cycle}, 'enterprise-search', ${claim.pid}, ${claim.keyword}, ${u.credits}, ${u.remark},
+              ${u.runId}, ${u.rawResponseId}, ${u.billedAt}, 'unconfirmed', ${claim.watchId}, ${callFence})
+      on conflict do nothing returning 1`;
+    const ours = row !== undefined && (row.call_fence === null || Number(row.call_fence) === callFence);
+    const release = ours ? row.credits_reserved : 0;
+    const spent = inserted.length > 0 ? u.credits : 0;
+    if (release !== 0 || spent !== 0) await settleCredits(tx, claim.cycle, release, spent);
+    if (ours)
+      await tx`update cycle_fetches set call_fence = null, call_started_at = null, credits_reserved = 0,
+               updated_at = now()
+               where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
+    const [n] = await tx<{ n: number }[]>`
+      select count(*)::int as n from credit_ledger
+      where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and status = 'unconfirmed'`;
+    return n?.n ?? 0;
+  });
+}
+
+/** How many calls of the entry went unanswered in the cycle (its `unconfirmed` ledger rows). */
+export async function unansweredCalls(sql: Sql, claim: Pick<Claim, 'cycle' | 'watchId'>): Promise<number> {
+  const [n] = await sql<{ n: number }[]>`
+    select count(*)::int as n from credit_ledger
+    where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and status = 'unconfirmed'`;
+  return n?.n ?? 0;
+}
+
+/**
  * Completes the fetch with the answer landed as `rawResponseId` for `pid`: succeeded, or
  * duplicate when another entry already brought that PID in this cycle. Runs in the caller's
  * transaction; the watch entry notes the refresh.

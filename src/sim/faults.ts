@@ -1,6 +1,6 @@
 /**
  * Fault injection for the simulator. A spec such as
- * `latency=0.2@50-400,500=0.02,reset=0.01,timeout=0.005,html=0.01,truncated=0.01,trickle=0.01,error200=0.01,drift=0.1`
+ * `latency=0.2@50-400,500=0.02,reset=0.01,timeout=0.005,html=0.01,truncated=0.01,trickle=0.01,late=0.01@60000,error200=0.01,drift=0.1`
  * gives each fault kind a probability per request. Decisions are deterministic: they are drawn
  * from the seed, the operation, the request parameters and how many times those parameters were
  * asked before, so the same run of requests meets the same faults whatever their interleaving.
@@ -17,6 +17,7 @@ export const FAULT_KINDS = [
   'html',
   'truncated',
   'trickle',
+  'late',
   'error200',
   'drift',
 ] as const;
@@ -31,7 +32,18 @@ export interface FaultSpec {
   rates: Partial<Record<FaultKind, number>>;
   /** Added latency range in ms when latency strikes. */
   latencyMs: [number, number];
+  /**
+   * How long a `late` answer is held back after billing, in ms (DEFAULT_LATE_MS when absent):
+   * longer than the client's timeout (DAYBOOK_HTTP_TIMEOUT_MS) for the client to give up first.
+   */
+  lateMs?: number;
 }
+
+/**
+ * The hold of a `late` answer when the spec gives none: longer than daybook's default request
+ * timeout (DAYBOOK_HTTP_TIMEOUT_MS, 30 s), so a client with that timeout never sees the answer.
+ */
+export const DEFAULT_LATE_MS = 60_000;
 
 export const NO_FAULTS: FaultSpec = { rates: {}, latencyMs: [0, 0] };
 
@@ -43,6 +55,7 @@ export class FaultSpecError extends Error {
 export function parseFaultSpec(spec: string): FaultSpec {
   const rates: Partial<Record<FaultKind, number>> = {};
   let latencyMs: [number, number] = [100, 1000];
+  let lateMs: number | undefined;
   for (const part of spec
     .split(',')
     .map((p) => p.trim())
@@ -56,8 +69,12 @@ export function parseFaultSpec(spec: string): FaultSpec {
     const p = m[2] === undefined ? 1 : Number(m[2]);
     if (!(p >= 0 && p <= 1)) throw new FaultSpecError(`fault "${part}": probability must be from 0 to 1`);
     rates[kind] = p;
-    if (m[3] !== undefined) {
-      if (kind !== 'latency') throw new FaultSpecError(`fault "${part}": only latency takes @MIN-MAX`);
+    if (m[3] !== undefined && kind === 'late') {
+      if (m[4] !== undefined) throw new FaultSpecError(`fault "${part}": late takes one delay, @MS`);
+      lateMs = Number(m[3]);
+    } else if (m[3] !== undefined) {
+      if (kind !== 'latency')
+        throw new FaultSpecError(`fault "${part}": only latency takes @MIN-MAX (and late @MS)`);
       const lo = Number(m[3]);
       const hi = m[4] === undefined ? lo : Number(m[4]);
       if (hi < lo) throw new FaultSpecError(`fault "${part}": MAX is below MIN`);
@@ -66,14 +83,20 @@ export function parseFaultSpec(spec: string): FaultSpec {
   }
   const gatewayTotal = GATEWAY_FAULTS.reduce((s, k) => s + (rates[k] ?? 0), 0);
   if (gatewayTotal > 1) throw new FaultSpecError('the failure probabilities add up to more than 1');
-  return { rates, latencyMs };
+  return lateMs === undefined ? { rates, latencyMs } : { rates, latencyMs, lateMs };
 }
 
 /** Writes a spec back in its text form (for the state endpoint and start-up line). */
 export function formatFaultSpec(spec: FaultSpec): string {
   return Object.entries(spec.rates)
     .filter(([, p]) => (p ?? 0) > 0)
-    .map(([k, p]) => (k === 'latency' ? `${k}=${p}@${spec.latencyMs[0]}-${spec.latencyMs[1]}` : `${k}=${p}`))
+    .map(([k, p]) =>
+      k === 'latency'
+        ? `${k}=${p}@${spec.latencyMs[0]}-${spec.latencyMs[1]}`
+        : k === 'late' && spec.lateMs !== undefined
+          ? `${k}=${p}@${spec.lateMs}`
+          : `${k}=${p}`,
+    )
     .join(',');
 }
 
@@ -89,6 +112,12 @@ export interface FaultPlan {
    * away: it never completes within any client timeout. Never together with `truncate`.
    */
   trickle: boolean;
+  /**
+   * Bill the enterprise search, then hold the whole answer back `lateMs` before sending it: a
+   * client whose timeout is shorter gets no answer to a billed call. Never with `truncate` or
+   * `trickle`; 0 when the request is not late.
+   */
+  lateMs: number;
   /** Answer with a drifted format. */
   drift: boolean;
   /** Randomness for the drift variants of this request. */
@@ -112,7 +141,10 @@ export function planFaults(spec: FaultSpec, rng: Rng): FaultPlan {
   const drift = rng.chance(r.drift ?? 0);
   // Drawn last, and only when asked for: a spec without it meets the same faults as before.
   const trickle = gateway === null && !truncate && (r.trickle ?? 0) > 0 && rng.chance(r.trickle ?? 0);
-  return { latencyMs: latency, gateway, truncate, trickle, drift, rng };
+  // After trickle, likewise: a spec without `late` meets the same faults as before it existed.
+  const late = gateway === null && !truncate && !trickle && (r.late ?? 0) > 0 && rng.chance(r.late ?? 0);
+  const lateMs = late ? (spec.lateMs ?? DEFAULT_LATE_MS) : 0;
+  return { latencyMs: latency, gateway, truncate, trickle, lateMs, drift, rng };
 }
 
 const DROPPABLE_ENTERPRISE_FIELDS = [

@@ -432,9 +432,21 @@ function operationHandler(
       reply.code(status).send({ status: 'error', error: { code: err.code, message: err.message } });
       return;
     }
-    sim.count(operation, plan.truncate ? 'success:truncated' : plan.trickle ? 'success:trickle' : 'success');
+    // `late` holds back a billed enterprise search (product calls are answered at once).
+    const late = operation === 'enterprise-search' && plan.lateMs > 0;
+    sim.count(
+      operation,
+      plan.truncate
+        ? 'success:truncated'
+        : plan.trickle
+          ? 'success:trickle'
+          : late
+            ? 'success:late'
+            : 'success',
+    );
     const text = JSON.stringify(body);
     if (plan.trickle) return trickle(text, plan, reply, held);
+    if (late) return answerLate(text, plan.lateMs, reply, held);
     if (plan.truncate) {
       const cut = text.slice(0, Math.max(1, Math.floor(text.length * (0.2 + plan.rng.next() * 0.6))));
       reply.code(200).type('application/json; charset=utf-8').send(cut);
@@ -613,6 +625,28 @@ function trickle(text: string, plan: FaultPlan, reply: FastifyReply, held: Set<S
     clearInterval(tick);
     clearTimeout(giveUp);
   });
+}
+
+/**
+ * A billed answer sent whole, but only `lateMs` after the request (headers included): a client
+ * whose timeout is shorter has given up by then, and the bytes go nowhere. The call was billed
+ * all the same, as a real upstream that processed it and answered slowly.
+ */
+function answerLate(text: string, lateMs: number, reply: FastifyReply, held: Set<Socket>): void {
+  reply.hijack();
+  const res = reply.raw;
+  const socket = res.socket;
+  if (socket) {
+    held.add(socket);
+    socket.once('close', () => held.delete(socket));
+  }
+  const timer = setTimeout(() => {
+    if (res.destroyed || res.writableEnded) return;
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(text);
+  }, lateMs);
+  timer.unref();
+  res.once('close', () => clearTimeout(timer));
 }
 
 const HTML_PAGE = `<!DOCTYPE html>

@@ -5,6 +5,8 @@
  * status and the timing. The API key lives in a private field and goes only into the
  * Authorization header.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { subscribe } from 'node:diagnostics_channel';
 import type { z } from 'zod';
 import { redactSecrets } from '../log/redact.ts';
 import { parseRetryAfter } from '../retry/retry-after.ts';
@@ -140,23 +142,28 @@ export class UpstreamClient {
     const elapsed = () => Math.round(performance.now() - started);
 
     let res: Response;
+    const sending: Sending = { created: false, sent: false };
     try {
-      res = await fetch(url, {
-        method: 'GET',
-        headers: {
-          Authorization: `Bearer ${this.#apiKey}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-        },
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
+      res = await SENDING.run(sending, () =>
+        fetch(url, {
+          method: 'GET',
+          headers: {
+            Authorization: `Bearer ${this.#apiKey}`,
+            'Content-Type': 'application/json',
+            Accept: 'application/json',
+          },
+          signal: AbortSignal.timeout(this.timeoutMs),
+        }),
+      );
     } catch (err) {
-      throw this.#transportError(err, request, {
+      const error = this.#transportError(err, request, {
         httpStatus: null,
         bodyText: null,
         durationMs: elapsed(),
         fetchedAt,
       });
+      REQUEST_SENT.set(error, { sent: requestSent(sending, err), timeoutMs: this.timeoutMs });
+      throw error;
     }
 
     const body = await readBody(res, deadline, this.maxBodyBytes);
@@ -469,6 +476,143 @@ export function presumedBillingOf(err: UpstreamError): BrokenSuccess | null {
   if (err instanceof TimeoutError || err instanceof NetworkError)
     return brokenSuccessOf(err.response.bodyText, err.request.operation);
   return null;
+}
+
+/** Whether a call's request left daybook: `unsent` only when that is known (`requestSent`). */
+export type RequestSent = 'sent' | 'unsent' | 'unknown';
+
+/** What the HTTP stack told of one call's request: made (dispatched), its headers written. */
+interface Sending {
+  created: boolean;
+  sent: boolean;
+}
+
+/**
+ * The call each request of Node's fetch (undici) belongs to: `#call` runs fetch inside its own
+ * store, undici publishes `undici:request:create` within that call's async context and
+ * `undici:client:sendHeaders` right before it writes the request on the socket, for the same
+ * request object.
+ */
+const SENDING = new AsyncLocalStorage<Sending>();
+const SENDING_OF = new WeakMap<object, Sending>();
+/** Whether this process has seen undici announce a request written: its announcements can be trusted. */
+let announcesSending = false;
+subscribe('undici:request:create', (message) => {
+  const sending = SENDING.getStore();
+  const req = (message as { request?: object }).request;
+  if (sending && req) {
+    sending.created = true;
+    SENDING_OF.set(req, sending);
+  }
+});
+subscribe('undici:client:sendHeaders', (message) => {
+  announcesSending = true;
+  const req = (message as { request?: object }).request;
+  const sending = req ? SENDING_OF.get(req) : undefined;
+  if (sending) sending.sent = true;
+});
+
+/**
+ * Failures that happen before a request is written: the name does not resolve, nothing listens,
+ * the host or network is unreachable, the connection or the TLS handshake fails or times out, a
+ * certificate is refused, fetch refuses the URL or port. A request that meets one was not sent.
+ */
+const BEFORE_SENDING = new Set([
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NONAME',
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_INVALID_ARG',
+  'ERR_INVALID_URL',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REVOKED',
+  'CERT_SIGNATURE_FAILURE',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'HOSTNAME_MISMATCH',
+]);
+
+/** The error codes of a fetch failure and its causes, outermost first. */
+function codesOf(err: unknown): string[] {
+  const out: string[] = [];
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e instanceof Error; i++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string') out.push(code);
+    e = e.cause;
+  }
+  return out;
+}
+
+/**
+ * Whether the request of a call that failed before any answer was written on the socket. Sent
+ * when undici announced it; unsent when the failure is one that comes before sending (a refused
+ * connection, a failed TLS handshake: `BEFORE_SENDING`, or any `ERR_SSL_`/`ERR_TLS_` code), or
+ * when undici, whose announcements this process has seen, never announced it. Unknown otherwise
+ * (an HTTP stack that announces nothing): the caller then counts it as sent.
+ */
+function requestSent(sending: Sending, err: unknown): RequestSent {
+  if (sending.sent) return 'sent';
+  const codes = codesOf(err);
+  if (codes.some((c) => BEFORE_SENDING.has(c) || c.startsWith('ERR_SSL_') || c.startsWith('ERR_TLS_')))
+    return 'unsent';
+  // Nothing dispatched at all (fetch refused the URL or the port), or dispatched and never written.
+  if (announcesSending) return 'unsent';
+  return 'unknown';
+}
+
+/**
+ * Of each failure with no answer `#call` throws: whether its request was sent, and the timeout
+ * it had.
+ */
+const REQUEST_SENT = new WeakMap<UpstreamError, { sent: RequestSent; timeoutMs: number }>();
+
+/** A call sent that got no complete answer: it may have been billed (`unansweredCallOf`). */
+export interface UnansweredCall {
+  /** What happened, for the ledger's remark: `no answer within 30000 ms; the request was sent`. */
+  what: string;
+}
+
+/**
+ * A call whose request was sent (or may have been: daybook cannot tell) and that got no complete
+ * answer, so the upstream may have billed it without daybook ever knowing: the timeout struck
+ * before or while the headers came; the connection was reset or closed after the request was
+ * written; or an HTTP 200 arrived and its body broke off (or timed out) before one byte other
+ * than whitespace. Null for everything else: an answer whose status or bytes say what it was
+ * (an error, or a success presumed billed: `presumedBillingOf`), and a request never sent (a
+ * refused connection, a name that does not resolve, a TLS handshake that failed).
+ */
+export function unansweredCallOf(err: UpstreamError): UnansweredCall | null {
+  if (!(err instanceof TimeoutError || err instanceof NetworkError)) return null;
+  const cut = err instanceof TimeoutError ? 'the timeout struck' : 'the connection broke';
+  const status = err.response?.httpStatus ?? null;
+  if (status !== null) {
+    if (status !== 200 || (err.response?.bodyText ?? '').trim() !== '') return null;
+    return { what: `HTTP 200 and no byte of the body before ${cut}; the request was sent` };
+  }
+  const known = REQUEST_SENT.get(err);
+  const sent = known?.sent ?? 'unknown';
+  if (sent === 'unsent') return null;
+  const written = sent === 'sent' ? 'the request was sent' : 'the request may have been sent';
+  if (err instanceof TimeoutError)
+    return {
+      what: `no answer${known ? ` within ${known.timeoutMs} ms` : ' before the timeout'}; ${written}`,
+    };
+  const code = codesOf(err.cause)[0];
+  return { what: `the connection broke before an answer${code ? ` (${code})` : ''}; ${written}` };
 }
 
 /** JSON's whitespace: space, tab, line feed, carriage return. */
