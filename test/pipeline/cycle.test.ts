@@ -2,16 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { budgetOf } from '../../src/purchase/credits.ts';
 import { cycleOf } from '../../src/time/cycles.ts';
 import { startPipeline, type TestPipeline, until } from '../support/pipeline.ts';
+import { cycleSettled } from '../support/settled.ts';
 import { startTestSim, TEST_KEY, UNTHROTTLED } from '../support/sim.ts';
 
-const pending = async (p: TestPipeline, cycle: string) => {
-  const [r] = await p.db.sql<{ n: number }[]>`
-    select count(*)::int as n from cycle_fetches where cycle = ${cycle} and status in ('planned', 'fetching', 'retrying')`;
-  const [planned] = await p.db.sql<
-    { n: number }[]
-  >`select count(*)::int as n from cycle_fetches where cycle = ${cycle}`;
-  return (planned?.n ?? 0) > 0 && r?.n === 0;
-};
+/** The cycle's plan has run and every row it wrote is settled (one snapshot: test/support/settled.ts). */
+const settled = (p: TestPipeline, cycle: string) => cycleSettled(p.db.sql, cycle);
 
 describe('a cycle through the queue', { timeout: 120_000 }, () => {
   let p: TestPipeline | undefined;
@@ -28,7 +23,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
     const w2 = p.startWorkers(4);
     await p.queues.addPlan({ cycle });
     await p.queues.addPlan({ cycle }); // a second scheduler, a manual re-run: one plan
-    await until([w1, w2], () => pending(p as TestPipeline, cycle));
+    await until([w1, w2], () => settled(p as TestPipeline, cycle));
     const rows = await p.db.sql<{ status: string; n: number }[]>`
       select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status`;
     const byStatus = Object.fromEntries(rows.map((r) => [r.status, r.n]));
@@ -48,7 +43,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
     // cycle's last entry is settled (it may be writing the cycle's digest): wait for the lines.
     const logs = p.logs;
     const lines = () => logs.filter((l) => l.includes('"kind":"enterprise"'));
-    for (let i = 0; i < 100 && lines().length < 200; i++) await new Promise((r) => setTimeout(r, 100));
+    await until([w1, w2], async () => lines().length >= 200);
     const jobLines = lines();
     expect(jobLines.length).toBeGreaterThanOrEqual(200);
     expect(p.logs.join('')).not.toContain(TEST_KEY);
@@ -66,7 +61,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
       const cycle = cycleOf(sim.sim.now());
       const w = p.startWorkers(4);
       await p.queues.addPlan({ cycle });
-      await until([w], () => pending(p as TestPipeline, cycle), 90_000);
+      await until([w], () => settled(p as TestPipeline, cycle), 90_000);
       const [ok] = await p.db.sql<{ n: number }[]>`
         select count(*)::int as n from cycle_fetches where cycle = ${cycle} and status = 'succeeded'`;
       expect(ok?.n).toBe(40);
@@ -94,7 +89,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
       const cycle = cycleOf(sim.sim.now());
       const w = p.startWorkers(2);
       await p.queues.addPlan({ cycle });
-      await until([w], () => pending(p as TestPipeline, cycle));
+      await until([w], () => settled(p as TestPipeline, cycle));
       const budget = await budgetOf(p.db.sql, cycle);
       expect(budget?.pausedAt).not.toBeNull();
       expect(budget?.pausedReason).toMatch(/insufficient_credits/);
@@ -116,7 +111,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
         ids.map((r) => Number(r.watch_id)),
         1,
       );
-      await until([w], () => pending(p as TestPipeline, cycle));
+      await until([w], () => settled(p as TestPipeline, cycle));
       const [all] = await p.db.sql<{ n: number }[]>`
         select count(*)::int as n from cycle_fetches where cycle = ${cycle} and status = 'succeeded'`;
       expect(all?.n).toBe(20);
@@ -141,7 +136,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
     });
     await first.close();
     const second = p.startWorkers(4);
-    await until([second], () => pending(p as TestPipeline, cycle));
+    await until([second], () => settled(p as TestPipeline, cycle));
     const [ok] = await p.db.sql<{ n: number }[]>`
       select count(*)::int as n from cycle_fetches where cycle = ${cycle} and status = 'succeeded'`;
     expect(ok?.n).toBe(60);

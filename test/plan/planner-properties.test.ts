@@ -5,6 +5,10 @@
  * allows it, new entries are fetched promptly, and a high-severity change makes its firm due in
  * the next cycles; and, with the model the plan job learns from the whole watchlist, the intervals
  * of a watchlist whose firms all change at the same rate converge to round robin's.
+ *
+ * The properties are CPU-bound: each is sized by its work (a fixed seed, numRuns and sizes), never
+ * by a time. They take seconds on an idle machine and several times that on a busy one, so their
+ * timeout (PROPERTIES) is only a hang guard, far beyond what any load makes of them.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -77,9 +81,12 @@ function input(c: WatchCandidate[], capacity: number, maxStalenessDays = 30): Pl
   };
 }
 
+/** The tests' options: no deadline to speak of, the work being fixed (vitest's default is 30 s). */
+const PROPERTIES = { timeout: 10 * 60_000 };
+
 const ids = (xs: readonly { id: number }[]) => xs.map((x) => x.id);
 
-describe('the planner, as properties', () => {
+describe('the planner, as properties', PROPERTIES, () => {
   it('ranks by priority first, then within a priority by its order; conserves every candidate', () => {
     fc.assert(
       fc.property(
@@ -280,7 +287,7 @@ const calibrated = (entries: SimEntry[], capacity: number) =>
     30,
   );
 
-describe('the planner over many cycles, as properties', () => {
+describe('the planner over many cycles, as properties', PROPERTIES, () => {
   it('never leaves an entry unrefreshed past the staleness bound while the budget covers it, whatever the scale', () => {
     fc.assert(
       fc.property(
@@ -391,7 +398,7 @@ describe('the planner over many cycles, as properties', () => {
   });
 });
 
-describe('the planner with the model it learns, as properties', () => {
+describe('the planner with the model it learns, as properties', PROPERTIES, () => {
   it("on a world where every firm changes at the same rate, its refresh intervals converge to round robin's", () => {
     const COHORT = '存续|11|I|1e6';
     fc.assert(
