@@ -27,15 +27,35 @@ export const Person = z.looseObject({
 });
 
 export const Shareholder = z.looseObject({
+  // A PID of another shape (an object, say) is unreadable, not a reason to lose the holder.
   PID: z
     .union([z.string(), z.number(), exact])
     .transform((v) => String(v))
-    .nullish(),
+    .nullish()
+    .catch(null),
   INV: text,
   INVTYPE: text,
 });
 
 export const ClearingMember = z.looseObject({ liqMem: text, ligpriSign: scalar });
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * A list of children, read as sent: a lone object is a list of one (an empty object, none), and
+ * a child that is not an object (a bare name, say) is read as its name under `nameKey`, so that
+ * no child the answer holds is lost before normalization decides what it holds.
+ */
+function childList<T extends z.ZodType>(child: T, nameKey: string) {
+  const one = z.preprocess(
+    (c) => (isObject(c) || c === null || c === undefined ? c : { [nameKey]: c }),
+    child.catch({} as z.infer<T>),
+  );
+  return z
+    .preprocess((v) => (isObject(v) ? (Object.keys(v).length === 0 ? [] : [v]) : v), z.array(one).nullish())
+    .catch(null);
+}
 
 /** metadata.content of an enterprise-search success. */
 export const EnterpriseRecord = z.looseObject({
@@ -63,13 +83,13 @@ export const EnterpriseRecord = z.looseObject({
   ENTSTATUS: text,
   OPLOC: text,
   OPSCOPE: text,
-  PERSONS: z.array(Person.catch({})).nullish().catch(null),
-  BE_INVEST: z.array(Shareholder.catch({})).nullish().catch(null),
+  PERSONS: childList(Person, 'NAME'),
+  BE_INVEST: childList(Shareholder, 'INV'),
   participants: z.unknown().optional(),
   INDUSTRYPHY: text,
   INDUSTRYBIG: text,
   industry_middle: z.unknown().optional(),
-  CLEARINGINFO: z.array(ClearingMember.catch({})).nullish().catch(null),
+  CLEARINGINFO: childList(ClearingMember, 'liqMem'),
 });
 export type EnterpriseRecord = z.infer<typeof EnterpriseRecord>;
 

@@ -121,7 +121,7 @@ describe('a capital written as text', () => {
 });
 
 describe('an odd value never refuses a paid record', () => {
-  it('reads a number where text was documented as its text, and an object there as null', () => {
+  it('reads a number where text was documented as its text, an object there as null, and a bare name as a person', () => {
     const content = sampleEnterpriseRecord({
       PID: 'p2',
       REGNO: 310115000999888,
@@ -131,7 +131,8 @@ describe('an odd value never refuses a paid record', () => {
     const n = normalized(JSON.stringify({ status: 'success', metadata: { content } }));
     expect(n.regNo).toBe('310115000999888');
     expect(n.legalPerson).toBeNull();
-    expect(n.persons.map((p) => p.name)).toEqual(['李四']);
+    // A child is kept as sent: a bare name in PERSONS is a person of that name.
+    expect(n.persons.map((p) => p.name)).toEqual(['王五', '李四']);
   });
 
   it('keeps a product list whose children or counts are odd', () => {
