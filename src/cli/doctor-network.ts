@@ -11,7 +11,7 @@ import { isIP } from 'node:net';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config/config.ts';
 import { isPrivateAddress } from '../delivery/address.ts';
-import { smtpSecrets } from '../delivery/mailer.ts';
+import { PLAINTEXT_LOGIN, smtpHasLogin, smtpSecrets } from '../delivery/mailer.ts';
 import { probeSmtp, smtpEndpoint } from '../delivery/smtp-probe.ts';
 import { redactSecrets } from '../log/redact.ts';
 import { SANDBOX_KEY } from '../sim/options.ts';
@@ -191,8 +191,8 @@ export async function smtpChecks(config: Config, timeoutMs: number): Promise<Che
     );
   const { host, port, secure } = smtpEndpoint(url);
   const where = `${host}:${port}`;
-  const u = new URL(url);
-  const login = u.username !== '' || u.password !== '';
+  const login = smtpHasLogin(url);
+  const allowPlain = config.DAYBOOK_SMTP_ALLOW_PLAINTEXT_AUTH;
   const clean = (text: string) => redactSecrets(text, smtpSecrets(url));
   let offer: Awaited<ReturnType<typeof probeSmtp>>;
   try {
@@ -210,24 +210,27 @@ export async function smtpChecks(config: Config, timeoutMs: number): Promise<Che
     );
     return out;
   }
-  if (login && !secure && !offer.startTls) {
+  const plain = !secure && !offer.startTls;
+  // The mailer's rule (mailer.ts): a login goes only over TLS unless DAYBOOK_SMTP_ALLOW_PLAINTEXT_AUTH.
+  if (login && plain && !allowPlain) {
     out.unshift(
       fail(
         'SMTP',
-        `${where} answers EHLO but offers no STARTTLS, and DAYBOOK_SMTP_URL holds a password`,
-        'the password would go in the clear; use smtps:// or a server that offers STARTTLS',
+        `${where} answers EHLO but offers no STARTTLS; ${PLAINTEXT_LOGIN.why}, so mail fails`,
+        PLAINTEXT_LOGIN.fix,
       ),
     );
     return out;
   }
-  if (!secure && !offer.startTls) {
+  if (plain && !login) {
     out.unshift(
       pass('SMTP', `${where} answers EHLO; no STARTTLS, so mail goes unencrypted (no password is sent)`),
     );
     return out;
   }
   try {
-    await verifyLogin(url, timeoutMs, !secure);
+    // STARTTLS required as the mailer requires it: with a login, unless plaintext logins are allowed.
+    await verifyLogin(url, timeoutMs, !secure && !allowPlain);
   } catch (err) {
     const code = codeOf(err);
     out.unshift(
@@ -243,7 +246,11 @@ export async function smtpChecks(config: Config, timeoutMs: number): Promise<Che
     );
     return out;
   }
-  const how = secure ? 'over TLS' : 'offers STARTTLS';
+  const how = secure
+    ? 'over TLS'
+    : plain
+      ? 'offers no STARTTLS: the login goes in the clear, as DAYBOOK_SMTP_ALLOW_PLAINTEXT_AUTH=true allows'
+      : 'offers STARTTLS';
   out.unshift(pass('SMTP', `${where} answers EHLO, ${how}${login ? ', and accepts the login' : ''}`));
   return out;
 }

@@ -248,6 +248,25 @@ export const ENV_SCHEMA = z.object({
     .transform((v) => parseDuration(v)),
   DAYBOOK_WEBHOOK_CONCURRENCY: int('DAYBOOK_WEBHOOK_CONCURRENCY', 1, 1000).default(32),
   /**
+   * How long `daybook run` waits for the deliveries of its cycle before it leaves what is not
+   * sent yet to a worker or `daybook deliver` (src/cli/run.ts): a duration (30s, 2m; 0 sends none).
+   */
+  DAYBOOK_RUN_DELIVERY_WAIT: z
+    .string()
+    .trim()
+    .refine(
+      (v) => {
+        try {
+          return parseDuration(v) <= 3_600_000;
+        } catch {
+          return false;
+        }
+      },
+      { message: 'DAYBOOK_RUN_DELIVERY_WAIT must be a duration such as 30s or 2m (0 to 1h)' },
+    )
+    .default('30s')
+    .transform((v) => parseDuration(v)),
+  /**
    * The language people read: zh or en. Unset, a chat or mail subscription added without --lang
    * speaks Chinese, and the text of `daybook changes`, `status` and `digest` is English.
    */
@@ -267,6 +286,15 @@ export const ENV_SCHEMA = z.object({
       message: 'DAYBOOK_SMTP_FROM must be a mail address, such as daybook <daybook@example.com>',
     })
     .optional(),
+  /**
+   * Whether DAYBOOK_SMTP_URL's login may go unencrypted: `true` for a relay on this machine or a
+   * network the operator trusts. By default a login goes only over smtps:// or STARTTLS, which is
+   * then required (src/delivery/mailer.ts).
+   */
+  DAYBOOK_SMTP_ALLOW_PLAINTEXT_AUTH: z
+    .enum(['true', 'false'], { message: 'DAYBOOK_SMTP_ALLOW_PLAINTEXT_AUTH must be true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
   /**
    * The warehouse export's folder (docs/export.md): when set, a package is written there after
    * every cycle completes, and `daybook export` writes there without --to.

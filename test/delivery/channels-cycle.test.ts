@@ -120,6 +120,8 @@ describe('a real cycle reaches every channel', { timeout: 300_000 }, () => {
       ...dbSim.env,
       DAYBOOK_SMTP_URL: smtp.url,
       DAYBOOK_SMTP_FROM: 'daybook <daybook@example.com>',
+      // The test's SMTP server offers no STARTTLS: its login goes in the clear, as to a local relay.
+      DAYBOOK_SMTP_ALLOW_PLAINTEXT_AUTH: 'true',
       DAYBOOK_PUBLIC_URL: 'https://daybook.example',
       // Retries 5 s apart: the first pass ends long before the schedule does.
       DAYBOOK_WEBHOOK_SCHEDULE: '0,5s,5s,5s,5s,5s,5s,5s,5s,5s',
