@@ -20,6 +20,15 @@ interface ServeOptions {
   port: number;
 }
 
+/** The admin server's log, the proxies it believes and the address people reach it at. */
+function adminLogging(config: Config, log: Logger) {
+  return {
+    log,
+    trustedProxies: config.DAYBOOK_TRUSTED_PROXIES ?? [],
+    ...(config.DAYBOOK_PUBLIC_URL ? { publicUrl: config.DAYBOOK_PUBLIC_URL } : {}),
+  };
+}
+
 /** The console's reader, or null (said in the log) when the database offers none to this user. */
 async function consoleReader(
   sql: postgres.Sql,
@@ -61,6 +70,7 @@ async function serveEmbedded(config: Config, opts: ServeOptions): Promise<never>
     port: opts.port,
     token: config.DAYBOOK_ADMIN_TOKEN ?? null,
     allowedHosts: config.DAYBOOK_ADMIN_HOSTS ?? [],
+    ...adminLogging(config, log),
   });
   life.closer.add('admin server', admin.close);
   log.info(
@@ -106,6 +116,7 @@ export function serveCommand(): Command {
           port: opts.port,
           token: config.DAYBOOK_ADMIN_TOKEN ?? null,
           allowedHosts: config.DAYBOOK_ADMIN_HOSTS ?? [],
+          ...adminLogging(config, log),
           rateLimits: {
             'enterprise-search': config.DAYBOOK_ENTERPRISE_RATE,
             'product-listing': config.DAYBOOK_PRODUCT_RATE,

@@ -4,6 +4,7 @@
  * variable and the problem.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
@@ -191,6 +192,34 @@ export const ENV_SCHEMA = z.object({
         return z.NEVER;
       }
       return hosts;
+    })
+    .optional(),
+  /**
+   * The reverse proxies whose X-Forwarded-Proto (and -For) the admin server believes: comma-separated
+   * addresses or CIDR ranges (10.0.0.0/8, ::1), or loopback, linklocal, uniquelocal. A session
+   * cookie set through one that says https is Secure. Unset, no forwarded header is believed.
+   */
+  DAYBOOK_TRUSTED_PROXIES: z
+    .string()
+    .transform((v, ctx) => {
+      const all = v
+        .split(',')
+        .map((p) => p.trim().toLowerCase())
+        .filter((p) => p !== '');
+      const ok = (p: string) => {
+        const [addr = '', bits, ...rest] = p.split('/');
+        const family = isIP(addr);
+        if (['loopback', 'linklocal', 'uniquelocal'].includes(p)) return true;
+        if (family === 0 || rest.length > 0) return false;
+        return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+      };
+      const bad = all.filter((p) => !ok(p));
+      if (all.length > 0 && bad.length === 0) return all;
+      ctx.addIssue({
+        code: 'custom',
+        message: `DAYBOOK_TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges (for example 127.0.0.1,10.0.0.0/8), or loopback, linklocal, uniquelocal${bad.length > 0 ? `; not one: ${bad.map((p) => JSON.stringify(p)).join(', ')}` : ''}`,
+      });
+      return z.NEVER;
     })
     .optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),

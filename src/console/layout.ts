@@ -20,7 +20,13 @@ export interface PageContext {
 }
 
 export function pageContext(lang: Lang, url: string): PageContext {
-  const u = new URL(url, 'http://console');
+  // Read as a path on this server whatever it holds (`//host`, a bad IPv6 literal after `//`).
+  let u: URL;
+  try {
+    u = new URL(`http://console/${url.replace(/^[/\\]+/, '')}`);
+  } catch {
+    u = new URL('http://console/ui/');
+  }
   return { lang, t: MESSAGES[lang], path: u.pathname, query: u.searchParams };
 }
 

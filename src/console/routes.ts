@@ -6,12 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENTERPRISE_CHANGE_CATEGORIES } from '../terms/changes.ts';
 import { beijingTime, fieldLabel, tokenLabel } from '../terms/fields.ts';
-import type { Html } from './html.ts';
+import { type Html, html } from './html.ts';
 import { chooseLang, type Lang } from './i18n.ts';
-import { CONSOLE_CSP, type PageContext, pageContext } from './layout.ts';
+import { CONSOLE_CSP, type PageContext, page, pageContext } from './layout.ts';
 import {
   changesPage,
   companiesPage,
@@ -25,6 +25,7 @@ import {
   rowMoney,
   watchlistPage,
 } from './pages.ts';
+import { BadParam, param, problemText, readParams, withoutToken } from './params.ts';
 import {
   type ChangeFilter,
   type ChangeRow,
@@ -40,7 +41,7 @@ import {
   readWatchlist,
   searchCompanies,
 } from './queries.ts';
-import { type ConsoleReader, ConsoleReaderError } from './reader.ts';
+import type { ConsoleReader } from './reader.ts';
 import { type ChangeColumn, changeColumnLabel, changeText, type Held } from './values.ts';
 
 /** Changes on one page of the feed, and per read of the CSV download. */
@@ -50,56 +51,26 @@ const WATCH_PAGE = 200;
 
 const STYLESHEET = readFileSync(new URL('./console.css', import.meta.url), 'utf8');
 
-/** Bad input in the address: answered with 400 and a page naming the problem. */
-class BadInput extends Error {
-  override readonly name = 'BadInput';
-}
-
 type Query = Record<string, string | string[] | undefined>;
 
+/** The query's one value of `key` (the first when repeated), trimmed; null when absent or blank. */
 function one(q: Query, key: string): string | null {
   const v = q[key];
   const s = Array.isArray(v) ? v[0] : v;
-  return s === undefined || s.trim() === '' ? null : s.trim();
+  return typeof s !== 'string' || s.trim() === '' ? null : s.trim();
 }
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
+/** The change feed's filters, as the changes page and the CSV take them. */
+const CHANGE_FILTER = {
+  severity: param.oneOf(['high', 'medium', 'low']),
+  category: param.oneOf(ENTERPRISE_CHANGE_CATEGORIES),
+  from: param.day(),
+  to: param.day(),
+  pid: param.text(100),
+} as const;
 
-function day(q: Query, key: string): string | null {
-  const v = one(q, key);
-  if (v === null) return null;
-  const d = new Date(`${v}T00:00:00Z`);
-  if (!DAY.test(v) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v)
-    throw new BadInput(`${key} must be a date as YYYY-MM-DD, not "${v}"`);
-  return v;
-}
-
-function whole(q: Query, key: string, min: number): number | null {
-  const v = one(q, key);
-  if (v === null) return null;
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min)
-    throw new BadInput(`${key} must be a whole number of at least ${min}, not "${v}"`);
-  return n;
-}
-
-function text(q: Query, key: string, max = 200): string | null {
-  const v = one(q, key);
-  if (v !== null && v.length > max) throw new BadInput(`${key} must be at most ${max} characters`);
-  return v;
-}
-
-function changeFilter(q: Query): ChangeFilter {
-  const severity = one(q, 'severity');
-  if (severity !== null && !['high', 'medium', 'low'].includes(severity))
-    throw new BadInput(`severity must be high, medium or low, not "${severity}"`);
-  const category = one(q, 'category');
-  if (category !== null && !(ENTERPRISE_CHANGE_CATEGORIES as readonly string[]).includes(category))
-    throw new BadInput(
-      `category must be one of ${ENTERPRISE_CHANGE_CATEGORIES.join(', ')}; not "${category}"`,
-    );
-  return { severity, category, from: day(q, 'from'), to: day(q, 'to'), pid: text(q, 'pid', 100) };
-}
+/** A company's PID, a product's id: text of at most 100 characters. */
+const ID = param.text(100);
 
 function cookieOf(request: FastifyRequest, name: string): string | undefined {
   return new RegExp(`(?:^|;\\s*)${name}=([^;]+)`).exec(request.headers.cookie ?? '')?.[1];
@@ -194,52 +165,79 @@ export function csvLine(r: ChangeRow, lang: Lang | null, held: Held): string {
   return `${cells.map(csvField).join(',')}\r\n`;
 }
 
+/** One batch of the CSV: changes before `cursor`, and the companies they name that daybook holds. */
+function csvBatch(
+  reader: ConsoleReader,
+  f: ChangeFilter,
+  cursor: number | null,
+  lang: Lang | null,
+): Promise<{ rows: ChangeRow[]; held: Held }> {
+  return reader.read(async (tx) => {
+    const rows: ChangeRow[] = await readChanges(tx, f, cursor, CSV_BATCH);
+    return { rows, held: lang ? await readHeld(tx, holderPids(rows)) : new Map() };
+  });
+}
+
 /**
- * Every change the filter selects, newest first, read in batches by keyset. The file starts with a
- * byte order mark: without it, Excel on a Chinese Windows reads UTF-8 as the local code page.
+ * Every change the filter selects, newest first, read in batches by keyset, from `first` (the first
+ * batch, read before the answer's headers went out: a failure there is still an error page). The
+ * file starts with a byte order mark: without it, Excel on a Chinese Windows reads UTF-8 as the
+ * local code page. A failure after the headers cuts the file short (the client sees it broken,
+ * not complete) and is logged with the request's id.
  */
 async function* changesCsv(
   reader: ConsoleReader,
   f: ChangeFilter,
   lang: Lang | null,
+  first: { rows: ChangeRow[]; held: Held },
+  log: FastifyBaseLogger,
 ): AsyncGenerator<string> {
   yield `\uFEFF${csvHeader(lang)}`;
-  let before: number | null = null;
-  for (;;) {
-    const cursor: number | null = before;
-    const { rows, held } = await reader.read(async (tx) => {
-      const rows: ChangeRow[] = await readChanges(tx, f, cursor, CSV_BATCH);
-      return { rows, held: lang ? await readHeld(tx, holderPids(rows)) : new Map() };
-    });
-    if (rows.length === 0) return;
-    yield rows.map((r) => csvLine(r, lang, held)).join('');
-    if (rows.length < CSV_BATCH) return;
-    before = rows[rows.length - 1]?.change_id ?? null;
+  let batch = first;
+  try {
+    for (;;) {
+      const { rows, held } = batch;
+      if (rows.length === 0) return;
+      yield rows.map((r) => csvLine(r, lang, held)).join('');
+      if (rows.length < CSV_BATCH) return;
+      batch = await csvBatch(reader, f, rows[rows.length - 1]?.change_id ?? null, lang);
+    }
+  } catch (err) {
+    log.error({ err }, 'the changes CSV was cut short');
+    throw err;
   }
 }
 
+/** The parameters of each page (path parameters apart), checked before any query runs. */
+const PAGE_PARAMS = {
+  companies: { q: param.text(200) },
+  company: { at: param.day() },
+  changes: { ...CHANGE_FILTER, before: param.whole(1) },
+  csv: { ...CHANGE_FILTER, lang: param.oneOf(['zh', 'en']) },
+  watchlist: { after: param.whole(0) },
+  products: { date: param.day() },
+} as const;
+
 function registerPages(app: FastifyInstance, reader: ConsoleReader): void {
-  const q = (r: FastifyRequest) => (r.query ?? {}) as Query;
   app.get('/', async (request, reply) => {
     const o = await reader.read(readOverview);
     return sendPage(reply, overviewPage(contextOf(request), o));
   });
   app.get('/companies', async (request, reply) => {
-    const term = text(q(request), 'q');
+    const { q: term } = readParams(PAGE_PARAMS.companies, request.query);
     const hits = term === null ? null : await reader.read((tx) => searchCompanies(tx, term));
     return sendPage(reply, companiesPage(contextOf(request), term ?? '', hits));
   });
   app.get('/companies/:pid', async (request, reply) => {
-    const pid = (request.params as { pid: string }).pid;
-    const at = day(q(request), 'at');
+    const { pid } = readParams({ pid: ID }, request.params);
+    const { at } = readParams(PAGE_PARAMS.company, request.query);
     const ctx = contextOf(request);
-    const c = await reader.read((tx) => readCompany(tx, pid, at));
-    if (!c) return sendPage(reply, messagePage(ctx, ctx.t.notFound, ctx.t.noCompany), 404);
+    const c = pid === null ? null : await reader.read((tx) => readCompany(tx, pid, at));
+    if (!c || pid === null) return sendPage(reply, messagePage(ctx, ctx.t.notFound, ctx.t.noCompany), 404);
     return sendPage(reply, companyPage(ctx, pid, c, at ?? ''));
   });
   app.get('/changes', async (request, reply) => {
-    const f = changeFilter(q(request));
-    const before = whole(q(request), 'before', 1);
+    const { before, ...f } = readParams(PAGE_PARAMS.changes, request.query);
     const { shown, held, more } = await reader.read(async (tx) => {
       const rows = await readChanges(tx, f, before, CHANGES_PAGE + 1);
       const shown = rows.slice(0, CHANGES_PAGE);
@@ -252,23 +250,23 @@ function registerPages(app: FastifyInstance, reader: ConsoleReader): void {
     );
   });
   app.get('/changes.csv', async (request, reply) => {
-    const f = changeFilter(q(request));
-    const asked = one(q(request), 'lang');
-    const lang = asked === 'zh' || asked === 'en' ? asked : null;
+    // Checked, and the first batch read, before any header goes out.
+    const { lang, ...f } = readParams(PAGE_PARAMS.csv, request.query);
+    const first = await csvBatch(reader, f, null, lang);
     return secureHeaders(reply)
       .type('text/csv; charset=utf-8')
       .header('Content-Disposition', 'attachment; filename="changes.csv"')
-      .send(Readable.from(changesCsv(reader, f, lang)));
+      .send(Readable.from(changesCsv(reader, f, lang, first, request.log)));
   });
   app.get('/watchlist', async (request, reply) => {
-    const after = whole(q(request), 'after', 0) ?? 0;
+    const after = readParams(PAGE_PARAMS.watchlist, request.query).after ?? 0;
     const rows = await reader.read((tx) => readWatchlist(tx, after, WATCH_PAGE + 1));
     const shown = rows.slice(0, WATCH_PAGE);
     const next = rows.length > WATCH_PAGE ? (shown.at(-1)?.id ?? null) : null;
     return sendPage(reply, watchlistPage(contextOf(request), shown, next));
   });
   app.get('/products', async (request, reply) => {
-    const asked = day(q(request), 'date');
+    const asked = readParams(PAGE_PARAMS.products, request.query).date;
     const { date, dates, rows } = await reader.read(async (tx) => {
       const dates = await listDates(tx);
       const date = asked ?? dates[0] ?? null;
@@ -278,20 +276,80 @@ function registerPages(app: FastifyInstance, reader: ConsoleReader): void {
     return sendPage(reply, productsPage(contextOf(request), date, shown, rows));
   });
   app.get('/products/:id', async (request, reply) => {
-    const id = (request.params as { id: string }).id;
+    const { id } = readParams({ id: ID }, request.params);
     const ctx = contextOf(request);
-    const p = await reader.read((tx) => readProduct(tx, id));
+    const p = id === null ? null : await reader.read((tx) => readProduct(tx, id));
     if (!p) return sendPage(reply, messagePage(ctx, ctx.t.notFound, ctx.t.noProduct), 404);
     return sendPage(reply, productPage(ctx, p));
   });
   app.get('/raw/:id', async (request, reply) => {
-    const raw = (request.params as { id: string }).id;
+    const { id } = readParams({ id: param.whole(1) }, request.params);
     const ctx = contextOf(request);
-    const id = whole({ id: raw }, 'id', 1) as number;
-    const r = await reader.read((tx) => readRawAnswer(tx, id));
-    if (!r) return sendPage(reply, messagePage(ctx, ctx.t.notFound, `#${id}`), 404);
+    const r = id === null ? null : await reader.read((tx) => readRawAnswer(tx, id));
+    if (!r) return sendPage(reply, messagePage(ctx, ctx.t.notFound, `#${id ?? ''}`), 404);
     return sendPage(reply, rawPage(ctx, r));
   });
+}
+
+/** The words of the console's error pages (a bad address, a failure of the server). */
+const ERROR_WORDS = {
+  en: {
+    badAddress: 'This address cannot be read.',
+    failed: 'Something went wrong',
+    failedText: 'This page could not be shown. The server log has the details under this request id:',
+  },
+  zh: {
+    badAddress: '无法读取此地址。',
+    failed: '出错了',
+    failedText: '此页面无法显示。服务器日志中以此请求编号记录了详情：',
+  },
+} as const;
+
+/** The status a client's error asks for (Fastify's own 4xx errors), or null for a server's failure. */
+export function clientStatus(err: unknown): number | null {
+  // decodeURIComponent refusing what a client sent (Bull Board decodes some parameters again).
+  if (err instanceof URIError) return 400;
+  const status = (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
+}
+
+/**
+ * Logs a failure of the server at error level, with its error and stack, under the request's id
+ * (pino binds it to request.log), and the address without any token.
+ */
+export function logFailure(request: FastifyRequest, err: unknown): void {
+  request.log.error(
+    { err, method: request.method, url: withoutToken(request.url) },
+    'the admin server failed to answer a request',
+  );
+}
+
+/**
+ * The console's answer to an error: a bad parameter, 400 with a page naming it in the page's
+ * language; another client error, its status and a page saying the address cannot be read; any
+ * other failure, logged, then 500 and a page showing the request id (and nothing of the error).
+ */
+export function sendConsoleError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  const ctx = contextOf(request);
+  const w = ERROR_WORDS[ctx.lang];
+  if (err instanceof BadParam)
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        ctx.t.badInput,
+        html`<p><code>${err.param}</code> ${problemText(ctx.lang, err.problem, err.given)}</p>`,
+      ),
+      400,
+    );
+  const status = clientStatus(err);
+  if (status !== null) return sendPage(reply, messagePage(ctx, ctx.t.badInput, w.badAddress), status);
+  logFailure(request, err);
+  return sendPage(
+    reply,
+    page(ctx, w.failed, html`<p>${w.failedText} <code class="request-id">${request.id}</code></p>`),
+    500,
+  );
 }
 
 /** The console's routes, to register under the prefix /ui. */
@@ -313,12 +371,6 @@ export function consoleRoutes(reader: ConsoleReader) {
       const ctx = contextOf(request);
       return sendPage(reply, messagePage(ctx, ctx.t.notFound, request.url.split('?', 1)[0] ?? ''), 404);
     });
-    app.setErrorHandler(async (err, request, reply) => {
-      const ctx = contextOf(request);
-      if (err instanceof BadInput) return sendPage(reply, messagePage(ctx, ctx.t.badInput, err.message), 400);
-      const message = err instanceof ConsoleReaderError ? err.message : 'see the server log';
-      request.log.error({ err }, 'console page failed');
-      return sendPage(reply, messagePage(ctx, ctx.t.unavailable, message), 500);
-    });
+    app.setErrorHandler(async (err, request, reply) => sendConsoleError(request, reply, err));
   };
 }

@@ -43,7 +43,11 @@ export function typeMatches(pattern: string, type: string): boolean {
 /** Up to `limit` events after `after`, oldest first. */
 export async function readEvents(sql: Sql, q: FeedQuery): Promise<Envelope[]> {
   const exact = (q.types ?? []).filter((t) => !t.endsWith('*'));
-  const prefixes = (q.types ?? []).filter((t) => t.endsWith('*')).map((t) => `${t.slice(0, -1)}%`);
+  // A prefix is matched by LIKE with its own `%`, `_` and `\` escaped: `company.legal_*` means
+  // what it says, and a caller's text is never a pattern.
+  const prefixes = (q.types ?? [])
+    .filter((t) => t.endsWith('*'))
+    .map((t) => `${t.slice(0, -1).replace(/[\\%_]/g, '\\$&')}%`);
   const byType = q.types?.length
     ? sql`and (type = any(${exact}::text[]) or type like any(${prefixes}::text[]))`
     : sql``;

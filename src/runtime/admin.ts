@@ -3,24 +3,44 @@
  * /healthz checking Postgres and Redis. Metrics are computed at scrape time from the shared
  * state (Postgres and Redis), so one admin server reports for every worker on every machine.
  * Bound to 127.0.0.1 by default; bound anywhere else it requires a token (header
- * `Authorization: Bearer <token>`, or `?token=` once, which sets a cookie for the browser and
- * redirects to the same address without the token).
+ * `Authorization: Bearer <token>`, or `?token=` once, which sets a session cookie for the browser
+ * and redirects to the same address without the token, or to `next` on this server). The cookie
+ * is a signed session that expires (see newSession), never the token: changing the token ends
+ * every session.
+ *
+ * It logs through the given pino logger: every 5xx at error level, with its error and stack,
+ * under the request's id, which the answer shows (the console's page, or `request_id` in JSON)
+ * and carries in X-Request-Id; requests at debug. Never a token, a cookie or a header.
  *
  * With or without a token, it answers only to expected Host headers (see `allowedHosts`): a page
  * on another site whose name a DNS rebinding points at 127.0.0.1 sends its own name as the Host,
  * and gets 421 instead of Bull Board's pause and clean buttons.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type postgres from 'postgres';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { BadParam, isFitText, param, readParams, withoutToken } from '../console/params.ts';
 import type { ConsoleReader } from '../console/reader.ts';
-import { consoleRoutes, sendLoginPage } from '../console/routes.ts';
+import {
+  clientStatus,
+  consoleRoutes,
+  logFailure,
+  sendConsoleError,
+  sendLoginPage,
+} from '../console/routes.ts';
 import { readEvents } from '../events/feed.ts';
+import { createLogger, type Logger } from '../log/log.ts';
 import { within } from '../time/deadline.ts';
 import { type OperatorMetricsOptions, registerOperatorGauges } from './ops-metrics.ts';
 import type { Queues } from './queues.ts';
@@ -47,6 +67,17 @@ export interface AdminOptions {
   allowedHosts?: readonly string[];
   /** The configured calls per minute by upstream operation, reported beside the rate limiter's use. */
   rateLimits?: OperatorMetricsOptions['rateLimits'];
+  /** Where the server logs (every 5xx, and requests at debug); none: nowhere. */
+  log?: Logger;
+  /**
+   * DAYBOOK_TRUSTED_PROXIES: the addresses (or CIDR ranges) of reverse proxies whose
+   * X-Forwarded-Proto and X-Forwarded-For are believed; none: no forwarded header is.
+   */
+  trustedProxies?: readonly string[];
+  /** DAYBOOK_PUBLIC_URL: when it is https, the session cookie is Secure whatever the request came over. */
+  publicUrl?: string;
+  /** The clock sessions are minted and checked by (milliseconds); tests move it. */
+  now?: () => number;
 }
 
 export interface RunningAdmin {
@@ -54,8 +85,62 @@ export interface RunningAdmin {
   close(): Promise<void>;
 }
 
-/** How long the token cookie lasts: a working day; then `?token=` or the header again. */
-export const TOKEN_COOKIE_MAX_AGE_S = 8 * 3600;
+/** How long a session lasts: a working day; then `?token=` or the header again. */
+export const SESSION_MAX_AGE_S = 8 * 3600;
+
+/** The session cookie's name. */
+export const SESSION_COOKIE = 'daybook_session';
+
+/**
+ * The key sessions are signed with, derived from the admin token: a new token gives a new key,
+ * and every session signed with the old one is refused. The cookie tells nothing of the token.
+ */
+export function sessionKey(token: string): Buffer {
+  return createHmac('sha256', token).update('daybook admin session v1').digest();
+}
+
+const sign = (key: Buffer, body: string) => createHmac('sha256', key).update(body).digest('base64url');
+
+/** A new session: `v1.<expires, epoch seconds>.<nonce>.<HMAC-SHA256 of the rest>`. */
+export function newSession(key: Buffer, nowMs: number): string {
+  const body = `v1.${Math.floor(nowMs / 1000) + SESSION_MAX_AGE_S}.${randomBytes(16).toString('base64url')}`;
+  return `${body}.${sign(key, body)}`;
+}
+
+/** Whether `value` is a session signed with `key` that has not expired (its MAC compared in constant time). */
+export function sessionValid(key: Buffer, value: string | undefined, nowMs: number): boolean {
+  const m = /^(v1\.(\d{1,12})\.[A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/.exec(value ?? '');
+  if (!m) return false;
+  const expires = Number(m[2]);
+  const now = nowMs / 1000;
+  // Expired, or set to outlive what this server would ever mint.
+  if (expires <= now || expires > now + SESSION_MAX_AGE_S + 60) return false;
+  const want = Buffer.from(sign(key, m[1] as string));
+  const given = Buffer.from(m[3] as string);
+  return want.length === given.length && timingSafeEqual(want, given);
+}
+
+/**
+ * Where a sign-in returns to: the `next` parameter when it is a path on this server (its query
+ * kept, a fragment dropped: that is the browser's), else /ui/; without `next`, the address asked
+ * for without the token. `//evil.example`, `/\\evil.example`, `https://evil.example`,
+ * `javascript:` and the like are not paths on this server.
+ */
+export function signInTarget(url: string): string {
+  const q = url.indexOf('?');
+  const next = q === -1 ? [] : new URLSearchParams(url.slice(q + 1)).getAll('next');
+  if (next.length === 0) return withoutToken(url);
+  const n = next.length === 1 ? (next[0] as string) : '';
+  if (n.length > 2048 || !/^\/(?![/\\])/.test(n) || /[\p{Cc}\s\\]/u.test(n)) return '/ui/';
+  let u: URL;
+  try {
+    u = new URL(n, 'http://admin.invalid');
+  } catch {
+    return '/ui/';
+  }
+  if (u.origin !== 'http://admin.invalid') return '/ui/';
+  return withoutToken(`${u.pathname}${u.search}`);
+}
 
 /** A Host header value, lowercased, split into its name (an IPv6 address keeps its brackets) and port. */
 export function splitHost(value: string): { name: string; port: string | null } | null {
@@ -91,35 +176,13 @@ export function hostAllowed(header: string | undefined, allowed: readonly string
   });
 }
 
-/** The request target without any `token` query parameter, the rest kept as sent; always a path on this server. */
-export function withoutToken(url: string): string {
-  const q = url.indexOf('?');
-  // Leading slashes and backslashes are folded into one: `//evil.example` in a Location is another site.
-  const path = `/${(q === -1 ? url : url.slice(0, q)).replace(/^[/\\]+/, '')}`;
-  const kept =
-    q === -1
-      ? []
-      : url
-          .slice(q + 1)
-          .split('&')
-          .filter((part) => part !== '' && [...new URLSearchParams(part).keys()][0] !== 'token');
-  return kept.length > 0 ? `${path}?${kept.join('&')}` : path;
-}
+export { withoutToken };
 
-/** A cookie value percent-decoded, or as it is when it is not valid percent-encoding. */
-function decodedOrRaw(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
-
+/** Whether `given` is the token, compared in constant time (as digests: the length tells nothing either). */
 function sameToken(given: string | undefined, token: string): boolean {
   if (!given) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  return timingSafeEqual(digest(given), digest(token));
 }
 
 /**
@@ -301,11 +364,96 @@ export function checkBinding(host: string, token: string | null): void {
   }
 }
 
+/** The longest value any parameter may have, whichever route it goes to. */
+const PARAM_MAX = 2048;
+const ANY_PARAM = param.many(param.text(PARAM_MAX), 100);
+
+/** Throws BadParam for the first parameter of `source` that is not text fit for any route. */
+function guardParams(source: unknown): void {
+  if (source === null || typeof source !== 'object') return;
+  const names = Object.keys(source);
+  if (names.length > 100) throw new BadParam('(parameters)', { kind: 'many', max: 100 }, null);
+  for (const name of names) {
+    if (name.length > 200) throw new BadParam('(a name)', { kind: 'long', max: 200 }, null);
+    if (!isFitText(name)) throw new BadParam('(a name)', { kind: 'text' }, null);
+    readParams({ [name]: ANY_PARAM }, source);
+  }
+}
+
+/** A logger that writes nothing: the server without one. */
+const SILENT = createLogger({ level: 'silent', pretty: false });
+
+/** The path of a request target, without its query. */
+const pathOf = (url: string) => url.split('?', 1)[0] ?? '';
+const isConsole = (url: string) => /^\/ui(\/|$)/.test(pathOf(url));
+
+/**
+ * The answer to an error on any route: the console's page under /ui; elsewhere JSON with
+ * `request_id`. A bad parameter is a 400 naming it; Fastify's own client errors keep their status
+ * and message; anything else is logged and answered 500 with a generic message, never the error's.
+ */
+function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  err: unknown,
+  withConsole: boolean,
+): FastifyReply {
+  if (withConsole && isConsole(request.url)) return sendConsoleError(request, reply, err);
+  const request_id = request.id;
+  if (err instanceof BadParam) return reply.code(400).send({ error: err.message, request_id });
+  const status = clientStatus(err);
+  if (status !== null) {
+    const fastify = /^FST_/.test(String((err as { code?: unknown }).code ?? ''));
+    const error = fastify && err instanceof Error ? err.message : 'the request cannot be read';
+    return reply.code(status).send({ error, request_id });
+  }
+  logFailure(request, err);
+  return reply.code(500).send({
+    error: 'internal error: the server log has the details under this request id',
+    request_id,
+  });
+}
+
 export async function buildAdminApp(options: AdminOptions): Promise<FastifyInstance> {
   checkBinding(options.host, options.token);
-  const app = Fastify({ logger: false });
+  const withConsole = Boolean(options.console);
+  const app = Fastify({
+    loggerInstance: (options.log ?? SILENT).child({ component: 'admin' }) as FastifyBaseLogger,
+    // Requests are logged at debug below, without a token: Fastify's own lines are at info, with
+    // the whole address (a `?token=`).
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    genReqId: () => randomBytes(8).toString('hex'),
+    requestIdHeader: false,
+    // X-Forwarded-Proto and -For are believed from these addresses only.
+    trustProxy: options.trustedProxies?.length ? [...options.trustedProxies] : false,
+    // A path that is not valid percent-encoding (a lone surrogate, %FF): 400, as any bad input.
+    frameworkErrors: (err, request, reply) => {
+      reply.header('X-Request-Id', request.id);
+      return sendError(request, reply, err, withConsole);
+    },
+  });
+  app.setErrorHandler(async (err, request, reply) => sendError(request, reply, err, withConsole));
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug(
+      {
+        method: request.method,
+        url: withoutToken(request.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
+  });
+  // Every route's parameters, Bull Board's too, are text of a sane length without control
+  // characters before its handler sees them; each route then reads its own (see readParams).
+  app.addHook('preValidation', async (request) => {
+    guardParams(request.query);
+    guardParams(request.params);
+  });
   const hosts = allowedHosts(options.host, options.allowedHosts);
-  const pathOf = (url: string) => url.split('?', 1)[0];
   // Every route, Bull Board's API and the 404s included, answers only to an expected Host, before
   // any token is looked at: a foreign Host with a good token gets no cookie and no data. /healthz
   // is the one exception: an orchestrator probes it by the container's address or a service name
@@ -320,34 +468,45 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
   });
   const token = options.token;
   if (token) {
+    const key = sessionKey(token);
+    const now = options.now ?? Date.now;
+    const publicHttps = options.publicUrl !== undefined && /^https:/i.test(options.publicUrl);
     app.addHook('onRequest', async (request, reply) => {
       if (pathOf(request.url) === '/healthz') return;
       const header = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
-      const query = new URL(request.url, 'http://admin').searchParams.get('token') ?? undefined;
-      const cookie = /(?:^|;\s*)daybook_token=([^;]+)/.exec(request.headers.cookie ?? '')?.[1];
+      const q = request.url.indexOf('?');
+      const query =
+        q === -1 ? undefined : (new URLSearchParams(request.url.slice(q + 1)).get('token') ?? undefined);
+      const cookie = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]+)`).exec(
+        request.headers.cookie ?? '',
+      )?.[1];
       if (sameToken(query, token)) {
-        // Secure only over TLS on this socket: X-Forwarded-Proto is not trusted (no trustProxy).
+        // Secure when people reach the server over https (DAYBOOK_PUBLIC_URL), or over TLS on this
+        // socket, or through a trusted proxy saying https (request.protocol believes
+        // X-Forwarded-Proto only from DAYBOOK_TRUSTED_PROXIES).
         // Lax, not Strict: a link to a company's page clicked in a chat app is a cross-site
         // navigation, and must arrive signed in; a cross-site POST or PUT still gets no cookie.
+        const secure = publicHttps || request.protocol === 'https';
         reply.header(
           'Set-Cookie',
-          `daybook_token=${encodeURIComponent(token)}; Path=/; Max-Age=${TOKEN_COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax${request.protocol === 'https' ? '; Secure' : ''}`,
+          `${SESSION_COOKIE}=${newSession(key, now())}; Path=/; Max-Age=${SESSION_MAX_AGE_S}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
         );
-        // A page load drops the token from the address bar (and history, and Referer); other
-        // methods go on as they are, as a 303 would turn them into a GET.
+        // A page load drops the token from the address bar (and history, and Referer), going to
+        // the address asked for, or to `next` on this server; other methods go on as they are,
+        // as a 303 would turn them into a GET.
         if (request.method === 'GET' || request.method === 'HEAD') {
           reply.header('Cache-Control', 'no-store');
-          return reply.redirect(withoutToken(request.url), 303);
+          return reply.redirect(signInTarget(request.url), 303);
         }
         return;
       }
-      if (sameToken(header, token) || sameToken(cookie ? decodedOrRaw(cookie) : undefined, token)) return;
+      if (sameToken(header, token) || sessionValid(key, cookie, now())) return;
       // The console's pages answer with a sign-in form (which sends ?token= and gets the cookie).
-      if (options.console && /^\/ui(\/|$)/.test(pathOf(request.url) ?? ''))
-        return sendLoginPage(request, reply);
-      return reply
-        .code(401)
-        .send({ error: 'a token is required: Authorization: Bearer <token>, or ?token=<token>' });
+      if (options.console && isConsole(request.url)) return sendLoginPage(request, reply);
+      return reply.code(401).send({
+        error: 'a token is required: Authorization: Bearer <token>, or ?token=<token>',
+        request_id: request.id,
+      });
     });
   }
 
@@ -391,6 +550,11 @@ async function registerQueueRoutes(
 ): Promise<void> {
   const serverAdapter = new FastifyAdapter();
   createBullBoard({ queues: queues.all().map((q) => new BullMQAdapter(q)), serverAdapter });
+  // Bull Board answers a failure with its error's message: passed on instead to the server's
+  // handler, which logs it under the request id and answers without it.
+  serverAdapter.setErrorHandler((err) => {
+    throw err;
+  });
   serverAdapter.setBasePath('/queues');
   await app.register(serverAdapter.registerPlugin(), { prefix: '/queues' });
 
@@ -401,26 +565,33 @@ async function registerQueueRoutes(
   });
 }
 
+/**
+ * The parameters of /events: after a sequence number, up to `limit` events, of up to 20 types
+ * (each an event type, a prefix ending in `.*`, or `*`).
+ */
+const EVENT_PARAMS = {
+  after: param.whole(0),
+  limit: param.whole(1, 10_000),
+  type: param.many(
+    param.pattern(120, /^(?:\*|[a-z0-9_]+(?:\.[a-z0-9_]+)*(?:\.\*)?)$/, {
+      en: 'must be an event type, a prefix ending in .* (company.status.*), or *',
+      zh: '必须是事件类型、以 .* 结尾的前缀（company.status.*）或 *',
+    }),
+    20,
+  ),
+} as const;
+
 /** The pull feed at /events: the outbox read from Postgres, with or without Redis. */
 function registerEventFeed(app: FastifyInstance, sql: postgres.Sql): void {
   // The pull feed: the outbox from any point (?after=<sequence>&limit=N&type=…), behind the token.
-  app.get('/events', async (request, reply) => {
-    const q = request.query as Record<string, string | string[] | undefined>;
-    const one = (k: string) => (Array.isArray(q[k]) ? q[k][0] : q[k]);
-    const after = Number(one('after') ?? 0);
-    const limit = Number(one('limit') ?? 100);
-    if (
-      !Number.isSafeInteger(after) ||
-      after < 0 ||
-      !Number.isSafeInteger(limit) ||
-      limit < 1 ||
-      limit > 10_000
-    )
-      return reply
-        .code(400)
-        .send({ error: 'after must be a whole number ≥ 0 and limit one from 1 to 10000' });
-    const types = ([] as string[]).concat(q.type ?? []);
-    const events = await readEvents(sql, { after, limit, ...(types.length ? { types } : {}) });
+  app.get('/events', async (request) => {
+    const p = readParams(EVENT_PARAMS, request.query);
+    const after = p.after ?? 0;
+    const events = await readEvents(sql, {
+      after,
+      limit: p.limit ?? 100,
+      ...(p.type.length ? { types: p.type } : {}),
+    });
     const last = events.at(-1);
     return { events, next_after: last ? last.sequence : after };
   });

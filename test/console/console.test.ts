@@ -65,7 +65,8 @@ describe('the web console over HTTP', { timeout: 300_000 }, () => {
     expect(login.status).toBe(303);
     expect(login.headers.get('location')).toBe('/ui/');
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] as string;
-    expect(cookie).toMatch(/^daybook_token=/);
+    expect(cookie).toMatch(/^daybook_session=v1\./);
+    expect(cookie).not.toContain(CONSOLE_TOKEN);
     const page = await fetch(`${w.admin.url}/ui/`, { headers: { cookie } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('Current cycle: 2026-11-21');
@@ -192,7 +193,9 @@ describe('the web console over HTTP', { timeout: 300_000 }, () => {
   it('refuses bad input with a page naming the problem', async () => {
     const bad = await get(`/ui/companies/${encodeURIComponent(w.historyPid)}?at=2026-13-45`);
     expect(bad.status).toBe(400);
-    expect(bad.body).toContain('at must be a date as YYYY-MM-DD, not &quot;2026-13-45&quot;');
+    expect(bad.body).toContain(
+      '<code>at</code> must be a date as YYYY-MM-DD, from 0001-01-01 to 9999-12-31, not &quot;2026-13-45&quot;',
+    );
     expect((await get('/ui/changes?severity=urgent')).status).toBe(400);
     expect((await get('/ui/changes?before=-1')).status).toBe(400);
     expect((await get('/ui/raw/abc')).status).toBe(400);
