@@ -1,8 +1,13 @@
-/** `daybook run`: one cycle in this process, without Redis. */
+/**
+ * `daybook run`: one cycle in this process, without Redis; then one delivery pass of what the
+ * cycle found, for DAYBOOK_RUN_DELIVERY_WAIT at most, and what is left is said (per subscription:
+ * how many wait, why, and when the next goes) for a worker or `daybook deliver`.
+ */
 import type { Command } from 'commander';
 import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import type { PassSummary } from '../delivery/engine.ts';
+import { waitingDeliveries } from '../delivery/store.ts';
 import type { Logger } from '../log/log.ts';
 import { budgetOf } from '../purchase/credits.ts';
 import { runInline } from '../runtime/inline.ts';
@@ -10,14 +15,47 @@ import { cycleOf } from '../time/cycles.ts';
 import { command } from './about.ts';
 import { clientFor, deliveryEngine, limiterFor, loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
+import { shownWaiting, type WaitingShown, waitingLines } from './deliver.ts';
 import { forTerminal } from './terminal.ts';
 import { choiceArg, dateOption } from './usage.ts';
 
-/** After an inline run: one delivery pass when anything is subscribed. */
-async function deliverAfterRun(config: Config, sql: postgres.Sql, log: Logger): Promise<PassSummary | null> {
+/** What `run` delivered, and what it left. */
+type RunDeliveries = PassSummary & {
+  /** DAYBOOK_RUN_DELIVERY_WAIT: the longest run waits for deliveries. */
+  waitMs: number;
+  /** What is not sent yet, per subscription: for a worker or `daybook deliver`. */
+  waiting: WaitingShown[];
+};
+
+/**
+ * After an inline run: one delivery pass when anything is subscribed, stopped after
+ * DAYBOOK_RUN_DELIVERY_WAIT (a receiver that never answers holds run no longer: its send is
+ * closed then), and what waits still.
+ */
+async function deliverAfterRun(
+  config: Config,
+  sql: postgres.Sql,
+  log: Logger,
+): Promise<RunDeliveries | null> {
   const [n] = await sql<{ n: number }[]>`select count(*)::int as n from subscriptions where state = 'active'`;
   if (!n?.n) return null;
-  return deliveryEngine(config, sql, log).pass();
+  const waitMs = config.DAYBOOK_RUN_DELIVERY_WAIT;
+  const summary = await deliveryEngine(config, sql, log).pass({ until: new Date(Date.now() + waitMs) });
+  return { ...summary, waitMs, waiting: shownWaiting(await waitingDeliveries(sql)) };
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+/** The delivery lines of run's report. */
+function deliveryLines(d: RunDeliveries): string[] {
+  const lines = [`  webhooks: ${d.delivered} delivered, ${d.retrying} to retry, ${d.failed} failed`];
+  if (d.stopped)
+    lines.push(
+      `  stopped waiting for deliveries after ${seconds(d.waitMs)} (DAYBOOK_RUN_DELIVERY_WAIT)${d.abandoned > 0 ? `: ${d.abandoned} send${d.abandoned === 1 ? '' : 's'} had no answer yet and go${d.abandoned === 1 ? 'es' : ''} again` : ''}`,
+    );
+  const waiting = waitingLines(d.waiting, new Date(), '  ');
+  if (waiting.length > 0) lines.push(...waiting, '  left to a worker or daybook deliver');
+  return lines;
 }
 
 export function runCommand(): Command {
@@ -65,10 +103,7 @@ export function runCommand(): Command {
           );
           for (const f of summary.failures)
             process.stdout.write(`  failed: watch entry ${forTerminal(f.entity)}: ${forTerminal(f.error)}\n`);
-          if (delivered)
-            process.stdout.write(
-              `  webhooks: ${delivered.delivered} delivered, ${delivered.retrying} to retry (daybook deliver), ${delivered.failed} failed\n`,
-            );
+          if (delivered) process.stdout.write(`${deliveryLines(delivered).join('\n')}\n`);
         }
         if (summary.failures.length > 0 || summary.productPulls.some((p) => p.outcome === 'failed'))
           process.exitCode = 1;

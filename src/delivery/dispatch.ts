@@ -28,12 +28,16 @@ export interface DispatchOptions {
   publicUrl?: string | undefined;
   /** How mail goes (null: DAYBOOK_SMTP_URL is not set). */
   mailer?: Mailer | null;
+  /** Aborted when the sender stops waiting (daybook run's wait is over): a send in flight is abandoned. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface Dispatched extends SendResult {
   ok: boolean;
   /** The vendor said "too fast": wait this long, and count it as no failure of the endpoint. */
   rateLimitedMs: number | null;
+  /** The send was abandoned unanswered (`signal`): no verdict of the endpoint, to be sent again. */
+  abandoned?: boolean;
 }
 
 export const isChat = (f: Format): f is ChatFormat => (CHAT_FORMATS as readonly string[]).includes(f);
@@ -58,9 +62,12 @@ export async function sendChat(
   const r = await post(req.url, { 'webhook-id': eventId }, req.body, {
     timeoutMs: o.timeoutMs,
     allowPrivate: t.allow_private,
+    signal: o.signal,
   });
   const response = withoutSecrets(r.response, t.url, t.signing_secret);
   const error = withoutSecrets(r.error, t.url, t.signing_secret);
+  if (r.status === null && o.signal?.aborted)
+    return { ...r, response, error, ok: false, rateLimitedMs: null, abandoned: true };
   // "Too many requests" (Teams, and any vendor's gateway): waited out, as the body's "too fast".
   if (r.status === 429)
     return {
@@ -120,8 +127,19 @@ async function sendMail(
       latencyMs: 0,
       ok: false,
     };
-  const r = await o.mailer(mailAddresses(t.url), mailOf(messageOf(events, t.lang, known, o.publicUrl)));
-  return { ...base, response: r.response, error: r.error, latencyMs: r.latencyMs, ok: r.ok };
+  const r = await o.mailer(
+    mailAddresses(t.url),
+    mailOf(messageOf(events, t.lang, known, o.publicUrl)),
+    o.signal,
+  );
+  return {
+    ...base,
+    response: r.response,
+    error: r.error,
+    latencyMs: r.latencyMs,
+    ok: r.ok,
+    ...(!r.ok && o.signal?.aborted ? { abandoned: true } : {}),
+  };
 }
 
 /**
@@ -144,6 +162,7 @@ export async function dispatchEvents(
   const r = await post(new URL(t.url), signedHeaders(e.id, body, t.secrets, at), body, {
     timeoutMs: o.timeoutMs,
     allowPrivate: t.allow_private,
+    signal: o.signal,
   });
   const ok = r.status !== null && r.status >= 200 && r.status < 300;
   return {
@@ -152,6 +171,7 @@ export async function dispatchEvents(
     error: withoutSecrets(r.error, t.url, null),
     ok,
     rateLimitedMs: null,
+    ...(r.status === null && o.signal?.aborted ? { abandoned: true } : {}),
   };
 }
 

@@ -73,6 +73,10 @@ export interface PassSummary {
   retrying: number;
   failed: number;
   disabled: number;
+  /** Sends in flight when the pass's time ran out (`until`): closed unanswered, due again at once. */
+  abandoned: number;
+  /** The pass's time ran out (`until`) before it had sent everything due. */
+  stopped: boolean;
 }
 
 const emptySummary = (): PassSummary => ({
@@ -82,7 +86,13 @@ const emptySummary = (): PassSummary => ({
   retrying: 0,
   failed: 0,
   disabled: 0,
+  abandoned: 0,
+  stopped: false,
 });
+
+/** The error recorded for a send abandoned when its pass stopped waiting. */
+export const ABANDONED_ERROR =
+  'no answer yet when the delivery pass stopped waiting (daybook run waits DAYBOOK_RUN_DELIVERY_WAIT at most); due again at once, for a worker or daybook deliver';
 
 /**
  * The URL for logs and events: its origin and first path segment only. A query or a longer path
@@ -98,6 +108,11 @@ export function safeUrl(url: string): string {
   }
 }
 
+/** A receiver as shown to people: a URL cut of its tokens (safeUrl), a mail list as it is. */
+export function shownReceiver(url: string): string {
+  return /^mailto:/i.test(url) ? url : safeUrl(url);
+}
+
 export class DeliveryEngine {
   /** Each engine holds its claims under a name of its own, even beside another in this process. */
   private readonly holder = newHolder();
@@ -107,6 +122,8 @@ export class DeliveryEngine {
   private wake: (() => void) | null = null;
   private readonly now: () => Date;
   private readonly random: () => number;
+  /** Aborted when a pass with a deadline (`pass({ until })`) stops waiting. */
+  private stopping: AbortSignal | undefined;
 
   constructor(
     private readonly sql: postgres.Sql,
@@ -119,13 +136,37 @@ export class DeliveryEngine {
 
   /**
    * Fans out, then delivers everything due now, and returns when nothing is due or in flight
-   * (retries due later are left for a later pass).
+   * (retries due later are left for a later pass). With `until`, it stops then: it claims no
+   * more, sends nothing more, and closes the sends still waiting for an answer (recorded as no
+   * attempt of the schedule, due again at once: ABANDONED_ERROR), so it returns right after
+   * `until` whatever the receivers do.
    */
-  async pass(): Promise<PassSummary> {
+  async pass(o: { until?: Date } = {}): Promise<PassSummary> {
     const summary = emptySummary();
-    summary.queued = await fanOut(this.sql);
-    await this.pump(summary, () => false);
+    if (o.until === undefined) {
+      summary.queued = await fanOut(this.sql);
+      await this.pump(summary, () => false);
+      return summary;
+    }
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), Math.max(0, o.until.getTime() - Date.now()));
+    this.stopping = stop.signal;
+    try {
+      if (!stop.signal.aborted) summary.queued = await fanOut(this.sql);
+      await this.pump(summary, () => stop.signal.aborted);
+      // The sends in flight end at once when stopped (closed unanswered), and are recorded.
+      while (this.inFlight > 0) await new Promise<void>((r) => (this.wake = r));
+    } finally {
+      clearTimeout(timer);
+      this.stopping = undefined;
+    }
+    summary.stopped = stop.signal.aborted;
     return summary;
+  }
+
+  /** What a send needs: the options, and the signal of a pass that stops waiting. */
+  private sendOptions(): DeliveryOptions {
+    return this.stopping ? { ...this.o, signal: this.stopping } : this.o;
   }
 
   /** Passes until `signal` aborts, looking for new events every `pollMs`. */
@@ -269,6 +310,7 @@ export class DeliveryEngine {
     const ds = all.filter((d) => d.event);
     const first = ds[0];
     if (!first) return;
+    const o = this.sendOptions();
     const limit = rateLimitOf(first.format);
     if (!limit) throw new Error(`no rate limit is kept for the format ${first.format}`);
     const windowMs = this.o.rateWindowMs ?? limit.windowMs;
@@ -303,7 +345,7 @@ export class DeliveryEngine {
       // window has room for, the rest when it has room again.
       sends = groups.slice(0, granted).map((g) => ({
         part: g,
-        send: () => dispatchEvents(first, events(g), known, at, this.o),
+        send: () => dispatchEvents(first, events(g), known, at, o),
       }));
     } else {
       // A digest keeps a message of its own; the other groups are folded into the sends left.
@@ -311,35 +353,41 @@ export class DeliveryEngine {
       const rest = groups.filter((g) => !digests.includes(g));
       sends = digests.map((g) => ({
         part: g,
-        send: () => dispatchEvents(first, events(g), known, at, this.o),
+        send: () => dispatchEvents(first, events(g), known, at, o),
       }));
       const room = granted - sends.length;
       if (room > 0 && rest.length > 0) {
         if (isChat(first.format)) {
           let folded = 0;
-          for (const req of foldedRequests(chatTarget(first, this.o), rest.map(events), known, at).slice(
+          for (const req of foldedRequests(chatTarget(first, o), rest.map(events), known, at).slice(
             0,
             room,
           )) {
             const part = rest.slice(folded, folded + req.count).flat();
             folded += req.count;
-            sends.push({ part, send: () => sendChat(first, req, (part[0] as Claimed).event.id, this.o) });
+            sends.push({ part, send: () => sendChat(first, req, (part[0] as Claimed).event.id, o) });
           }
         } else {
           // A mail has no size limit: the burst is one mail.
           const part = rest.flat();
-          sends.push({ part, send: () => dispatchEvents(first, events(part), known, at, this.o) });
+          sends.push({ part, send: () => dispatchEvents(first, events(part), known, at, o) });
         }
       }
     }
     if (granted > sends.length) await returnSends(this.sql, first.subscription_id, granted - sends.length);
     const sent = new Set<number>();
     let waitUntil = freeAt;
+    // Sends not begun because the pass stopped waiting: given back to the window.
+    let unused = 0;
     // The messages of one batch that fail are tried again together, so they go again in the
     // same order: one draw of the jitter for all of them.
     const jitter = this.random();
     try {
-      for (const { part, send } of sends) {
+      for (const [i, { part, send }] of sends.entries()) {
+        if (o.signal?.aborted) {
+          unused = sends.length - i;
+          break;
+        }
         const result = await send();
         for (const d of part) {
           await this.record(d, result, at, summary, jitter);
@@ -351,7 +399,8 @@ export class DeliveryEngine {
         }
       }
     } finally {
-      await settleSends(this.sql, first.subscription_id, sends.length);
+      await settleSends(this.sql, first.subscription_id, sends.length - unused);
+      if (unused > 0) await returnSends(this.sql, first.subscription_id, unused);
     }
     await releaseClaims(
       this.sql,
@@ -362,9 +411,12 @@ export class DeliveryEngine {
   }
 
   private async deliver(d: Claimed, summary: PassSummary): Promise<void> {
+    const o = this.sendOptions();
+    // Claimed as the pass stopped waiting: let go unsent, due at once.
+    if (o.signal?.aborted) return releaseClaims(this.sql, [d.id], this.holder, this.now());
     const at = this.now();
     const result: Dispatched = d.event
-      ? await dispatchEvents(d, [d.event], await knownFor(this.sql, [d.event]), at, this.o)
+      ? await dispatchEvents(d, [d.event], await knownFor(this.sql, [d.event]), at, o)
       : {
           status: null,
           response: null,
@@ -390,7 +442,9 @@ export class DeliveryEngine {
     const ok = result.ok;
     const gone = result.status === 410;
     // The vendor's "too fast": the attempt waits the vendor's time and is no failure of the endpoint.
-    const limited = result.rateLimitedMs !== null;
+    // Nor is a send abandoned when the pass stopped waiting: it is due again at once.
+    const abandoned = !ok && result.abandoned === true;
+    const limited = result.rateLimitedMs !== null || abandoned;
     const next =
       ok || gone
         ? null
@@ -398,7 +452,7 @@ export class DeliveryEngine {
           ? new Date(at.getTime() + (result.rateLimitedMs ?? 0))
           : nextAttemptAt(this.o.schedule, attempt, at, parseRetryAfter(result.retryAfter, at), jitter);
     const outcome = ok ? 'succeeded' : next ? 'retrying' : 'failed';
-    const error = ok ? null : (result.error ?? `HTTP ${result.status}`);
+    const error = ok ? null : abandoned ? ABANDONED_ERROR : (result.error ?? `HTTP ${result.status}`);
     // Past the claim's lease the delivery is another's to take: a record still not written then
     // (a lock held elsewhere, a connection wedged in the driver) is given up, and its slot freed.
     const recording = this.sql.begin(async (tx) => {
@@ -423,6 +477,7 @@ export class DeliveryEngine {
     });
     await within(recording, this.leaseMs(), 'recording the attempt');
     if (ok) summary.delivered++;
+    else if (abandoned) summary.abandoned++;
     else if (outcome === 'retrying') summary.retrying++;
     else summary.failed++;
     this.log.info(

@@ -1,7 +1,7 @@
 /**
  * One HTTP POST of a delivery: no redirect followed, one deadline for the whole exchange
  * (15 s by default), at most 1 KB of the answer kept, and private addresses refused at
- * connection time unless allowed (address.ts).
+ * connection time unless allowed (address.ts). An abort signal closes it at once, unanswered.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -22,7 +22,7 @@ export async function post(
   url: URL,
   headers: Record<string, string>,
   body: string,
-  options: { timeoutMs: number; allowPrivate: boolean },
+  options: { timeoutMs: number; allowPrivate: boolean; signal?: AbortSignal | undefined },
 ): Promise<SendResult> {
   const started = performance.now();
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -32,9 +32,13 @@ export async function post(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', abandon);
       req.destroy();
       resolve({ ...r, latencyMs: Math.round(performance.now() - started) });
     };
+    // The caller stopped waiting (daybook run's wait is over): the request is closed, unanswered.
+    const abandon = () =>
+      done({ status: null, response: null, retryAfter: undefined, error: 'abandoned before an answer came' });
     const req = send(
       url,
       {
@@ -88,6 +92,8 @@ export async function post(
         error: err.message || err.code || 'request failed',
       }),
     );
+    if (options.signal?.aborted) abandon();
+    else options.signal?.addEventListener('abort', abandon, { once: true });
     req.end(body);
   });
 }

@@ -416,3 +416,42 @@ export async function releaseClaims(
     update delivery_queue set state = 'pending', next_attempt_at = ${at}, ${letGo(sql)}
     where id = any(${ids as number[]}::bigint[]) and ${stillHeld(sql, { holder })} and state = 'delivering'`;
 }
+
+/** What waits to be sent to one subscription, and when the next of it goes. */
+export interface Waiting {
+  subscription_id: number;
+  /** The receiver as stored: show it cut of its tokens (safeUrl), never as is. */
+  url: string;
+  format: Format;
+  state: SubscriptionState;
+  /** Every message not sent yet: the four below. */
+  waiting: number;
+  /** Never attempted, held back until later: a vendor's rate window, or its "too fast". */
+  rate_window: number;
+  /** Attempted and failed, waiting for the next try of the schedule. */
+  retrying: number;
+  /** Due now, not attempted yet: the next pass sends it. */
+  due: number;
+  /** Being sent by a process right now (claimed). */
+  sending: number;
+  /** When the next of them is due (for a claimed one: when its claim ends). */
+  next_at: Date;
+}
+
+/**
+ * The messages waiting to be sent, per subscription that is not disabled (a disabled one sends
+ * nothing until resumed): how many, why, and when the next goes. Read only.
+ */
+export async function waitingDeliveries(sql: Sql): Promise<Waiting[]> {
+  return sql<Waiting[]>`
+    select s.id::int as subscription_id, s.url, s.format, s.state,
+      count(*)::int as waiting,
+      (count(*) filter (where q.state = 'pending' and q.attempts = 0 and q.next_attempt_at > now()))::int as rate_window,
+      (count(*) filter (where q.state = 'pending' and q.attempts > 0))::int as retrying,
+      (count(*) filter (where q.state = 'pending' and q.attempts = 0 and q.next_attempt_at <= now()))::int as due,
+      (count(*) filter (where q.state = 'delivering'))::int as sending,
+      min(q.next_attempt_at) as next_at
+    from delivery_queue q join subscriptions s on s.id = q.subscription_id
+    where q.state in ('pending', 'delivering') and s.state <> 'disabled'
+    group by s.id order by s.id`;
+}
