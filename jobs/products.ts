@@ -1,9 +1,20 @@
-/** Pull one day's product trending list: fetch (configured limit, at most 20), land, normalize, snapshot. */
+/**
+ * Pull one day's product trending list: fetch (configured limit, at most 20), land, book the call
+ * in the credit ledger (src/purchase/products.ts), normalize, snapshot.
+ */
 import { z } from 'zod';
 import { isConnectionLoss } from '../src/db/outage.ts';
 import { applyProductListAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
 import { databaseNow, finishRun, startRun } from '../src/landing/runs.ts';
 import { acquire } from '../src/purchase/limiter.ts';
+import {
+  chargeOfAnswer,
+  chargeOfFailure,
+  neverSent,
+  openProductCall,
+  recoverProductCalls,
+  settleProductCall,
+} from '../src/purchase/products.ts';
 import { FinalForCycleError } from '../src/terms/job-errors.ts';
 import { addDays, cycleOf, isCalendarDate } from '../src/time/cycles.ts';
 import { RateLimitedError, UpstreamError } from '../src/upstream/errors.ts';
@@ -51,42 +62,39 @@ export async function processProducts(
   lastAttempt = false,
   onApplied?: (rawResponseId: number) => void,
 ): Promise<JobReport> {
-  const { sql } = deps;
+  const { sql, config } = deps;
   const cycle = data.cycle ?? cycleOf(await databaseNow(sql));
   const runId = await startRun(sql, { kind: PRODUCTS_JOB, listDate: data.date, entity: data.pull, jobId });
+  // Calls of earlier runs cut short with their call under way (this job's, or another's) are
+  // booked first: each once, from what they landed.
+  await recoverProductCalls(sql, PRODUCTS_JOB);
   await acquire(deps.limiter, 'product-listing');
+  const price = config.DAYBOOK_PRODUCT_CREDITS ?? null;
+  const opened = await openProductCall(sql, {
+    runId,
+    cycle,
+    price,
+    budget: config.DAYBOOK_CREDIT_BUDGET,
+    keyword: data.date,
+    date: data.date,
+  });
+  if (!opened.ok) {
+    // A priced call the cycle's budget cannot take is not made: the pull fails, saying why.
+    const reason = `not pulled: the product call costs ${price} credits (DAYBOOK_PRODUCT_CREDITS) and ${opened.reason === 'paused' ? `the cycle is paused: ${opened.detail}` : `the credit budget cannot take it: ${opened.detail}`}`;
+    await finishRun(sql, runId, { outcome: 'failed', errorCode: opened.reason, errorMessage: reason });
+    throw new FinalForCycleError(reason);
+  }
+  const call = { runId, cycle };
+  let result: Awaited<ReturnType<typeof deps.client.listProducts>>;
   try {
-    const result = await deps.client.listProducts(data.date, data.limit);
-    deps.onUpstreamCall?.('product-listing', 'success', result.exchange.durationMs);
-    const landed = await landExchange(sql, result.exchange, { runId, cycle });
-    let summary: Awaited<ReturnType<typeof applyProductListAnswer>>['summary'];
-    try {
-      ({ summary } = await applyProductListAnswer(sql, result, data.date, landed));
-    } catch (err) {
-      if (isConnectionLoss(err)) throw err;
-      // A list daybook cannot store (a value Postgres refuses): landed as received, reported,
-      // and not pulled again by a retry, which would only meet it again.
-      const reason =
-        `landed (raw response ${landed.id}), not applicable: ${err instanceof Error ? err.message : String(err)}`.slice(
-          0,
-          1000,
-        );
-      await finishRun(sql, runId, { outcome: 'failed', errorCode: 'unusable_answer', errorMessage: reason });
-      throw new FinalForCycleError(reason, { cause: err });
-    }
-    onApplied?.(landed.id);
-    const counts = {
-      products: summary.products,
-      newVersions: summary.initial + summary.changed,
-      snapshots: summary.snapshots,
-      newComments: summary.newComments,
-    };
-    await finishRun(sql, runId, { outcome: 'succeeded', counts });
-    return { outcome: 'succeeded', entity: data.date, counts };
+    result = await deps.client.listProducts(data.date, data.limit);
   } catch (err) {
+    if (neverSent(err)) await settleProductCall(sql, call, null, null);
     if (!(err instanceof UpstreamError)) throw err;
     deps.onUpstreamCall?.('product-listing', err.code, err.response?.durationMs ?? 0);
-    await ingestFailure(sql, err, { runId, cycle });
+    const landed = await ingestFailure(sql, err, { runId, cycle });
+    const charge = chargeOfFailure(err, price);
+    await settleProductCall(sql, call, charge, landed);
     const final = err.errorClass === 'permanent' || (lastAttempt && !(err instanceof RateLimitedError));
     await finishRun(sql, runId, {
       outcome: final ? 'failed' : 'retrying',
@@ -95,7 +103,42 @@ export async function processProducts(
         err.errorClass === 'transient' && final
           ? `gave up after the last attempt: ${err.message}`
           : err.message,
+      credits: charge?.credits ?? 0,
     });
     throw err;
   }
+  deps.onUpstreamCall?.('product-listing', 'success', result.exchange.durationMs);
+  const landed = await landExchange(sql, result.exchange, { runId, cycle });
+  const charge = chargeOfAnswer(result.exchange.bodyJson, price);
+  await settleProductCall(sql, call, charge, landed);
+  const credits = charge.credits ?? 0;
+  let summary: Awaited<ReturnType<typeof applyProductListAnswer>>['summary'];
+  try {
+    ({ summary } = await applyProductListAnswer(sql, result, data.date, landed));
+  } catch (err) {
+    if (isConnectionLoss(err)) throw err;
+    // A list daybook cannot store (a value Postgres refuses): landed as received, booked,
+    // reported, and not pulled again by a retry, which would only meet it again.
+    const reason =
+      `landed (raw response ${landed.id}), not applicable: ${err instanceof Error ? err.message : String(err)}`.slice(
+        0,
+        1000,
+      );
+    await finishRun(sql, runId, {
+      outcome: 'failed',
+      errorCode: 'unusable_answer',
+      errorMessage: reason,
+      credits,
+    });
+    throw new FinalForCycleError(reason, { cause: err });
+  }
+  onApplied?.(landed.id);
+  const counts = {
+    products: summary.products,
+    newVersions: summary.initial + summary.changed,
+    snapshots: summary.snapshots,
+    newComments: summary.newComments,
+  };
+  await finishRun(sql, runId, { outcome: 'succeeded', counts, credits });
+  return { outcome: 'succeeded', entity: data.date, counts, ...(charge.credits === null ? {} : { credits }) };
 }

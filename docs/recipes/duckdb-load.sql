@@ -175,12 +175,16 @@ SELECT
   cycle,
   operation,
   (count(*) FILTER (WHERE status = 'booked'))::INTEGER AS billed_queries,
-  sum(credits)::INTEGER AS credits,
+  coalesce(sum(credits), 0)::INTEGER AS credits,
   (count(DISTINCT pid) FILTER (WHERE status = 'booked'))::INTEGER AS distinct_enterprises,
   min(billed_at) AS first_billed_at,
   max(billed_at) AS last_billed_at,
   coalesce(sum(credits) FILTER (WHERE status = 'booked'), 0)::INTEGER AS booked_credits,
   coalesce(sum(credits) FILTER (WHERE status = 'presumed'), 0)::INTEGER AS presumed_credits,
-  (count(*) FILTER (WHERE status = 'presumed'))::INTEGER AS presumed_queries
+  (count(*) FILTER (WHERE status = 'presumed'))::INTEGER AS presumed_queries,
+  coalesce(sum(credits) FILTER (WHERE status = 'unconfirmed'), 0)::INTEGER AS unconfirmed_credits,
+  (count(*) FILTER (WHERE status = 'unconfirmed'))::INTEGER AS unconfirmed_queries,
+  -- An unpriced product call has credits null: counted here, in no sum.
+  (count(*) FILTER (WHERE credits IS NULL))::INTEGER AS unpriced_queries
 FROM credits
 GROUP BY cycle, operation;

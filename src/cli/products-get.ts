@@ -11,10 +11,18 @@ import type { Command } from 'commander';
 import type postgres from 'postgres';
 import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { ProductsJobData, processProducts } from '../../jobs/products.ts';
-import { ingestFailure, ingestProductDetail } from '../history/ingest.ts';
+import { applyProductDetailAnswer, ingestFailure, landExchange } from '../history/ingest.ts';
 import { databaseNow, finishRun, startRun } from '../landing/runs.ts';
 import { acquire } from '../purchase/limiter.ts';
+import {
+  chargeOfAnswer,
+  chargeOfFailure,
+  neverSent,
+  openProductCall,
+  settleProductCall,
+} from '../purchase/products.ts';
 import { realSleep, withRetries } from '../runtime/inline.ts';
+import { FinalForCycleError } from '../terms/job-errors.ts';
 import { cycleOf, pacificDayOver } from '../time/cycles.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { InvalidRequestError, UpstreamError } from '../upstream/errors.ts';
@@ -159,7 +167,10 @@ async function pullList(
   return { report: r, shown };
 }
 
-/** One product's detail, asked once (a run of its own) and applied to its history. */
+/**
+ * One product's detail, asked once (a run of its own), booked in the credit ledger like a list
+ * pull (src/purchase/products.ts), and applied to its history.
+ */
 async function detailRun(
   deps: JobDeps,
   client: UpstreamClient,
@@ -167,34 +178,58 @@ async function detailRun(
   name: string,
   seen: (detail: DetailSeen) => void,
 ): Promise<JobReport> {
+  const { config } = deps;
   const cycle = cycleOf(await databaseNow(sql));
   const runId = await startRun(sql, { kind: PRODUCT_DETAIL_RUN, entity: name });
   await acquire(deps.limiter, 'product-listing');
+  const price = config.DAYBOOK_PRODUCT_CREDITS ?? null;
+  const opened = await openProductCall(sql, {
+    runId,
+    cycle,
+    price,
+    budget: config.DAYBOOK_CREDIT_BUDGET,
+    keyword: name,
+    date: null,
+  });
+  if (!opened.ok) {
+    const reason = `not asked: the product call costs ${price} credits (DAYBOOK_PRODUCT_CREDITS) and ${opened.reason === 'paused' ? `the cycle is paused: ${opened.detail}` : `the credit budget cannot take it: ${opened.detail}`}`;
+    await finishRun(sql, runId, { outcome: 'failed', errorCode: opened.reason, errorMessage: reason });
+    throw new FinalForCycleError(reason);
+  }
+  const call = { runId, cycle };
+  let got: Awaited<ReturnType<UpstreamClient['getProduct']>>;
   try {
-    const got = await client.getProduct(name);
-    const { summary } = await ingestProductDetail(sql, got, { runId, cycle });
-    const p = got.data.metadata;
-    seen({
-      productId: p.product_id.trim(),
-      votes: p.votes_count ?? null,
-      comments: p.comments_count ?? null,
-    });
-    const counts = {
-      newVersions: summary.initial + summary.changed,
-      newComments: summary.newComments,
-    };
-    await finishRun(sql, runId, { outcome: 'succeeded', counts });
-    return { outcome: 'succeeded' as const, entity: name, counts };
+    got = await client.getProduct(name);
   } catch (err) {
+    if (neverSent(err)) await settleProductCall(sql, call, null, null);
     if (!(err instanceof UpstreamError)) throw err;
-    await ingestFailure(sql, err, { runId, cycle });
+    const landed = await ingestFailure(sql, err, { runId, cycle });
+    const charge = chargeOfFailure(err, price);
+    await settleProductCall(sql, call, charge, landed);
     await finishRun(sql, runId, {
       outcome: err.errorClass === 'permanent' ? 'failed' : 'retrying',
       errorCode: err.code,
       errorMessage: err.message,
+      credits: charge?.credits ?? 0,
     });
     throw err;
   }
+  const landed = await landExchange(sql, got.exchange, { runId, cycle });
+  const charge = chargeOfAnswer(got.exchange.bodyJson, price);
+  await settleProductCall(sql, call, charge, landed);
+  const { summary } = await applyProductDetailAnswer(sql, got, landed);
+  const p = got.data.metadata;
+  seen({
+    productId: p.product_id.trim(),
+    votes: p.votes_count ?? null,
+    comments: p.comments_count ?? null,
+  });
+  const counts = {
+    newVersions: summary.initial + summary.changed,
+    newComments: summary.newComments,
+  };
+  await finishRun(sql, runId, { outcome: 'succeeded', counts, credits: charge.credits ?? 0 });
+  return { outcome: 'succeeded' as const, entity: name, counts };
 }
 
 /** One product's detail, with the retries of a scheduled pull. */

@@ -142,6 +142,12 @@ export const ENV_SCHEMA = z.object({
   DAYBOOK_PRODUCT_RATE: int('DAYBOOK_PRODUCT_RATE', 1, 100_000).default(30),
   DAYBOOK_CREDIT_BUDGET: int('DAYBOOK_CREDIT_BUDGET', 0).default(3000),
   DAYBOOK_CREDITS_PER_QUERY: int('DAYBOOK_CREDITS_PER_QUERY', 1, 1000).default(3),
+  /**
+   * Credits one product call costs, which the upstream does not document. Set, a product call
+   * reserves that much of the cycle's budget and is booked at it (an amount the answer states
+   * wins); unset, product calls are booked unpriced: a ledger row each, its credits null.
+   */
+  DAYBOOK_PRODUCT_CREDITS: int('DAYBOOK_PRODUCT_CREDITS', 0, 2_147_483_647).optional(),
   /** Cycles after which a watch entry is owed a refresh before the planner's choice (src/plan/estimate.ts). */
   DAYBOOK_MAX_STALENESS_DAYS: int('DAYBOOK_MAX_STALENESS_DAYS', 1, 3650).default(30),
   /** Days the per-fetch bookkeeping is kept row by row (jobs/compact.ts); 0 keeps it forever. */

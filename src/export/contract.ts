@@ -459,16 +459,19 @@ export const EXPORT_TABLES: ExportTable[] = [
   {
     name: 'credits',
     description:
-      'The credit ledger: one row per billed upstream call (booked), or per call whose outcome never became known (presumed).',
+      'The credit ledger: one row per upstream call the upstream may have billed: answered and billed (booked), sent with no answer (unconfirmed), or whose outcome never became known (presumed).',
     key: ['entry_id'],
     columns: [
       c('entry_id', 'int64', 'The ledger entry.', { ...nn, expr: 'l.id' }),
       c('cycle', 'date', 'The cycle billed.', { ...nn, expr: 'l.cycle' }),
       c('operation', 'text', 'The upstream operation.', { ...nn, expr: 'l.operation' }),
       c('pid', 'text', 'The enterprise billed for.', { expr: 'l.pid' }),
-      c('keyword', 'text', 'The keyword queried.', { expr: 'l.keyword' }),
-      c('credits', 'int32', 'Credits.', { ...nn, expr: 'l.credits' }),
-      c('status', 'text', 'booked or presumed.', { ...nn, expr: 'l.status' }),
+      c('keyword', 'text', 'The keyword queried; for a product call, its list date or product name.', {
+        expr: 'l.keyword',
+      }),
+      // Null for an unpriced product call: no amount stated, DAYBOOK_PRODUCT_CREDITS unset.
+      c('credits', 'int32', 'Credits; null for an unpriced product call.', { expr: 'l.credits' }),
+      c('status', 'text', 'booked, unconfirmed or presumed.', { ...nn, expr: 'l.status' }),
       c('remark', 'text', 'How the amount was known.', { expr: 'l.remark' }),
       c('billed_at', 'timestamp', 'When, UTC.', { ...nn, expr: 'l.billed_at' }),
       c('run_id', 'int64', 'The run that made the call.', { expr: 'l.run_id' }),

@@ -186,8 +186,17 @@ export async function ingestProductDetail(
   result: UpstreamResult<ProductDetailSuccess>,
   ctx: IngestContext,
 ): Promise<{ rawResponseId: number; summary: ProductApplySummary }> {
-  const [landed] = await landRaw(sql, [landingOfExchange(result.exchange, ctx.runId, ctx.cycle)]);
-  const { id: rawId, landedAt } = landed as Landed;
+  const landed = await landExchange(sql, result.exchange, ctx);
+  return applyProductDetailAnswer(sql, result, landed);
+}
+
+/** Records the drift of a landed product detail and applies it (a version, comments). */
+export async function applyProductDetailAnswer(
+  sql: postgres.Sql,
+  result: UpstreamResult<ProductDetailSuccess>,
+  landed: Landed,
+): Promise<{ rawResponseId: number; summary: ProductApplySummary }> {
+  const { id: rawId, landedAt } = landed;
   await recordDriftOf(sql, rawId, result.exchange);
   const product = normalizeProduct(result.data.metadata);
   const summary = await sql.begin((tx) =>

@@ -11,6 +11,7 @@ import { inTransaction, type Sql } from '../db/connect.ts';
 import type { DriverRow, Recast } from '../db/rows.ts';
 import type { watchlist } from '../db/schema.ts';
 import { budgetOf, ensureCycleBudget } from '../purchase/credits.ts';
+import { productCreditsOwed } from '../purchase/products.ts';
 import { deferralMessage, fetchesInFlight, recordPlan } from '../purchase/fetches.ts';
 import { cycleStart, nextRefresh } from '../time/cycles.ts';
 import {
@@ -139,13 +140,21 @@ export async function readPlanInput(deps: PlanReader, cycle: string, head?: numb
         select count(*)::int as n from cycle_fetches
         where cycle = ${cycle} and credits_reserved = 0
           and (status = 'retrying' or (status = 'fetching' and credits_billed = 0 and call_fence is null))`;
-      const owed = (claimed?.n ?? 0) * config.DAYBOOK_CREDITS_PER_QUERY;
+      // Priced product calls spend from the same budget: the cycle's pulls not made yet keep theirs.
+      const owed =
+        (claimed?.n ?? 0) * config.DAYBOOK_CREDITS_PER_QUERY +
+        (await productCreditsOwed(
+          tx,
+          cycle,
+          config.DAYBOOK_PRODUCT_CREDITS ?? null,
+          config.DAYBOOK_PRODUCT_LOOKBACK_DAYS,
+        ));
       const limits: PlanLimits = {
         creditsPerQuery: config.DAYBOOK_CREDITS_PER_QUERY,
         // No budget row yet (a read-only plan, as `plan explain`): the one the plan would open.
         creditBudget: budget
           ? Math.max(0, budget.budget - budget.spent - budget.reserved - owed)
-          : config.DAYBOOK_CREDIT_BUDGET,
+          : Math.max(0, config.DAYBOOK_CREDIT_BUDGET - owed),
         rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
         // A late plan (or a past cycle run by hand) still gets at least an hour of window.
         windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),

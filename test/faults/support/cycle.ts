@@ -149,9 +149,11 @@ export async function expectLedgerMatchesBilling(
   sim: RunningSimulator,
   maxPresumed = 0,
 ): Promise<LedgerCheck> {
+  // Unpriced product calls (credits null) are left out: the simulator bills product calls nothing
+  // unless given a cost, and then they are priced (test/faults/products-billed.test.ts).
   const rows = await sql<{ status: string; n: number; credits: number }[]>`
     select status, count(*)::int as n, coalesce(sum(credits), 0)::int as credits from credit_ledger
-    where cycle = ${cycle} group by status`;
+    where cycle = ${cycle} and credits is not null group by status`;
   const of = (status: string) => {
     const r = rows.find((x) => x.status === status);
     return { n: r?.n ?? 0, credits: r?.credits ?? 0 };

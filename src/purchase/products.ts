@@ -1,0 +1,349 @@
+/**
+ * The bookkeeping of product calls. The upstream bills every call and documents no amount for the
+ * product operation, so each call the upstream may have billed gets one `credit_ledger` row
+ * (operation `product-listing`): at `DAYBOOK_PRODUCT_CREDITS` when it is set (a priced call), or
+ * with credits null (an unpriced call); an amount the answer states (`metadata.usage.credits`)
+ * beats both. A priced call reserves its credits in the cycle's budget before it is sent and
+ * settles with what it was booked at; an unpriced call reserves nothing.
+ *
+ * A call is opened on its run (`openProductCall`: the reservation, and a mark on the run that the
+ * call is under way), then settled once (`settleProductCall`: the ledger row, the budget, the mark
+ * cleared) in one transaction. A run cut short with its mark still set (the process died, or lost
+ * its database, with the call in flight) is settled by the next run of the same job
+ * (`recoverProductCalls`): from the answer it landed, or as `presumed` when none landed. A run
+ * makes one call, so the run is the call's key: never booked twice, whoever settles it.
+ */
+import { inTransaction, type Sql } from '../db/connect.ts';
+import { brokenSuccessOf, presumedBillingOf, unansweredCallOf } from '../upstream/client.ts';
+import { InvalidRequestError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
+import { statedCredits, usageOf } from './billing.ts';
+import { ensureCycleBudget, reserveCredits, settleCredits } from './credits.ts';
+
+export const PRODUCT_OPERATION = 'product-listing';
+
+/** The configured price of a product call: `DAYBOOK_PRODUCT_CREDITS`, or null (unpriced). */
+export type ProductPrice = number | null;
+
+/** What a product call is booked as. */
+export interface ProductCharge {
+  /** Null: an unpriced call (no amount stated, `DAYBOOK_PRODUCT_CREDITS` unset). */
+  credits: number | null;
+  /**
+   * booked: the upstream answered; unconfirmed: sent, and no complete answer came; presumed: the
+   * run was cut short with the call under way and nothing landed.
+   */
+  status: 'booked' | 'unconfirmed' | 'presumed';
+  remark: string;
+}
+
+const UNPRICED =
+  'unpriced: the upstream documents no cost for product calls and DAYBOOK_PRODUCT_CREDITS is unset';
+
+/** The amount of a call that states none: the configured price, or null, and the remark saying so. */
+function configured(price: ProductPrice, note: string): { credits: number | null; remark: string } {
+  return price === null
+    ? { credits: null, remark: `${note}; ${UNPRICED}` }
+    : { credits: price, remark: `${note}; the configured DAYBOOK_PRODUCT_CREDITS ${price} were booked` };
+}
+
+/** The charge of an answered, billed product call whose parsed body is `body`. Pure. */
+export function chargeOfAnswer(body: unknown, price: ProductPrice, note = 'product call'): ProductCharge {
+  const usage = usageOf(body);
+  const u = usage !== null && typeof usage === 'object' ? (usage as Record<string, unknown>) : {};
+  const stated = statedCredits(u.credits);
+  if (stated !== null) {
+    const remark = typeof u.remark === 'string' && u.remark.trim() !== '' ? `${note}; ${u.remark}` : note;
+    return { credits: stated, status: 'booked', remark };
+  }
+  return { status: 'booked', ...configured(price, `${note}; the answer stated no amount`) };
+}
+
+/**
+ * The charge of a product call that failed, or null when it was not billed. As for enterprise
+ * calls: an error answer is not billed; a success is, whether it broke off in transit (an HTTP
+ * 200 whose bytes do not prove an error, src/upstream/client.ts `presumedBillingOf`) or came in
+ * an undocumented shape. A call sent that got no answer at all (src/upstream/client.ts
+ * `unansweredCallOf`: a timeout or a connection cut after sending, before any byte of a body) may
+ * have been billed: `unconfirmed`, at the configured price; a request never sent books nothing.
+ */
+export function chargeOfFailure(err: UpstreamError, price: ProductPrice): ProductCharge | null {
+  const broken = presumedBillingOf(err);
+  if (broken) {
+    const bytes = err.response?.bodyBytes?.length ?? Buffer.byteLength(err.response?.bodyText ?? '');
+    const note = `an answer that broke off or came unreadable after its first ${bytes} bytes (${err.code}): presumed billed`;
+    if (broken.credits !== null)
+      return {
+        credits: broken.credits,
+        status: 'booked',
+        remark: `${note}; the amount its first bytes state`,
+      };
+    return { status: 'booked', ...configured(price, note) };
+  }
+  if (err instanceof UnexpectedResponseError && err.response?.bodyText) {
+    let body: unknown;
+    try {
+      body = JSON.parse(err.response.bodyText);
+    } catch {
+      return null;
+    }
+    const verdict = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+    if (verdict.result !== 'success' && verdict.status !== 'success') return null;
+    return chargeOfAnswer(body, price, 'a success in an undocumented shape (not applied)');
+  }
+  const unanswered = unansweredCallOf(err);
+  if (unanswered)
+    return {
+      status: 'unconfirmed',
+      ...configured(price, `${unanswered.what} (${err.code}): the upstream may have billed it`),
+    };
+  return null;
+}
+
+/** What `openProductCall` marks on the run: the call under way, what it reserved, and for what. */
+interface CallMark {
+  cycle: string;
+  reserved: number;
+  price: ProductPrice;
+  keyword: string;
+  /** The list date, to find what the call landed (the landing's index on it). */
+  date: string | null;
+}
+
+export type OpenedCall =
+  | { ok: true; runId: number; cycle: string; reserved: number }
+  | { ok: false; reason: 'budget_exhausted' | 'paused'; detail: string };
+
+/**
+ * Opens the product call of run `runId`, right before it is sent: a priced call reserves its
+ * price in the cycle's budget (creating the cycle's budget row, at `budget`, when the plan has not
+ * yet), and the run is marked as having a call under way. Refused when the budget cannot take it.
+ */
+export async function openProductCall(
+  sql: Sql,
+  call: {
+    runId: number;
+    cycle: string;
+    price: ProductPrice;
+    budget: number;
+    keyword: string;
+    date: string | null;
+  },
+): Promise<OpenedCall> {
+  const reserved = call.price ?? 0;
+  if (reserved > 0) await ensureCycleBudget(sql, call.cycle, call.budget);
+  return inTransaction(sql, async (tx) => {
+    if (reserved > 0) {
+      const taken = await reserveCredits(tx, call.cycle, reserved);
+      if (!taken.ok) return taken;
+    }
+    const mark: CallMark = {
+      cycle: call.cycle,
+      reserved,
+      price: call.price,
+      keyword: call.keyword,
+      date: call.date,
+    };
+    await tx`update runs set counts = counts || ${tx.json({ productCall: mark } as never)} where id = ${call.runId}`;
+    return { ok: true as const, runId: call.runId, cycle: call.cycle, reserved };
+  });
+}
+
+/**
+ * Settles the product call of run `runId` (opened in `cycle`), in one transaction: books `charge`
+ * (null: not billed) linked to the call's landing, releases the run's reservation, and counts
+ * what was booked as spent. A call a recovery presumed billed meanwhile (its run was closed as cut
+ * short while the call was still under way) becomes what its answer proved. Settling again
+ * changes nothing.
+ */
+export async function settleProductCall(
+  sql: Sql,
+  call: { runId: number; cycle: string },
+  charge: ProductCharge | null,
+  landed: { id: number; landedAt: Date } | null,
+): Promise<void> {
+  const { runId, cycle } = call;
+  await inTransaction(sql, async (tx) => {
+    const [run] = await tx<{ mark: CallMark | null }[]>`
+      select counts->'productCall' as mark from runs where id = ${runId} for update`;
+    const mark = run?.mark ?? null;
+    if (mark) {
+      await tx`update runs set counts = counts - 'productCall' where id = ${runId}`;
+      await book(tx, runId, mark, charge, landed);
+      return;
+    }
+    // Settled already, or presumed by a recovery (whose row this answer corrects; the recovery
+    // settled the reservation).
+    const [prior] = await tx<{ keyword: string | null }[]>`
+      select keyword from credit_ledger
+      where cycle = ${cycle} and run_id = ${runId} and operation = ${PRODUCT_OPERATION} and status = 'presumed'`;
+    if (prior)
+      await book(
+        tx,
+        runId,
+        { cycle, reserved: 0, price: null, keyword: prior.keyword ?? '', date: null },
+        charge,
+        landed,
+      );
+  });
+}
+
+/** Books the call of a marked run and settles its reservation (in the caller's transaction). */
+async function book(
+  tx: Sql,
+  runId: number,
+  mark: CallMark,
+  charge: ProductCharge | null,
+  landed: { id: number; landedAt: Date } | null,
+): Promise<void> {
+  const [prior] = await tx<{ id: string; credits: number | null }[]>`
+    select id, credits from credit_ledger
+    where cycle = ${mark.cycle} and run_id = ${runId} and operation = ${PRODUCT_OPERATION} for update`;
+  let spent = 0;
+  if (prior) {
+    // Presumed by a recovery while this call was still under way: the answer says what it was.
+    const credits = charge ? charge.credits : 0;
+    await tx`
+      update credit_ledger set credits = ${credits}, status = ${charge?.status ?? 'booked'},
+        remark = ${charge?.remark ?? 'presumed billed by a recovery; the answer showed nothing was billed'},
+        raw_response_id = coalesce(${landed?.id ?? null}, raw_response_id),
+        billed_at = coalesce(${landed?.landedAt ?? null}::timestamptz, billed_at)
+      where id = ${prior.id}`;
+    spent = (credits ?? 0) - (prior.credits ?? 0);
+  } else if (charge) {
+    const inserted = await tx`
+      insert into credit_ledger (cycle, operation, keyword, credits, remark, run_id, raw_response_id, billed_at, status)
+      values (${mark.cycle}, ${PRODUCT_OPERATION}, ${mark.keyword}, ${charge.credits}, ${charge.remark}, ${runId},
+              ${landed?.id ?? null}, coalesce(${landed?.landedAt ?? null}::timestamptz, now()), ${charge.status})
+      on conflict do nothing returning 1`;
+    if (inserted.length > 0) spent = charge.credits ?? 0;
+  }
+  if (spent !== 0 || mark.reserved !== 0) await settleCredits(tx, mark.cycle, mark.reserved, spent);
+}
+
+/**
+ * Settles the calls of the last month's runs of `kind` that were cut short with a call under way
+ * (their process died, or lost its database, and a later start of their job closed them as
+ * `abandoned`, or the runtime failed their job for stalling): a success they landed is booked
+ * from its body (it is the same call, not a new one); any other answer they landed by the same
+ * rules as a failed call; a call with nothing landed is `presumed` billed at the price it was
+ * opened with (null unpriced). A finished run keeps no mark otherwise (finishing it replaces its
+ * counts), so only those are read. Returns how many were settled.
+ */
+export async function recoverProductCalls(sql: Sql, kind: string): Promise<number> {
+  const cut = await sql<{ id: string }[]>`
+    select id from runs
+    where kind = ${kind} and started_at > now() - interval '31 days'
+      and outcome <> 'running' and counts ? 'productCall'`;
+  let settled = 0;
+  for (const { id } of cut) {
+    const runId = Number(id);
+    const done = await inTransaction(sql, async (tx) => {
+      const [run] = await tx<{ mark: CallMark | null }[]>`
+        select counts->'productCall' as mark from runs where id = ${runId} for update`;
+      const mark = run?.mark ?? null;
+      if (!mark) return false;
+      await tx`update runs set counts = counts - 'productCall' where id = ${runId}`;
+      const [answer] = await tx<
+        {
+          id: string;
+          outcome: string;
+          http_status: number | null;
+          body_json: unknown;
+          body_text: string | null;
+          landed_at: Date;
+        }[]
+      >`
+        select id, outcome, http_status, body_json, body_text, landed_at from raw_answers
+        where operation = ${PRODUCT_OPERATION} and run_id = ${runId}
+          and params->>'date' ${mark.date === null ? tx`is null` : tx`= ${mark.date}`}
+        order by id desc limit 1`;
+      const charge = answer ? chargeOfLanded(answer, mark.price) : presumed(mark.price);
+      await book(
+        tx,
+        runId,
+        mark,
+        charge,
+        answer ? { id: Number(answer.id), landedAt: answer.landed_at } : null,
+      );
+      return true;
+    });
+    if (done) settled++;
+  }
+  return settled;
+}
+
+/** A call cut short with nothing landed: presumed billed. */
+function presumed(price: ProductPrice): ProductCharge {
+  return {
+    status: 'presumed',
+    ...configured(price, 'presumed billed: the run was cut short with its call under way and nothing landed'),
+  };
+}
+
+/** The charge of an answer a run cut short had landed (read back from the landing). */
+function chargeOfLanded(
+  a: { outcome: string; http_status: number | null; body_json: unknown; body_text: string | null },
+  price: ProductPrice,
+): ProductCharge | null {
+  const note = 'landed by a run cut short before it booked it';
+  if (a.outcome === 'success') return chargeOfAnswer(a.body_json, price, note);
+  const text = a.body_text ?? (a.body_json === null ? null : JSON.stringify(a.body_json));
+  if (a.http_status === 200 && text !== null && brokenSuccessOf(text, PRODUCT_OPERATION)) {
+    return {
+      status: 'booked',
+      ...configured(price, `${note}: an answer that did not complete, presumed billed`),
+    };
+  }
+  if (a.http_status === null && (a.outcome === 'timeout' || a.outcome === 'network_error')) {
+    return { status: 'unconfirmed', ...configured(price, `${note}: sent, and no answer came`) };
+  }
+  return null;
+}
+
+/** What was checked before the request was sent (a bad parameter): nothing was sent. */
+export function neverSent(err: unknown): boolean {
+  return err instanceof InvalidRequestError;
+}
+
+/** The product calls booked in a cycle, for `status` and `report`. */
+export interface ProductCalls {
+  /** Ledger rows of product calls (one per call the upstream may have billed). */
+  calls: number;
+  /** Of them, with an amount. */
+  priced: number;
+  /** Of them, with credits null: no amount stated, `DAYBOOK_PRODUCT_CREDITS` unset. */
+  unpricedCalls: number;
+  /** Of them, sent with no answer (`unconfirmed`) or cut short (`presumed`): may have been billed. */
+  unconfirmed: number;
+  /** The credits of the priced ones. */
+  credits: number;
+}
+
+/** The product calls booked in `cycle`: one indexed read of the cycle's ledger rows. */
+export async function productCallsOf(sql: Sql, cycle: string): Promise<ProductCalls> {
+  const [r] = await sql<ProductCalls[]>`
+    select count(*)::int as calls, count(credits)::int as priced,
+           count(*) filter (where credits is null)::int as "unpricedCalls",
+           count(*) filter (where status <> 'booked')::int as unconfirmed,
+           coalesce(sum(credits), 0)::int as credits
+    from credit_ledger where cycle = ${cycle} and operation = ${PRODUCT_OPERATION}`;
+  return r ?? { calls: 0, priced: 0, unpricedCalls: 0, unconfirmed: 0, credits: 0 };
+}
+
+/**
+ * The credits the cycle's scheduled product pulls still need: `pulls` a cycle (one per list date
+ * of the lookback) at `price`, less those already booked in it (by list date). The plan keeps
+ * them out of what it spends on enterprises. 0 when product calls are unpriced.
+ */
+export async function productCreditsOwed(
+  sql: Sql,
+  cycle: string,
+  price: ProductPrice,
+  pulls: number,
+): Promise<number> {
+  if (price === null || price === 0) return 0;
+  const [r] = await sql<{ n: number }[]>`
+    select count(distinct keyword)::int as n from credit_ledger
+    where cycle = ${cycle} and operation = ${PRODUCT_OPERATION} and status = 'booked'`;
+  return Math.max(0, pulls - (r?.n ?? 0)) * price;
+}
