@@ -11,8 +11,8 @@ import { inTransaction, type Sql } from '../db/connect.ts';
 import type { DriverRow, Recast } from '../db/rows.ts';
 import type { watchlist } from '../db/schema.ts';
 import { budgetOf, ensureCycleBudget } from '../purchase/credits.ts';
-import { productCreditsOwed } from '../purchase/products.ts';
 import { deferralMessage, fetchesInFlight, recordPlan } from '../purchase/fetches.ts';
+import { productCreditsOwed } from '../purchase/products.ts';
 import { cycleStart, nextRefresh } from '../time/cycles.ts';
 import {
   capacityOf,
