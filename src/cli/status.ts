@@ -6,12 +6,13 @@ import { eventTypeLabel } from '../events/catalogue.ts';
 import { lastExports } from '../export/package.ts';
 import { driftReport } from '../history/drift-store.ts';
 import { deferredEntries } from '../plan/decide.ts';
-import { budgetOf } from '../purchase/credits.ts';
+import { budgetOf, ledgerCredits } from '../purchase/credits.ts';
 import { pauseCause } from '../runtime/ops-metrics.ts';
 import { Queues, redisConnection } from '../runtime/queues.ts';
 import { redisLabel } from '../runtime/redis.ts';
 import {
   beijingTime,
+  CREDIT_LABELS,
   enterpriseField,
   fieldLabel,
   grouped,
@@ -71,10 +72,10 @@ async function readStatus(sql: postgres.Sql, config: Config, cycle: string, with
   const progress = await sql<{ status: string; n: number }[]>`
     select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status order by status`;
   const budget = await budgetOf(sql, cycle);
-  // Credits of calls cut off before their answer (a process died): counted as spent.
-  const [presumed] = await sql<{ credits: number }[]>`
-    select coalesce(sum(credits), 0)::int as credits from credit_ledger
-    where cycle = ${cycle} and status = 'presumed'`;
+  // Confirmed and unconfirmed credits (calls sent and not answered, or cut off by a process that
+  // died: counted as spent), and product calls booked without an amount.
+  const ledger = await ledgerCredits(sql, cycle);
+  const presumed = { credits: ledger.presumed };
   // Deferred entries: rows, and the active entries the cycle's plan did not reach (no row).
   // Entries added after the cycle's plan are told apart by what a top-up would do with them now.
   const deferred = await deferredEntries(sql, cycle, 20, { config, now: () => new Date() });
@@ -136,6 +137,7 @@ async function readStatus(sql: postgres.Sql, config: Config, cycle: string, with
     byStatus,
     budget,
     presumed,
+    ledger,
     deferred,
     failures,
     failedEntries,
@@ -158,7 +160,16 @@ function statusJson(s: Status) {
     cycle: s.cycle,
     watchlist: s.watch[0],
     progress: Object.fromEntries([...s.byStatus].sort(([a], [b]) => a.localeCompare(b))),
-    credits: s.budget ? { ...s.budget, presumed: s.presumed?.credits ?? 0 } : null,
+    credits: s.budget
+      ? {
+          ...s.budget,
+          presumed: s.presumed.credits,
+          confirmed: s.ledger.confirmed,
+          unconfirmed: s.ledger.unconfirmed,
+          unconfirmedCalls: s.ledger.unconfirmedCalls,
+          unpricedCalls: s.ledger.unpricedCalls,
+        }
+      : null,
     deferred: s.deferred.first.map(({ watch_id: _w, ...rest }) => rest),
     deferredCount: s.deferred.total,
     deferredByReason: s.deferred.byReason,
@@ -357,9 +368,30 @@ function table(rows: readonly Record<string, unknown>[], columns: readonly strin
   );
 }
 
+/**
+ * After the credits spent, when some are unconfirmed: how many are confirmed, how many not, and
+ * what unconfirmed means (src/terms/fields.ts CREDIT_LABELS). Empty when every credit is confirmed.
+ */
+function creditsNote(l: Status['ledger'], lang: Lang): string {
+  if (l.unconfirmed === 0) return '';
+  const w = CREDIT_LABELS;
+  return lang === 'zh'
+    ? `（其中${w.confirmed.zh} ${count(l.confirmed, CREDITS, lang)}，${w.unconfirmed.zh} ${count(l.unconfirmed, CREDITS, lang)}：${w.unconfirmedNote.zh}）`
+    : ` (${grouped(String(l.confirmed))} ${w.confirmed.en}, ${grouped(String(l.unconfirmed))} ${w.unconfirmed.en}: ${w.unconfirmedNote.en})`;
+}
+
+/** After the credits line, when product calls were booked without an amount: how many. */
+function unpricedNote(l: Status['ledger'], lang: Lang): string {
+  if (l.unpricedCalls === 0) return '';
+  const w = CREDIT_LABELS;
+  return lang === 'zh'
+    ? `；${w.unpriced.zh} ${grouped(String(l.unpricedCalls))} 次（${w.unpricedNote.zh}）`
+    : `; ${w.unpriced.en}: ${grouped(String(l.unpricedCalls))} (${w.unpricedNote.en})`;
+}
+
 /** The summary lines at the head of the text status. */
 function statusLines(s: Status, config: Config, lang: Lang): string[] {
-  const { cycle, byStatus, budget, presumed, watch, queues, queueError, exports } = s;
+  const { cycle, byStatus, budget, ledger, watch, queues, queueError, exports } = s;
   const zh = lang === 'zh';
   const colon = zh ? '：' : ': ';
   const list = (items: string[]) => items.join(zh ? '；' : '; ');
@@ -383,21 +415,17 @@ function statusLines(s: Status, config: Config, lang: Lang): string[] {
     `  ${zh ? '进度' : 'Progress'}${colon}${progress.length ? list(progress) : zh ? '尚未计划' : 'nothing planned yet'}`,
   );
   if (budget) {
-    const presumedNote = presumed?.credits
-      ? zh
-        ? `（其中 ${count(presumed.credits, CREDITS, lang)}按已扣计：调用在应答前中断）`
-        : ` (${count(presumed.credits, CREDITS, lang)} of them presumed: calls cut off before their answer)`
-      : '';
+    const ledgerNote = creditsNote(ledger, lang);
     const left = Math.max(0, budget.budget - budget.spent - budget.reserved);
     const line = zh
-      ? `  积分：已用 ${count(budget.spent, CREDITS, lang)}${presumedNote}，预留 ${count(budget.reserved, CREDITS, lang)}，预算 ${count(budget.budget, CREDITS, lang)}，剩余 ${count(left, CREDITS, lang)}`
-      : `  Credits: ${count(budget.spent, CREDITS, lang)} spent${presumedNote} + ${count(budget.reserved, CREDITS, lang)} reserved of a budget of ${count(budget.budget, CREDITS, lang)} (${count(left, CREDITS, lang)} left)`;
+      ? `  积分：已用 ${count(budget.spent, CREDITS, lang)}${ledgerNote}，预留 ${count(budget.reserved, CREDITS, lang)}，预算 ${count(budget.budget, CREDITS, lang)}，剩余 ${count(left, CREDITS, lang)}`
+      : `  Credits: ${count(budget.spent, CREDITS, lang)} spent${ledgerNote} + ${count(budget.reserved, CREDITS, lang)} reserved of a budget of ${count(budget.budget, CREDITS, lang)} (${count(left, CREDITS, lang)} left)`;
     const paused = budget.pausedAt
       ? zh
         ? `；已暂停：${forTerminal(pausedWords(budget.pausedReason, lang))}（daybook resume 继续）`
         : `; PAUSED: ${forTerminal(pausedWords(budget.pausedReason, lang))} (daybook resume continues)`
       : '';
-    out.push(`${line}${paused}`);
+    out.push(`${line}${paused}${unpricedNote(ledger, lang)}`);
   }
   if (queues) {
     const states = ['waiting', 'active', 'delayed', 'failed'] as const;

@@ -3,7 +3,12 @@
  * in a cookie by the page switch), else the cookie, else the best of Accept-Language, else English.
  */
 
+import { CREDIT_LABELS } from '../terms/fields.ts';
+
 export type Lang = 'en' | 'zh';
+
+/** A catalogue word as a console label: `confirmed` → `Confirmed`. */
+const label = (w: string) => `${w.charAt(0).toUpperCase()}${w.slice(1)}`;
 
 const EN = {
   title: 'daybook console',
@@ -31,6 +36,11 @@ const EN = {
   budget: 'Budget',
   spent: 'Spent',
   reserved: 'Reserved',
+  confirmedCredits: label(CREDIT_LABELS.confirmed.en),
+  unconfirmedCredits: label(CREDIT_LABELS.unconfirmed.en),
+  unconfirmedNote: `${label(CREDIT_LABELS.unconfirmed.en)}: ${CREDIT_LABELS.unconfirmedNote.en}.`,
+  unpricedCalls: label(CREDIT_LABELS.unpriced.en),
+  unpricedNote: `${label(CREDIT_LABELS.unpriced.en)}: ${CREDIT_LABELS.unpricedNote.en}.`,
   pausedSince: 'Paused since',
   notPaused: 'Not paused',
   creditsChart: 'Credits used against the budget, per cycle, last 90 days',
@@ -159,6 +169,11 @@ const ZH: Messages = {
   budget: '预算',
   spent: '已用',
   reserved: '预留',
+  confirmedCredits: CREDIT_LABELS.confirmed.zh,
+  unconfirmedCredits: CREDIT_LABELS.unconfirmed.zh,
+  unconfirmedNote: `${CREDIT_LABELS.unconfirmed.zh}：${CREDIT_LABELS.unconfirmedNote.zh}。`,
+  unpricedCalls: CREDIT_LABELS.unpriced.zh,
+  unpricedNote: `${CREDIT_LABELS.unpriced.zh}：${CREDIT_LABELS.unpricedNote.zh}。`,
   pausedSince: '暂停于',
   notPaused: '未暂停',
   creditsChart: '近 90 天每个周期的积分用量与预算',

@@ -71,9 +71,30 @@ function cycleSection(ctx: PageContext, o: Overview): Html {
     ? html`<p class="warn"><strong>${t.paused}</strong>: ${t.pausedSince} ${whenZoned(ctx, c.paused_at)} — ${c.paused_reason ?? ''}</p>`
     : html`<p>${t.notPaused}</p>`;
   return html`<section aria-labelledby="cycle-h"><h2 id="cycle-h">${t.currentCycle}: ${c.cycle}</h2>
-<dl class="facts"><dt>${t.budget}</dt><dd>${num(c.budget)} ${t.creditsUnit}</dd><dt>${t.spent}</dt><dd>${num(c.spent)} ${t.creditsUnit}</dd><dt>${t.reserved}</dt><dd>${num(c.reserved)} ${t.creditsUnit}</dd></dl>
-${paused}
+<dl class="facts"><dt>${t.budget}</dt><dd>${num(c.budget)} ${t.creditsUnit}</dd><dt>${t.spent}</dt><dd>${num(c.spent)} ${t.creditsUnit}</dd>${ledgerFacts(ctx, o)}<dt>${t.reserved}</dt><dd>${num(c.reserved)} ${t.creditsUnit}</dd></dl>
+${ledgerNotes(ctx, o)}${paused}
 ${table(`${t.cycle} ${c.cycle}`, [t.status, t.entries, t.why], rows)}</section>`;
+}
+
+/**
+ * The credits spent told apart: confirmed (booked) and unconfirmed (calls sent and not answered,
+ * or cut off by a process that died), and product calls booked without an amount.
+ */
+function ledgerFacts(ctx: PageContext, o: Overview): Html {
+  const { t } = ctx;
+  const l = o.ledger;
+  if (!l) return html``;
+  const unpriced =
+    l.unpriced_calls > 0 ? html`<dt>${t.unpricedCalls}</dt><dd>${num(l.unpriced_calls)}</dd>` : html``;
+  return html`<dt>${t.confirmedCredits}</dt><dd>${num(l.confirmed)} ${t.creditsUnit}</dd><dt>${t.unconfirmedCredits}</dt><dd>${num(l.unconfirmed)} ${t.creditsUnit}</dd>${unpriced}`;
+}
+
+/** What unconfirmed credits and unpriced calls are, when the cycle has any. */
+function ledgerNotes(ctx: PageContext, o: Overview): Html {
+  const { t } = ctx;
+  const l = o.ledger;
+  if (!l) return html``;
+  return html`${l.unconfirmed > 0 ? html`<p class="warn">${t.unconfirmedNote}</p>` : ''}${l.unpriced_calls > 0 ? html`<p>${t.unpricedNote}</p>` : ''}`;
 }
 
 function creditsSection(ctx: PageContext, o: Overview): Html {

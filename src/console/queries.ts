@@ -22,8 +22,20 @@ export interface CycleBudget {
   paused_reason: string | null;
 }
 
+/**
+ * The latest cycle's credits as the ledger knows them (analytics.credit_usage): confirmed
+ * (booked), unconfirmed (unconfirmed + presumed: sent, no answer known), unpriced product calls.
+ */
+export interface CycleLedger {
+  confirmed: number;
+  unconfirmed: number;
+  unconfirmed_calls: number;
+  unpriced_calls: number;
+}
+
 export interface Overview {
   cycle: CycleBudget | null;
+  ledger: CycleLedger | null;
   counts: CycleCount[];
   credits: { day: string; credits: number; budget: number | null }[];
   rates: { operation: string; calls_in_window: number; blocked_until: Date | null; refusals: number }[];
@@ -57,6 +69,15 @@ export async function readOverview(tx: ReadTx): Promise<Overview> {
         select status, error_code, count(*)::int as n from console.cycle_fetches
         where cycle = ${cycle.cycle} group by 1, 2 order by 1, 2`
     : [];
+  // Summed over the cycle's operations; a null amount (an unpriced call) is in no sum.
+  const [ledger] = cycle
+    ? await tx<CycleLedger[]>`
+        select coalesce(sum(booked_credits), 0)::int as confirmed,
+               coalesce(sum(unconfirmed_credits + presumed_credits), 0)::int as unconfirmed,
+               coalesce(sum(unconfirmed_queries + presumed_queries), 0)::int as unconfirmed_calls,
+               (coalesce(sum(unpriced_queries) filter (where operation = 'product-listing'), 0))::int as unpriced_calls
+        from analytics.credit_usage where cycle = ${cycle.cycle}`
+    : [];
   // Each cycle's budget row keeps what the ledger billed for it (spent): no ledger scan.
   const credits = cycle
     ? await tx<{ day: string; credits: number; budget: number | null }[]>`
@@ -80,6 +101,7 @@ export async function readOverview(tx: ReadTx): Promise<Overview> {
     select a as state, n::float8 as n from console.metric_counts where metric = 'delivery_queue' and n <> 0 order by 1`;
   return {
     cycle: cycle ?? null,
+    ledger: ledger ?? null,
     counts,
     credits,
     rates,

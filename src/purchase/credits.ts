@@ -123,3 +123,32 @@ export async function budgetOf(sql: Sql, cycle: string): Promise<BudgetState | n
       }
     : null;
 }
+
+/**
+ * The credits of a cycle as the ledger knows them. Confirmed: booked, the upstream answered and
+ * billed. Unconfirmed: calls sent and not answered (`unconfirmed`) or cut off by a process that
+ * died (`presumed`): they may have been billed, and count as spent. Unpriced: product calls booked
+ * without an amount (credits null), counted, never summed.
+ */
+export interface LedgerCredits {
+  confirmed: number;
+  /** unconfirmed + presumed credits. */
+  unconfirmed: number;
+  /** Of `unconfirmed`, the credits presumed for calls a dead process left unsettled. */
+  presumed: number;
+  /** Calls behind `unconfirmed`. */
+  unconfirmedCalls: number;
+  unpricedCalls: number;
+}
+
+/** The ledger's credits of `cycle` (its rows by the cycle index; a null amount never breaks a sum). */
+export async function ledgerCredits(sql: Sql, cycle: string): Promise<LedgerCredits> {
+  const [r] = await sql<LedgerCredits[]>`
+    select coalesce(sum(credits) filter (where status = 'booked'), 0)::int as confirmed,
+           coalesce(sum(credits) filter (where status in ('unconfirmed', 'presumed')), 0)::int as unconfirmed,
+           coalesce(sum(credits) filter (where status = 'presumed'), 0)::int as presumed,
+           (count(*) filter (where status in ('unconfirmed', 'presumed')))::int as "unconfirmedCalls",
+           (count(*) filter (where credits is null and operation = 'product-listing'))::int as "unpricedCalls"
+    from credit_ledger where cycle = ${cycle}`;
+  return r ?? { confirmed: 0, unconfirmed: 0, presumed: 0, unconfirmedCalls: 0, unpricedCalls: 0 };
+}

@@ -1,13 +1,15 @@
 /**
  * The operator's gauges on /metrics, the ones the alert rules (ops/prometheus/) and the dashboard
  * (ops/grafana/) are built on: where the latest cycle stands against its deadline and its credit
- * budget, and why it is paused; the shared rate limiter; the last export of each destination;
- * failing webhook endpoints; the workers listening on each queue. Like the other gauges they are
- * read when scraped, from a few rows found by an index (the latest cycle's budget row and claims,
- * the rate limiter's rows, the export ledger's latest rows) and from Redis; nothing is scanned.
+ * budget, and why it is paused, its credits confirmed and unconfirmed; the shared rate limiter;
+ * the last export of each destination; failing webhook endpoints; the workers listening on each
+ * queue. Like the other gauges they are read when scraped, from a few rows found by an index (the
+ * latest cycle's budget row, claims and ledger rows, the rate limiter's rows, the export ledger's
+ * latest rows) and from Redis; nothing is scanned.
  */
 import type postgres from 'postgres';
 import { Gauge, type Registry } from 'prom-client';
+import { type LedgerCredits, ledgerCredits } from '../purchase/credits.ts';
 import { FETCH_STATUSES } from '../purchase/fetches.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
 import { QUEUE_NAMES, type QueueKind, type Queues } from './queues.ts';
@@ -52,6 +54,8 @@ interface CycleState {
   pausedReason: string | null;
   entries: Map<string, number>;
   completedAt: Date | null;
+  /** The cycle's ledger: confirmed and unconfirmed credits, unpriced product calls. */
+  ledger: LedgerCredits;
 }
 
 /** The latest cycle (the newest budget row, made by its plan): budget, claims, completion. */
@@ -84,6 +88,8 @@ async function readLatestCycle(sql: postgres.Sql): Promise<CycleState | null> {
     pausedReason: b.paused_reason,
     entries: new Map(claims.map((c) => [c.status, c.n])),
     completedAt: done?.at ?? null,
+    // One cycle's ledger rows, by the (cycle, …) index: one per call the cycle made.
+    ledger: await ledgerCredits(sql, b.cycle),
   };
 }
 
@@ -181,6 +187,30 @@ function registerCycleGauges(registry: Registry, sql: postgres.Sql): void {
       set({ kind: 'spent' }, c.spent);
       set({ kind: 'reserved' }, c.reserved);
     },
+  );
+  gauge(
+    'daybook_cycle_credits_confirmed',
+    'Credits of the latest cycle the upstream answered and billed (ledger status booked).',
+    [],
+    (set, c) => set({}, c.ledger.confirmed),
+  );
+  gauge(
+    'daybook_cycle_credits_unconfirmed',
+    'Credits of the latest cycle counted as spent that no answer confirmed, as they may have been billed: calls sent and never answered (ledger status unconfirmed) and calls cut off by a process that died (presumed).',
+    [],
+    (set, c) => set({}, c.ledger.unconfirmed),
+  );
+  gauge(
+    'daybook_cycle_calls_unconfirmed',
+    'Calls of the latest cycle behind daybook_cycle_credits_unconfirmed (ledger status unconfirmed or presumed).',
+    [],
+    (set, c) => set({}, c.ledger.unconfirmedCalls),
+  );
+  gauge(
+    'daybook_cycle_product_calls_unpriced',
+    'Product calls of the latest cycle booked without an amount (no documented price): counted here, in no credit sum.',
+    [],
+    (set, c) => set({}, c.ledger.unpricedCalls),
   );
   gauge(
     'daybook_cycle_credits_left',

@@ -298,6 +298,7 @@ export const TOKENS = {
     resolution_mismatch: { zh: '统一社会信用代码不符', en: 'credit code does not match' },
     claim_lost: { zh: '条目已由其他进程接手', en: 'taken over by another worker' },
     worker_died: { zh: '工作进程多次中断', en: 'its worker died too often' },
+    unanswered: { zh: '两次调用均无应答（可能已扣费）', en: 'no answer twice (may have been billed)' },
     bad_job_data: { zh: '任务数据无效', en: 'invalid job data' },
   },
   /** What kind of format drift an upstream answer showed (`format_drift.kind`). */
@@ -421,6 +422,23 @@ export const OPERATION_WORDS = {
     },
   },
 } as const satisfies Record<string, Record<string, { zh: string; en: string }>>;
+
+/**
+ * The kinds of credits the reports show apart (`daybook status`, `daybook run`, the console's
+ * overview): confirmed, the upstream answered and billed (ledger status `booked`); unconfirmed,
+ * calls sent and never answered, or cut off by a process that died (`unconfirmed` and
+ * `presumed`), which may have been billed; unpriced, product calls booked without an amount.
+ */
+export const CREDIT_LABELS = {
+  confirmed: { zh: '已确认', en: 'confirmed' },
+  unconfirmed: { zh: '未确认', en: 'unconfirmed' },
+  unconfirmedNote: {
+    zh: '调用已发出但未得到应答，或进程中断，可能已扣费',
+    en: 'calls sent and never answered, or cut off by a process that died: they may have been billed',
+  },
+  unpriced: { zh: '未计价的产品调用', en: 'unpriced product calls' },
+  unpricedNote: { zh: '上游未公布价格，不计入积分', en: 'no documented amount, not in the sums' },
+} as const satisfies Record<string, { zh: string; en: string }>;
 
 /** The words of an outcome or reason code (`not_found`, `server_error`), or the code as written. */
 export function reasonWord(code: string | null | undefined, lang: Lang): string {

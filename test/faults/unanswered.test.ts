@@ -8,18 +8,25 @@
  * simulator billed. A later answer does not confirm an unconfirmed call. A request that was never
  * sent (connection refused, a name that does not resolve, a TLS handshake that fails) is not booked.
  */
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDeps } from '../../jobs/deps.ts';
 import { loadConfig } from '../../src/config/config.ts';
+import { pageContext } from '../../src/console/layout.ts';
+import { overviewPage } from '../../src/console/pages.ts';
+import { readOverview } from '../../src/console/queries.ts';
 import { createLogger } from '../../src/log/log.ts';
 import { runInline } from '../../src/runtime/inline.ts';
+import { registerOperatorGauges } from '../../src/runtime/ops-metrics.ts';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { addDays, cycleOf, cycleStart } from '../../src/time/cycles.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
+import { runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { fastLimiter } from '../support/inline.ts';
+import { ownQueues } from '../support/queues.ts';
 import { startTestSim, TEST_KEY, UNTHROTTLED } from '../support/sim.ts';
 import { figures } from './support/cycle.ts';
 
@@ -179,5 +186,126 @@ describe('an upstream that bills every call and answers after the timeout, cycle
       'credits billed': sim.sim.counters.creditsBilled,
       'booked unconfirmed': budget?.spent ?? 0,
     });
+  });
+});
+
+describe('an upstream that answers some calls after the timeout: a later answer does not confirm an unanswered call', {
+  timeout: 300_000,
+}, () => {
+  const KEYWORDS = 10;
+  let t: TestDatabase;
+  let sim: RunningSimulator;
+  let cycle: string;
+
+  beforeAll(async () => {
+    t = await freshDatabase();
+    sim = await startTestSim({
+      seed: 5,
+      rateLimits: UNTHROTTLED,
+      faults: parseFaultSpec(`late=0.5@${LATE_MS}`),
+    });
+    await watch(t, sim, 20, KEYWORDS);
+    cycle = cycleOf(sim.sim.now());
+    await runInline(depsFor(t, sim), { cycle, only: 'enterprises', concurrency: KEYWORDS });
+  }, 300_000);
+
+  afterAll(async () => {
+    await sim?.close();
+    await t?.drop();
+  });
+
+  /** Each entry: its fetch status and code, and its ledger rows in the order they were written. */
+  const entries = async () =>
+    t.sql<{ keyword: string; status: string; error_code: string | null; ledger: string[] }[]>`
+      select w.keyword, f.status, f.error_code,
+             coalesce((select array_agg(l.status order by l.id) from credit_ledger l
+                       where l.cycle = f.cycle and l.watch_id = f.watch_id), '{}') as ledger
+      from cycle_fetches f join watchlist w on w.id = f.watch_id
+      where f.cycle = ${cycle} order by w.keyword`;
+
+  it('calls no entry more than twice, and books each call as what is known of it', async () => {
+    const late = sim.sim.counters.outcomes['enterprise-search']['success:late'] ?? 0;
+    expect(late).toBeGreaterThan(0);
+    expect(Math.max(...Object.values(sim.sim.counters.billedByPid))).toBeLessThanOrEqual(2);
+    const rows = await entries();
+    expect(rows).toHaveLength(KEYWORDS);
+    for (const r of rows) {
+      // Answered at once: one booked call. Late, then answered: the unconfirmed row stays beside
+      // the booked one. Late twice: two unconfirmed rows, and the entry waits for the next cycle.
+      if (r.status === 'succeeded') expect([['booked'], ['unconfirmed', 'booked']]).toContainEqual(r.ledger);
+      else {
+        expect(r).toMatchObject({ status: 'failed', error_code: 'unanswered' });
+        expect(r.ledger).toEqual(['unconfirmed', 'unconfirmed']);
+      }
+    }
+    const lateThenAnswered = rows.filter((r) => r.ledger.join() === 'unconfirmed,booked');
+    expect(lateThenAnswered.length, 'an entry whose second call was answered').toBeGreaterThan(0);
+    const [ledger] = await t.sql<{ booked: number; unconfirmed: number; n: number }[]>`
+      select coalesce(sum(credits) filter (where status = 'booked'), 0)::int as booked,
+             coalesce(sum(credits) filter (where status = 'unconfirmed'), 0)::int as unconfirmed,
+             (count(*) filter (where status = 'unconfirmed'))::int as n
+      from credit_ledger where cycle = ${cycle}`;
+    const billed = sim.sim.counters.creditsBilled;
+    // Every late call is an unconfirmed row; every answered one is booked, at what it stated.
+    expect(ledger?.n).toBe(late);
+    expect(ledger?.booked).toBe(billed - CREDITS * late);
+    expect((ledger?.booked ?? 0) + (ledger?.unconfirmed ?? 0)).toBeGreaterThanOrEqual(billed);
+    figures('unanswered, some answered later', {
+      keywords: KEYWORDS,
+      'late calls': late,
+      'entries late then answered': lateThenAnswered.length,
+      'credits billed': billed,
+      confirmed: ledger?.booked ?? 0,
+      unconfirmed: ledger?.unconfirmed ?? 0,
+    });
+  });
+
+  it('daybook status, the console and /metrics show confirmed and unconfirmed credits apart', async () => {
+    const [l] = await t.sql<{ confirmed: number; unconfirmed: number; calls: number }[]>`
+      select coalesce(sum(credits) filter (where status = 'booked'), 0)::int as confirmed,
+             coalesce(sum(credits) filter (where status in ('unconfirmed', 'presumed')), 0)::int as unconfirmed,
+             (count(*) filter (where status in ('unconfirmed', 'presumed')))::int as calls
+      from credit_ledger where cycle = ${cycle}`;
+    const want = { confirmed: l?.confirmed ?? -1, unconfirmed: l?.unconfirmed ?? -1 };
+    expect(want.unconfirmed).toBeGreaterThan(0);
+    const env = { DATABASE_URL: t.url, LOG_LEVEL: 'silent' };
+    const json = await runDaybook(['status', '--cycle', cycle, '--json', '--no-queues'], env);
+    expect(json.code, json.stderr).toBe(0);
+    const credits = (JSON.parse(json.stdout) as { credits: Record<string, number> }).credits;
+    expect(credits).toMatchObject({
+      ...want,
+      spent: want.confirmed + want.unconfirmed,
+      unconfirmedCalls: l?.calls,
+      unpricedCalls: 0,
+      presumed: 0,
+    });
+    const text = await runDaybook(['status', '--cycle', cycle, '--no-queues'], env);
+    expect(text.stdout).toContain(
+      `(${want.confirmed} confirmed, ${want.unconfirmed} unconfirmed: calls sent and never answered`,
+    );
+    const zh = await runDaybook(['status', '--cycle', cycle, '--no-queues', '--lang', 'zh'], env);
+    expect(zh.stdout).toContain(`（其中已确认 ${want.confirmed} 积分，未确认 ${want.unconfirmed} 积分：`);
+
+    const overview = await t.sql.begin((tx) => readOverview(tx));
+    expect(overview.ledger).toEqual({ ...want, unconfirmed_calls: l?.calls, unpriced_calls: 0 });
+    const page = String(overviewPage(pageContext('en', '/ui/'), overview));
+    expect(page).toContain(`<dt>Confirmed</dt><dd>${want.confirmed} credits</dd>`);
+    expect(page).toContain(`<dt>Unconfirmed</dt><dd>${want.unconfirmed} credits</dd>`);
+    const pageZh = String(overviewPage(pageContext('zh', '/ui/'), overview));
+    expect(pageZh).toContain(`<dt>未确认</dt><dd>${want.unconfirmed} 积分</dd>`);
+
+    const q = ownQueues('dbun');
+    try {
+      const registry = new Registry();
+      registerOperatorGauges(registry, t.sql, q.queues);
+      const sample = async (name: string) =>
+        Number(/^daybook_\S+ (\S+)$/m.exec(await registry.getSingleMetricAsString(name))?.[1]);
+      expect(await sample('daybook_cycle_credits_confirmed')).toBe(want.confirmed);
+      expect(await sample('daybook_cycle_credits_unconfirmed')).toBe(want.unconfirmed);
+      expect(await sample('daybook_cycle_calls_unconfirmed')).toBe(l?.calls);
+      expect(await sample('daybook_cycle_product_calls_unpriced')).toBe(0);
+    } finally {
+      await q.remove();
+    }
   });
 });
