@@ -9,8 +9,9 @@ import type { Config } from '../config/config.ts';
 import type { PassSummary } from '../delivery/engine.ts';
 import { waitingDeliveries } from '../delivery/store.ts';
 import type { Logger } from '../log/log.ts';
-import { budgetOf } from '../purchase/credits.ts';
+import { budgetOf, type LedgerCredits, ledgerCredits } from '../purchase/credits.ts';
 import { runInline } from '../runtime/inline.ts';
+import { CREDIT_LABELS } from '../terms/fields.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { command } from './about.ts';
 import { clientFor, deliveryEngine, limiterFor, loggerFor } from './assemble.ts';
@@ -58,6 +59,20 @@ function deliveryLines(d: RunDeliveries): string[] {
   return lines;
 }
 
+/**
+ * The credits spent told apart when some are not confirmed: confirmed (answered and billed) and
+ * unconfirmed (sent and never answered, or cut off by a process that died), and product calls
+ * booked without an amount.
+ */
+function creditsApart(c: LedgerCredits): string {
+  const w = CREDIT_LABELS;
+  const apart =
+    c.unconfirmed > 0
+      ? ` (${c.confirmed} ${w.confirmed.en}, ${c.unconfirmed} ${w.unconfirmed.en}: ${w.unconfirmedNote.en})`
+      : '';
+  return c.unpricedCalls > 0 ? `${apart}; ${w.unpriced.en}: ${c.unpricedCalls}` : apart;
+}
+
 export function runCommand(): Command {
   return command('run')
     .addOption(
@@ -85,10 +100,11 @@ export function runCommand(): Command {
           },
         );
         const budget = await budgetOf(db.sql, cycle);
+        const credits = await ledgerCredits(db.sql, cycle);
         // What the cycle found goes out to the subscribed endpoints now (queue mode: workers).
         const delivered = await deliverAfterRun(config, db.sql, log);
         if (opts.json)
-          process.stdout.write(`${JSON.stringify({ ...summary, budget, deliveries: delivered })}\n`);
+          process.stdout.write(`${JSON.stringify({ ...summary, budget, credits, deliveries: delivered })}\n`);
         else {
           const e =
             Object.entries(summary.enterprises)
@@ -97,7 +113,7 @@ export function runCommand(): Command {
           process.stdout.write(
             `cycle ${cycle}: products ${summary.productPulls.map((p) => `${p.date} ${p.outcome}`).join(', ') || 'skipped'}; enterprises ${e}` +
               (budget
-                ? `; credits ${budget.spent}/${budget.budget}${budget.pausedAt ? ` (paused: ${forTerminal(String(budget.pausedReason))})` : ''}`
+                ? `; credits ${budget.spent}/${budget.budget}${creditsApart(credits)}${budget.pausedAt ? ` (paused: ${forTerminal(String(budget.pausedReason))})` : ''}`
                 : '') +
               '\n',
           );
