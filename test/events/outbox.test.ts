@@ -128,9 +128,10 @@ describe('the event outbox', { timeout: 180_000 }, () => {
       .then(() => {
         bDone = true;
       });
-    // B cannot take a sequence number until A commits: its insert waits on A's lock.
+    // B cannot take a sequence number until A commits: its insert waits on A's lock (looked for
+    // until it shows, with a hang guard: on a busy machine B may take a while to get there).
     let waiting = 0;
-    for (let i = 0; i < 100 && waiting === 0; i++) {
+    for (const deadline = Date.now() + 30_000; waiting === 0 && Date.now() < deadline; ) {
       const [w] = await t.sql<{ n: number }[]>`
         select count(*)::int as n from pg_locks l join pg_database d on d.oid = l.database
         where l.locktype = 'advisory' and not l.granted and d.datname = current_database()`;

@@ -130,16 +130,22 @@ describe('export guarantees', { timeout: 300_000 }, () => {
       });
       late.catch(() => {});
       await inserted.wait;
-      // A session idle in a transaction that holds a transaction id, as a forgotten psql would.
+      // A session idle in a transaction that holds a transaction id, as a forgotten psql would,
+      // for as long as the export runs (until told, not for a time a busy machine may outlast).
+      const idleHolds = signal();
+      const idleRelease = signal();
       const idleTx = idle.begin(async (tx) => {
         await tx`select pg_current_xact_id()`;
-        await new Promise((r) => setTimeout(r, 1500));
+        idleHolds.give();
+        await idleRelease.wait;
       });
       idleTx.catch(() => {});
+      await idleHolds.wait;
       await insertEvent(h.t.sql, 101);
       const [p2] = await exportPackages(h.t.sql, { to: dir, format: 'ndjson' });
       expect(p2?.kind).toBe('incremental');
       expect(probes(dir, 100)).toEqual([101]);
+      idleRelease.give();
       commit.give();
       await late;
       await idleTx;
@@ -220,7 +226,8 @@ describe('export guarantees', { timeout: 300_000 }, () => {
         },
         stdio: 'ignore',
       });
-      const deadline = Date.now() + 30_000;
+      // A hang guard: the process takes seconds to start on an idle machine, far more on a busy one.
+      const deadline = Date.now() + 150_000;
       while (
         !(
           existsSync(dir) &&

@@ -164,8 +164,9 @@ describe('the operator gauges of /metrics', { timeout: 60_000 }, () => {
     });
     try {
       await worker.waitUntilReady();
+      // Until the scrape sees the worker (a hang guard, not a deadline).
       let n = 0;
-      for (let i = 0; i < 50 && n === 0; i++) {
+      for (const deadline = Date.now() + 30_000; n === 0 && Date.now() < deadline; ) {
         n = (await scrape(db, q)).get('daybook_workers{queue="enterprise"}') ?? 0;
         if (n === 0) await new Promise((r) => setTimeout(r, 100));
       }
