@@ -498,6 +498,18 @@ describe('a failure of the server', { timeout: 120_000 }, () => {
       expect(line.err?.stack, path).toMatch(/\n\s+at /);
       expect(line.url, path).toBe(path.replace(/[?&]token=[^&]*/, '').replace(/^([^?]*)&/, '$1?'));
     }
+    // The open health check says which check failed, not how: that is in the log, at warn.
+    const health = await get('/healthz');
+    expect(health.status).toBe(503);
+    expect(JSON.parse(health.body)).toEqual({
+      status: 'unhealthy',
+      request_id: health.id,
+      postgres: 'error',
+    });
+    const warned = lines.filter((l) => l.requestId === health.id);
+    expect(warned.map((l) => [l.level, l.check])).toEqual([[40, 'postgres']]);
+    expect((warned[0]?.err as { message?: string } | undefined)?.message).toBeTruthy();
+
     const text = JSON.stringify(lines);
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain('daybook_session');
