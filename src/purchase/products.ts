@@ -99,6 +99,15 @@ export function chargeOfFailure(err: UpstreamError, price: ProductPrice): Produc
   return null;
 }
 
+/**
+ * The ledger rows of the product calls of `cycle`. A product call has no watch entry: with
+ * `watch_id is null` they are a short range of the ledger's (cycle, watch_id, call_fence) index,
+ * not a scan of every enterprise row of the cycle.
+ */
+function productRows(sql: Sql, cycle: string) {
+  return sql`cycle = ${cycle} and watch_id is null and operation = ${PRODUCT_OPERATION}`;
+}
+
 /** What `openProductCall` marks on the run: the call under way, what it reserved, and for what. */
 interface CallMark {
   cycle: string;
@@ -175,7 +184,7 @@ export async function settleProductCall(
     // settled the reservation).
     const [prior] = await tx<{ keyword: string | null }[]>`
       select keyword from credit_ledger
-      where cycle = ${cycle} and run_id = ${runId} and operation = ${PRODUCT_OPERATION} and status = 'presumed'`;
+      where ${productRows(tx, cycle)} and run_id = ${runId} and status = 'presumed'`;
     if (prior)
       await book(
         tx,
@@ -197,7 +206,7 @@ async function book(
 ): Promise<void> {
   const [prior] = await tx<{ id: string; credits: number | null }[]>`
     select id, credits from credit_ledger
-    where cycle = ${mark.cycle} and run_id = ${runId} and operation = ${PRODUCT_OPERATION} for update`;
+    where ${productRows(tx, mark.cycle)} and run_id = ${runId} for update`;
   let spent = 0;
   if (prior) {
     // Presumed by a recovery while this call was still under way: the answer says what it was.
@@ -326,7 +335,7 @@ export async function productCallsOf(sql: Sql, cycle: string): Promise<ProductCa
            count(*) filter (where credits is null)::int as "unpricedCalls",
            count(*) filter (where status <> 'booked')::int as unconfirmed,
            coalesce(sum(credits), 0)::int as credits
-    from credit_ledger where cycle = ${cycle} and operation = ${PRODUCT_OPERATION}`;
+    from credit_ledger where ${productRows(sql, cycle)}`;
   return r ?? { calls: 0, priced: 0, unpricedCalls: 0, unconfirmed: 0, credits: 0 };
 }
 
@@ -344,6 +353,6 @@ export async function productCreditsOwed(
   if (price === null || price === 0) return 0;
   const [r] = await sql<{ n: number }[]>`
     select count(distinct keyword)::int as n from credit_ledger
-    where cycle = ${cycle} and operation = ${PRODUCT_OPERATION} and status = 'booked'`;
+    where ${productRows(sql, cycle)} and status = 'booked'`;
   return Math.max(0, pulls - (r?.n ?? 0)) * price;
 }
