@@ -50,7 +50,9 @@ function keysBySlot(cluster: RedisCluster, pattern: string): { key: string; slot
   return out;
 }
 
-describe('a Redis Cluster of three masters', { timeout: 240_000 }, () => {
+// Minutes on a busy machine (two worker processes and two daybook commands start, 120 entries go
+// through): the timeout is a hang guard; every wait inside is for a state.
+describe('a Redis Cluster of three masters', { timeout: 600_000 }, () => {
   let cluster: RedisCluster | undefined;
   let cycle: FaultCycle | undefined;
   const workers: WorkerProcess[] = [];
@@ -113,7 +115,24 @@ describe('a Redis Cluster of three masters', { timeout: 240_000 }, () => {
     expect(status.code, status.stderr).toBe(0);
     const report = JSON.parse(status.stdout) as { queues: unknown; queuesError?: unknown };
     expect(report.queues, status.stdout).not.toBeNull();
-    await new Promise((r) => setTimeout(r, 2000));
+    // Whatever the re-plan put on the queues was there when enqueue returned: once no job of
+    // the plan and enterprise queues is waiting, running or delayed, it has all run (on a busy
+    // machine, a fixed pause might have ended before it started).
+    const busy = async () => {
+      let n = 0;
+      for (const q of [c.queues.plan, c.queues.enterprise]) {
+        const counts = await q.getJobCounts(
+          'waiting',
+          'active',
+          'delayed',
+          'prioritized',
+          'waiting-children',
+        );
+        n += Object.values(counts).reduce((a, b) => a + b, 0);
+      }
+      return n;
+    };
+    await waitFor('the re-plan to run', async () => (await busy()) === 0, 60_000);
     expect(c.sim.sim.counters.billedQueries).toBe(ENTRIES);
 
     const masters = new Set(keys.map((k) => k.port));

@@ -25,6 +25,7 @@ import { addDays, cycleOf } from '../../src/time/cycles.ts';
 import { BIN, type CliResult, runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { removeQueues } from '../support/queues.ts';
+import { cycleProgress, cycleSettled } from '../support/settled.ts';
 
 const KEY = `sk-LEAKCHECK-${randomBytes(8).toString('hex')}`;
 
@@ -69,14 +70,28 @@ async function stop(p: Proc): Promise<void> {
   await exited;
 }
 
-/** Resolves when `done()` is true, checking every 250 ms; rejects after `ms`. */
-async function until(done: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+/**
+ * Resolves when `done()` is true, checking every 250 ms; rejects after `ms` (a hang guard, not a
+ * deadline: every wait here is for a state), saying what `state()` last read.
+ */
+async function until(
+  done: () => Promise<boolean>,
+  ms: number,
+  what: string,
+  state?: () => Promise<unknown>,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not done within ${ms} ms`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what}: not done within ${ms} ms${state ? ` (${JSON.stringify(await state())})` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+/** How long a daybook command or process may take before the test calls it hung: a machine may be busy. */
+const HANG_MS = 180_000;
 
 /** Every value under a Redis prefix, as text. */
 async function redisText(redis: Redis, prefix: string): Promise<string> {
@@ -95,7 +110,10 @@ async function redisText(redis: Redis, prefix: string): Promise<string> {
   return parts.join('\n');
 }
 
-describe('secret hygiene', { timeout: 300_000 }, () => {
+// About fifteen daybook processes one after another: a minute on an idle machine, several on a
+// busy one (each process takes seconds to start there). Every wait inside is for a state, with a
+// hang guard of its own (HANG_MS); the test's timeout is one too.
+describe('secret hygiene', { timeout: 15 * 60_000 }, () => {
   let t: TestDatabase;
   let redis: Redis;
   let sim: Proc;
@@ -109,7 +127,7 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
   const cycle = cycleOf(new Date());
 
   const daybook = async (what: string, args: string[], extra: Record<string, string> = {}) => {
-    const r: CliResult = await runDaybook(args, { ...env, ...extra });
+    const r: CliResult = await runDaybook(args, { ...env, ...extra }, undefined, HANG_MS);
     outputs.push({ what, text: `${r.stdout}\n${r.stderr}` });
     return r;
   };
@@ -136,7 +154,7 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
       {},
     );
     procs.push(sim);
-    await until(async () => /listening on (http:\S+)/.test(sim.out.join('')), 60_000, 'simulator start');
+    await until(async () => /listening on (http:\S+)/.test(sim.out.join('')), HANG_MS, 'simulator start');
     simUrl = /listening on (http:\S+)/.exec(sim.out.join(''))?.[1] as string;
     // An upstream that echoes the Authorization header back in a 401 error body.
     echo = createServer((req, res) => {
@@ -163,9 +181,12 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
       DAYBOOK_ENTERPRISE_RATE: '3000',
       DAYBOOK_PRODUCT_RATE: '3000',
       DAYBOOK_HTTP_TIMEOUT_MS: '5000',
+      // Retries of the 5xx and HTML faults back off from 100 ms, not 2 s: a cycle through them
+      // takes seconds, however the retries fall.
+      DAYBOOK_RETRY_BASE_MS: '100',
       LOG_LEVEL: 'debug',
     };
-  });
+  }, HANG_MS);
 
   afterAll(async () => {
     for (const p of procs) await stop(p);
@@ -215,34 +236,49 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
     expect(
       (await daybook('enqueue', ['enqueue', '--cycle', next, '--products', addDays(cycle, -3)])).code,
     ).toBe(0);
-    /** Planned entries of cycle `c`, and how many are not yet done. */
-    const progress = async (c: string) => {
-      const [r] = await t.sql<{ total: number; pending: number }[]>`
-        select count(*)::int as total,
-               count(*) filter (where status in ('planned', 'fetching'))::int as pending
-        from cycle_fetches where cycle = ${c}`;
-      return r ?? { total: 0, pending: 0 };
+    // The worker's cycle is done when its plan has run and no row it wrote is still to be bought
+    // (retrying ones included), and the products pull has ended, one way or the other: nothing of
+    // it is left for the next worker, which has the wrong key.
+    const queues = new Queues(redis, prefix);
+    const productsEnded = async () => {
+      const c = await queues.products.getJobCounts('completed', 'failed');
+      return (c.completed ?? 0) + (c.failed ?? 0);
     };
-    const settled = async (c: string) => {
-      const p = await progress(c);
-      return p.total >= 20 && p.pending === 0;
-    };
-    await until(() => settled(next), 180_000, 'worker cycle');
+    await until(
+      async () => (await cycleSettled(t.sql, next)) && (await productsEnded()) === 1,
+      HANG_MS,
+      'worker cycle',
+      async () => ({ cycle: await cycleProgress(t.sql, next), productsEnded: await productsEnded() }),
+    );
+    expect((await cycleProgress(t.sql, next)).total).toBeGreaterThanOrEqual(20);
     await stop(worker);
     outputs.push({ what: 'worker', text: worker.out.join('') });
 
-    // 4. A worker with the wrong key: failed jobs kept in Redis with their reasons.
+    // 4. A worker with the wrong key: failed jobs kept in Redis with their reasons. Each job the
+    // plan enqueued is refused (401, permanent: no retry), fails its row, then fails in BullMQ.
+    // The entries that are resting after not_found were skipped by the plan: no job, no failure.
     const later = addDays(cycle, 2);
     const wrongWorker = startDaybook(['worker'], { ...env, DAYBOOK_API_KEY: WRONG_KEY });
     procs.push(wrongWorker);
     await daybook('enqueue (wrong key)', ['enqueue', '--cycle', later]);
-    const queues = new Queues(redis, prefix);
+    const failedOf = async (c: string) =>
+      (await queues.enterprise.getFailed()).filter((j) => (j.data as { cycle?: string }).cycle === c).length;
+    const refusedState = async () => ({
+      cycle: await cycleProgress(t.sql, later),
+      failedJobs: await failedOf(later),
+    });
     await until(
-      async () =>
-        (await settled(later)) && (await queues.enterprise.getFailedCount()) >= (await progress(later)).total,
-      120_000,
+      async () => {
+        const { cycle: p, failedJobs } = await refusedState();
+        return p.planned && p.pending === 0 && failedJobs >= (p.statuses.failed ?? 0);
+      },
+      HANG_MS,
       'failed jobs',
+      refusedState,
     );
+    const refusedCycle = await refusedState();
+    expect(refusedCycle.cycle.statuses.failed ?? 0, JSON.stringify(refusedCycle)).toBeGreaterThanOrEqual(20);
+    expect(refusedCycle.cycle.statuses.succeeded ?? 0).toBe(0);
     const failed = await queues.enterprise.getFailed();
     await queues.close();
     await stop(wrongWorker);
@@ -255,33 +291,30 @@ describe('secret hygiene', { timeout: 300_000 }, () => {
         .join('\n'),
     });
 
-    // 5. Bad base URLs and an upstream that echoes the key.
-    const wrongPath = await daybook(
-      'a base URL answering 404',
-      ['products', 'get', '--date', addDays(cycle, -5)],
-      {
+    // 5. Bad base URLs and an upstream that echoes the key: three commands that share nothing,
+    // run at once (each is mostly a process starting, which a busy machine makes slow).
+    const [wrongPath, malformed, echoed] = await Promise.all([
+      daybook('a base URL answering 404', ['products', 'get', '--date', addDays(cycle, -5)], {
         DAYBOOK_API_BASE_URL: `${simUrl}/no/such/prefix`,
-      },
-    );
+      }),
+      daybook('a malformed base URL', ['run'], { DAYBOOK_API_BASE_URL: `htp:/${KEY}` }),
+      daybook('an upstream echoing the key', ['products', 'get', '--date', addDays(cycle, -6)], {
+        DAYBOOK_API_BASE_URL: echoUrl,
+      }),
+    ]);
     expect(wrongPath.code).toBe(1);
-    const malformed = await daybook('a malformed base URL', ['run'], { DAYBOOK_API_BASE_URL: `htp:/${KEY}` });
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toMatch(/DAYBOOK_API_BASE_URL must be a URL/);
-    const echoed = await daybook(
-      'an upstream echoing the key',
-      ['products', 'get', '--date', addDays(cycle, -6)],
-      {
-        DAYBOOK_API_BASE_URL: echoUrl,
-      },
-    );
     expect(echoed.code).toBe(1);
     expect(echoed.stdout).toMatch(/Invalid API key: Bearer \[redacted\]/);
 
-    // 6. What a person reads afterwards.
-    for (const c of [cycle, addDays(cycle, -1), next, later]) {
-      const status = await daybook(`status ${c}`, ['status', '--cycle', c, '--json']);
-      expect(status.code).toBe(0);
-    }
+    // 6. What a person reads afterwards (read-only: the four at once).
+    const statuses = await Promise.all(
+      [cycle, addDays(cycle, -1), next, later].map((c) =>
+        daybook(`status ${c}`, ['status', '--cycle', c, '--json']),
+      ),
+    );
+    for (const status of statuses) expect(status.code, status.stderr).toBe(0);
 
     // The faults really happened: 5xx and HTML answers, 401s, not_found, landed.
     const kinds = await t.sql<{ kind: string; n: number }[]>`

@@ -8,7 +8,13 @@ import { startTestSim, TEST_KEY, UNTHROTTLED } from '../support/sim.ts';
 /** The cycle's plan has run and every row it wrote is settled (one snapshot: test/support/settled.ts). */
 const settled = (p: TestPipeline, cycle: string) => cycleSettled(p.db.sql, cycle);
 
-describe('a cycle through the queue', { timeout: 120_000 }, () => {
+/**
+ * How long a cycle may take before the test calls it hung: seconds on an idle machine, a minute
+ * or more on a busy one. Every wait is for a state; this only bounds it.
+ */
+const HANG_MS = 300_000;
+
+describe('a cycle through the queue', { timeout: 2 * HANG_MS }, () => {
   let p: TestPipeline | undefined;
   afterEach(async () => {
     await p?.close();
@@ -23,7 +29,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
     const w2 = p.startWorkers(4);
     await p.queues.addPlan({ cycle });
     await p.queues.addPlan({ cycle }); // a second scheduler, a manual re-run: one plan
-    await until([w1, w2], () => settled(p as TestPipeline, cycle));
+    await until([w1, w2], () => settled(p as TestPipeline, cycle), HANG_MS);
     const rows = await p.db.sql<{ status: string; n: number }[]>`
       select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status`;
     const byStatus = Object.fromEntries(rows.map((r) => [r.status, r.n]));
@@ -43,7 +49,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
     // cycle's last entry is settled (it may be writing the cycle's digest): wait for the lines.
     const logs = p.logs;
     const lines = () => logs.filter((l) => l.includes('"kind":"enterprise"'));
-    await until([w1, w2], async () => lines().length >= 200);
+    await until([w1, w2], async () => lines().length >= 200, HANG_MS);
     const jobLines = lines();
     expect(jobLines.length).toBeGreaterThanOrEqual(200);
     expect(p.logs.join('')).not.toContain(TEST_KEY);
@@ -55,22 +61,39 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
       rateLimits: { 'enterprise-search': 10, 'product-listing': 100 },
       rateWindowMs: 2000,
     });
+    // The simulator's window is kept full (as another client of the same account would) until it
+    // has refused the workers once: on a busy machine, the workers alone may never call faster
+    // than the simulator allows, and the test would not see a back-off at all.
+    const full = setInterval(() => {
+      for (let i = 0; i < 10; i++)
+        try {
+          sim.sim.admit('enterprise-search', `Bearer ${TEST_KEY}`);
+        } catch {
+          break;
+        }
+    }, 20);
     try {
       p = await startPipeline({}, sim);
       await p.watch(40);
       const cycle = cycleOf(sim.sim.now());
       const w = p.startWorkers(4);
+      let refused = 0;
+      w.events.on('job', (e) => {
+        if (e.kind === 'enterprise' && e.outcome === 'rate_limited' && ++refused === 1) clearInterval(full);
+      });
       await p.queues.addPlan({ cycle });
-      await until([w], () => settled(p as TestPipeline, cycle), 90_000);
+      await until([w], () => settled(p as TestPipeline, cycle), HANG_MS);
       const [ok] = await p.db.sql<{ n: number }[]>`
         select count(*)::int as n from cycle_fetches where cycle = ${cycle} and status = 'succeeded'`;
       expect(ok?.n).toBe(40);
+      expect(refused).toBeGreaterThan(0);
       expect(sim.sim.counters.rateLimited['enterprise-search']).toBeGreaterThan(0);
       expect(Math.max(...Object.values(sim.sim.counters.billedByPid))).toBe(1);
       // Rate-limit answers did not use up attempts: nothing failed.
       const failed = await p.db.sql`select 1 from cycle_fetches where cycle = ${cycle} and status = 'failed'`;
       expect(failed).toHaveLength(0);
     } finally {
+      clearInterval(full);
       await p?.close();
       p = undefined;
       await sim.close();
@@ -89,7 +112,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
       const cycle = cycleOf(sim.sim.now());
       const w = p.startWorkers(2);
       await p.queues.addPlan({ cycle });
-      await until([w], () => settled(p as TestPipeline, cycle));
+      await until([w], () => settled(p as TestPipeline, cycle), HANG_MS);
       const budget = await budgetOf(p.db.sql, cycle);
       expect(budget?.pausedAt).not.toBeNull();
       expect(budget?.pausedReason).toMatch(/insufficient_credits/);
@@ -111,7 +134,7 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
         ids.map((r) => Number(r.watch_id)),
         1,
       );
-      await until([w], () => settled(p as TestPipeline, cycle));
+      await until([w], () => settled(p as TestPipeline, cycle), HANG_MS);
       const [all] = await p.db.sql<{ n: number }[]>`
         select count(*)::int as n from cycle_fetches where cycle = ${cycle} and status = 'succeeded'`;
       expect(all?.n).toBe(20);
@@ -129,14 +152,18 @@ describe('a cycle through the queue', { timeout: 120_000 }, () => {
     const cycle = cycleOf(p.sim.sim.now());
     const first = p.startWorkers(4);
     await p.queues.addPlan({ cycle });
-    await until([first], async () => {
-      const [r] = await (p as TestPipeline).db.sql<{ n: number }[]>`
+    await until(
+      [first],
+      async () => {
+        const [r] = await (p as TestPipeline).db.sql<{ n: number }[]>`
         select count(*)::int as n from cycle_fetches where cycle = ${cycle} and status = 'succeeded'`;
-      return (r?.n ?? 0) >= 10;
-    });
+        return (r?.n ?? 0) >= 10;
+      },
+      HANG_MS,
+    );
     await first.close();
     const second = p.startWorkers(4);
-    await until([second], () => settled(p as TestPipeline, cycle));
+    await until([second], () => settled(p as TestPipeline, cycle), HANG_MS);
     const [ok] = await p.db.sql<{ n: number }[]>`
       select count(*)::int as n from cycle_fetches where cycle = ${cycle} and status = 'succeeded'`;
     expect(ok?.n).toBe(60);

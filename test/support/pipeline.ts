@@ -133,11 +133,14 @@ export async function startPipeline(
   };
 }
 
-/** Resolves when `done()` is true, checking on every job event; rejects after `timeoutMs`. */
+/**
+ * Resolves when `done()` is true, checking on every job event; rejects after `timeoutMs`, a hang
+ * guard (a busy machine makes a cycle take minutes), never a deadline the test means.
+ */
 export async function until(
   workers: RunningWorkers[],
   done: () => Promise<boolean>,
-  timeoutMs = 60_000,
+  timeoutMs = 180_000,
 ): Promise<void> {
   if (await done()) return;
   await new Promise<void>((resolve, reject) => {
