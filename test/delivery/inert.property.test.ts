@@ -252,7 +252,9 @@ function renderAll(h: string, lang: Lang) {
   }
 }
 
-describe('upstream text is inert in every rendering', () => {
+// CPU-bound properties of a fixed size (numRuns): seconds to a minute on an idle machine, several
+// times that on a busy one. The timeout is a hang guard, not a deadline.
+describe('upstream text is inert in every rendering', { timeout: 15 * 60_000 }, () => {
   it('for every vendor and mail, whatever the upstream sends', () => {
     fc.assert(
       fc.property(hostile, fc.constantFrom<Lang>('zh', 'en'), (h, lang) => renderAll(h, lang)),
@@ -260,7 +262,7 @@ describe('upstream text is inert in every rendering', () => {
     );
   });
 
-  it('and when it sends 100 KB of it', { timeout: 120_000 }, () => {
+  it('and when it sends 100 KB of it', () => {
     fc.assert(
       fc.property(huge, fc.constantFrom<Lang>('zh', 'en'), (h, lang) => renderAll(h, lang)),
       { numRuns: 4 },

@@ -106,7 +106,8 @@ export async function startPgBouncer(opts: PgBouncerOptions): Promise<PgBouncer>
       return '';
     }
   };
-  const deadline = Date.now() + 15_000;
+  // A hang guard: pgbouncer answers within a second, a busy machine may take a good deal longer.
+  const deadline = Date.now() + 60_000;
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (!running) {

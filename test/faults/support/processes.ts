@@ -131,7 +131,8 @@ export async function startRedis(options: {
   );
   let output = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 15_000);
+    // A hang guard: redis-server is ready within a second, later on a busy machine.
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 60_000);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
       output += chunk;
