@@ -380,13 +380,14 @@ function creditsNote(l: Status['ledger'], lang: Lang): string {
     : ` (${grouped(String(l.confirmed))} ${w.confirmed.en}, ${grouped(String(l.unconfirmed))} ${w.unconfirmed.en}: ${w.unconfirmedNote.en})`;
 }
 
-/** After the credits line, when product calls were booked without an amount: how many. */
-function unpricedNote(l: Status['ledger'], lang: Lang): string {
-  if (l.unpricedCalls === 0) return '';
+/** The line after the credits, when product calls were booked without an amount: how many. */
+function unpricedLine(l: Status['ledger'], lang: Lang): string | null {
+  if (l.unpricedCalls === 0) return null;
   const w = CREDIT_LABELS;
+  const n = grouped(String(l.unpricedCalls));
   return lang === 'zh'
-    ? `；${w.unpriced.zh} ${grouped(String(l.unpricedCalls))} 次（${w.unpricedNote.zh}）`
-    : `; ${w.unpriced.en}: ${grouped(String(l.unpricedCalls))} (${w.unpricedNote.en})`;
+    ? `  ${w.unpriced.zh}：${n} 次（${w.unpricedNote.zh}）`
+    : `  ${w.unpriced.en[0]?.toUpperCase()}${w.unpriced.en.slice(1)}: ${n} (${w.unpricedNote.en})`;
 }
 
 /** The summary lines at the head of the text status. */
@@ -425,7 +426,9 @@ function statusLines(s: Status, config: Config, lang: Lang): string[] {
         ? `；已暂停：${forTerminal(pausedWords(budget.pausedReason, lang))}（daybook resume 继续）`
         : `; PAUSED: ${forTerminal(pausedWords(budget.pausedReason, lang))} (daybook resume continues)`
       : '';
-    out.push(`${line}${paused}${unpricedNote(ledger, lang)}`);
+    out.push(`${line}${paused}`);
+    const unpriced = unpricedLine(ledger, lang);
+    if (unpriced) out.push(unpriced);
   }
   if (queues) {
     const states = ['waiting', 'active', 'delayed', 'failed'] as const;

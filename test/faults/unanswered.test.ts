@@ -20,7 +20,7 @@ import { runInline } from '../../src/runtime/inline.ts';
 import { registerOperatorGauges } from '../../src/runtime/ops-metrics.ts';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
-import { addDays, cycleOf, cycleStart } from '../../src/time/cycles.ts';
+import { addDays, cycleOf, cycleStart, pacificDate } from '../../src/time/cycles.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { runDaybook } from '../support/cli.ts';
@@ -307,5 +307,38 @@ describe('an upstream that answers some calls after the timeout: a later answer 
     } finally {
       await q.remove();
     }
+  });
+  it('counts product calls booked without an amount, and no sum breaks on them', async () => {
+    const date = addDays(pacificDate(sim.sim.now()), -1);
+    await runInline(depsFor(t, sim), {
+      cycle,
+      only: 'products',
+      productDates: [{ date, pull: 'd1' }],
+      concurrency: 1,
+    });
+    const [u] = await t.sql<{ n: number }[]>`
+      select count(*)::int as n from credit_ledger
+      where cycle = ${cycle} and operation = 'product-listing' and credits is null`;
+    const unpriced = u?.n ?? 0;
+    expect(unpriced).toBeGreaterThan(0);
+    const env = { DATABASE_URL: t.url, LOG_LEVEL: 'silent' };
+    const json = await runDaybook(['status', '--cycle', cycle, '--json', '--no-queues'], env);
+    const credits = (JSON.parse(json.stdout) as { credits: Record<string, number> }).credits;
+    expect(credits.unpricedCalls).toBe(unpriced);
+    expect(credits).toMatchObject({ spent: expect.any(Number), confirmed: expect.any(Number) });
+    expect(Number(credits.confirmed) + Number(credits.unconfirmed)).toBe(credits.spent);
+    const text = await runDaybook(['status', '--cycle', cycle, '--no-queues'], env);
+    expect(text.stdout).toContain(
+      `\n  Unpriced product calls: ${unpriced} (no documented amount, not in the sums)\n`,
+    );
+    const overview = await t.sql.begin((tx) => readOverview(tx));
+    expect(overview.ledger?.unpriced_calls).toBe(unpriced);
+    expect(String(overviewPage(pageContext('en', '/ui/'), overview))).toContain(
+      `<dt>Unpriced product calls</dt><dd>${unpriced}</dd>`,
+    );
+    const [usage] = await t.sql<{ credits: number; unpriced_queries: number }[]>`
+      select credits, unpriced_queries from analytics.credit_usage
+      where cycle = ${cycle} and operation = 'product-listing'`;
+    expect(usage).toEqual({ credits: 0, unpriced_queries: unpriced });
   });
 });
