@@ -7,21 +7,23 @@
  *     npm run test:busy                                  # the whole suite
  *     npm run test:busy -- test/pipeline/cycle.test.ts   # some files (any vitest arguments)
  *
- * The hogs are killed when the suite ends, on SIGINT/SIGTERM/SIGHUP, and on any exit of this
- * process; each hog also exits by itself once this process is gone (even after a SIGKILL). The
- * script ends with the vitest summary and exits with vitest's code.
+ * The hogs are killed when the suite ends, on SIGINT/SIGTERM/SIGHUP (passed on to npm and vitest,
+ * a second one kills them), and on any exit of this process; each hog also exits by itself once
+ * this process is gone (even after a SIGKILL). The script ends with the vitest summary and exits
+ * with vitest's code.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 
 /**
- * A hog: a plain `for (;;)` loop that looks up from its spinning every ~50 ms of work to see
- * whether its parent (this script) is still there, and exits when it is not.
+ * A hog: a plain `for (;;)` loop that looks up from its spinning every ~10 ms of work to see
+ * whether its parent (this script) is still there (signal 0: Node's process.ppid is read once),
+ * and exits when it is not.
  */
-const HOG = `const parent = process.ppid;
+const HOG = `const parent = ${process.pid};
 for (;;) {
-  for (let i = 0; i < 5e7; i++);
-  if (process.ppid !== parent) process.exit(0);
+  for (let i = 0; i < 1e7; i++);
+  try { process.kill(parent, 0); } catch { process.exit(0); }
 }`;
 
 const cores = availableParallelism();
@@ -32,22 +34,40 @@ for (let i = 0; i < cores; i++)
 const killHogs = () => {
   for (const h of hogs) if (h.exitCode === null && h.signalCode === null) h.kill('SIGKILL');
 };
-process.on('exit', killHogs);
 
 const args = process.argv.slice(2);
 console.log(
   `test:busy: ${cores} busy-looping processes (one per core, pids ${hogs.map((h) => h.pid).join(', ')}) while npm test${args.length ? ` -- ${args.join(' ')}` : ''} runs`,
 );
 const started = Date.now();
-const suite = spawn('npm', ['test', '--', ...args], { stdio: ['inherit', 'pipe', 'inherit'] });
+// npm and vitest in a process group of their own, so a signal reaches vitest and its workers,
+// not only npm; the summary is printed once vitest has closed its output ('close', not 'exit').
+const suite = spawn('npm', ['test', '--', ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+let ended = false;
+const signalSuite = (signal: NodeJS.Signals) => {
+  if (ended || suite.pid === undefined) return;
+  try {
+    process.kill(-suite.pid, signal);
+  } catch {
+    // Already gone.
+  }
+};
+process.on('exit', () => {
+  killHogs();
+  signalSuite('SIGTERM');
+});
 
+let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
   process.on(signal, () => {
     killHogs();
-    if (suite.exitCode === null && suite.signalCode === null) suite.kill(signal);
-    // A second signal, or a suite that does not stop: leave at once (the 'exit' handler runs).
-    setTimeout(() => process.exit(130), 10_000).unref();
-    process.once(signal, () => process.exit(130));
+    if (interrupted) {
+      // A second signal: stop the suite at once.
+      signalSuite('SIGKILL');
+      process.exit(130);
+    }
+    interrupted = true;
+    signalSuite(signal);
   });
 
 /** vitest's output as it comes, and the summary lines kept for the end. */
@@ -57,7 +77,8 @@ suite.stdout?.on('data', (chunk: Buffer) => {
   tail = (tail + chunk.toString('utf8')).slice(-20_000);
 });
 
-suite.on('exit', (code, signal) => {
+suite.on('close', (code, signal) => {
+  ended = true;
   killHogs();
   // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes.
   const plain = tail.replace(/\u001b\[[0-9;]*m/g, '');
