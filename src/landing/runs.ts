@@ -85,3 +85,16 @@ export async function summarizeRuns(tx: Sql, before: string): Promise<{ runs: nu
       select (select count(*) from gone)::int as runs, (select count(*) from summed)::int as summaries`;
   return { runs: summed?.runs ?? 0, summaries: summed?.summaries ?? 0 };
 }
+
+/**
+ * Marks run `id` with the call it has under way (`call`: what settling it needs), so that a run
+ * cut short before it settled the call can be found and settled later (`clearRunCall`).
+ */
+export async function markRunCall(tx: Sql, id: number, key: string, call: object): Promise<void> {
+  await tx`update runs set counts = counts || ${tx.json({ [key]: call } as never)} where id = ${id}`;
+}
+
+/** Clears the call mark `key` of run `id`: its call is settled. */
+export async function clearRunCall(tx: Sql, id: number, key: string): Promise<void> {
+  await tx`update runs set counts = counts - ${key}::text where id = ${id}`;
+}

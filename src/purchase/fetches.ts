@@ -563,3 +563,49 @@ export async function compactFetches(tx: Sql, before: string): Promise<number> {
   const fetches = await tx`delete from cycle_fetches where cycle < ${before}`;
   return fetches.count;
 }
+
+/** What a product call cost, as src/purchase/products.ts reads it (credits null: unpriced). */
+export interface ProductBooking {
+  cycle: string;
+  operation: string;
+  keyword: string;
+  credits: number | null;
+  status: 'booked' | 'unconfirmed' | 'presumed';
+  remark: string;
+  runId: number;
+  landed: { id: number; landedAt: Date } | null;
+}
+
+/**
+ * Books the product call of run `b.runId` (one row per run: a run makes one call), in the
+ * caller's transaction: a row a recovery presumed while the call was still under way becomes what
+ * its answer proved (`b` null: nothing was billed); else a new row. Returns the change to the
+ * cycle's spent credits.
+ */
+export async function bookProductCall(
+  tx: Sql,
+  where: { cycle: string; operation: string; runId: number },
+  b: ProductBooking | null,
+): Promise<number> {
+  const [prior] = await tx<{ id: string; credits: number | null }[]>`
+    select id, credits from credit_ledger
+    where cycle = ${where.cycle} and operation = ${where.operation} and watch_id is null
+      and run_id = ${where.runId} for update`;
+  if (prior) {
+    const credits = b ? b.credits : 0;
+    await tx`
+      update credit_ledger set credits = ${credits}, status = ${b?.status ?? 'booked'},
+        remark = ${b?.remark ?? 'presumed billed by a recovery; the answer showed nothing was billed'},
+        raw_response_id = coalesce(${b?.landed?.id ?? null}, raw_response_id),
+        billed_at = coalesce(${b?.landed?.landedAt ?? null}::timestamptz, billed_at)
+      where id = ${prior.id}`;
+    return (credits ?? 0) - (prior.credits ?? 0);
+  }
+  if (!b) return 0;
+  const inserted = await tx`
+    insert into credit_ledger (cycle, operation, keyword, credits, remark, run_id, raw_response_id, billed_at, status)
+    values (${b.cycle}, ${b.operation}, ${b.keyword}, ${b.credits}, ${b.remark}, ${b.runId},
+            ${b.landed?.id ?? null}, coalesce(${b.landed?.landedAt ?? null}::timestamptz, now()), ${b.status})
+    on conflict do nothing returning 1`;
+  return inserted.length > 0 ? (b.credits ?? 0) : 0;
+}

@@ -14,10 +14,12 @@
  * makes one call, so the run is the call's key: never booked twice, whoever settles it.
  */
 import { inTransaction, type Sql } from '../db/connect.ts';
+import { clearRunCall, markRunCall } from '../landing/runs.ts';
 import { brokenSuccessOf, presumedBillingOf, unansweredCallOf } from '../upstream/client.ts';
 import { InvalidRequestError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
 import { statedCredits, usageOf } from './billing.ts';
 import { ensureCycleBudget, reserveCredits, settleCredits } from './credits.ts';
+import { bookProductCall } from './fetches.ts';
 
 export const PRODUCT_OPERATION = 'product-listing';
 
@@ -108,6 +110,9 @@ function productRows(sql: Sql, cycle: string) {
   return sql`cycle = ${cycle} and watch_id is null and operation = ${PRODUCT_OPERATION}`;
 }
 
+/** The key of the mark on a run's counts while its product call is under way. */
+const CALL_MARK = 'productCall';
+
 /** What `openProductCall` marks on the run: the call under way, what it reserved, and for what. */
 interface CallMark {
   cycle: string;
@@ -152,7 +157,7 @@ export async function openProductCall(
       keyword: call.keyword,
       date: call.date,
     };
-    await tx`update runs set counts = counts || ${tx.json({ productCall: mark } as never)} where id = ${call.runId}`;
+    await markRunCall(tx, call.runId, CALL_MARK, mark);
     return { ok: true as const, runId: call.runId, cycle: call.cycle, reserved };
   });
 }
@@ -176,7 +181,7 @@ export async function settleProductCall(
       select counts->'productCall' as mark from runs where id = ${runId} for update`;
     const mark = run?.mark ?? null;
     if (mark) {
-      await tx`update runs set counts = counts - 'productCall' where id = ${runId}`;
+      await clearRunCall(tx, runId, CALL_MARK);
       await book(tx, runId, mark, charge, landed);
       return;
     }
@@ -204,28 +209,18 @@ async function book(
   charge: ProductCharge | null,
   landed: { id: number; landedAt: Date } | null,
 ): Promise<void> {
-  const [prior] = await tx<{ id: string; credits: number | null }[]>`
-    select id, credits from credit_ledger
-    where ${productRows(tx, mark.cycle)} and run_id = ${runId} for update`;
-  let spent = 0;
-  if (prior) {
-    // Presumed by a recovery while this call was still under way: the answer says what it was.
-    const credits = charge ? charge.credits : 0;
-    await tx`
-      update credit_ledger set credits = ${credits}, status = ${charge?.status ?? 'booked'},
-        remark = ${charge?.remark ?? 'presumed billed by a recovery; the answer showed nothing was billed'},
-        raw_response_id = coalesce(${landed?.id ?? null}, raw_response_id),
-        billed_at = coalesce(${landed?.landedAt ?? null}::timestamptz, billed_at)
-      where id = ${prior.id}`;
-    spent = (credits ?? 0) - (prior.credits ?? 0);
-  } else if (charge) {
-    const inserted = await tx`
-      insert into credit_ledger (cycle, operation, keyword, credits, remark, run_id, raw_response_id, billed_at, status)
-      values (${mark.cycle}, ${PRODUCT_OPERATION}, ${mark.keyword}, ${charge.credits}, ${charge.remark}, ${runId},
-              ${landed?.id ?? null}, coalesce(${landed?.landedAt ?? null}::timestamptz, now()), ${charge.status})
-      on conflict do nothing returning 1`;
-    if (inserted.length > 0) spent = charge.credits ?? 0;
-  }
+  const spent = await bookProductCall(
+    tx,
+    { cycle: mark.cycle, operation: PRODUCT_OPERATION, runId },
+    charge && {
+      ...charge,
+      cycle: mark.cycle,
+      operation: PRODUCT_OPERATION,
+      keyword: mark.keyword,
+      runId,
+      landed,
+    },
+  );
   if (spent !== 0 || mark.reserved !== 0) await settleCredits(tx, mark.cycle, mark.reserved, spent);
 }
 
@@ -251,7 +246,7 @@ export async function recoverProductCalls(sql: Sql, kind: string): Promise<numbe
         select counts->'productCall' as mark from runs where id = ${runId} for update`;
       const mark = run?.mark ?? null;
       if (!mark) return false;
-      await tx`update runs set counts = counts - 'productCall' where id = ${runId}`;
+      await clearRunCall(tx, runId, CALL_MARK);
       const [answer] = await tx<
         {
           id: string;
