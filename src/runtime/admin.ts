@@ -414,9 +414,33 @@ function sendError(
   });
 }
 
+/**
+ * The admin server, not yet listening: its error handling, its request hooks (the request id, the
+ * debug log line, the parameter guard), the Host check, the token or session check when there is
+ * a token, then the routes.
+ */
 export async function buildAdminApp(options: AdminOptions): Promise<FastifyInstance> {
   checkBinding(options.host, options.token);
   const withConsole = Boolean(options.console);
+  const app = createServer(options, withConsole);
+  installRequestHooks(app);
+  const hosts = allowedHosts(options.host, options.allowedHosts);
+  installHostGuard(app, hosts);
+  if (options.token) installTokenCheck(app, options, options.token);
+
+  if (options.console) await app.register(consoleRoutes(options.console), { prefix: '/ui' });
+  if (options.queues) await registerQueueRoutes(app, options.sql, options.queues, options.rateLimits);
+  registerEventFeed(app, options.sql);
+  registerHealthCheck(app, options, hosts);
+  app.get('/', async (_request, reply) => reply.redirect(options.queues ? '/queues' : '/ui/'));
+  return app;
+}
+
+/**
+ * The Fastify instance with its logger, request ids, trusted proxies and error handling: every
+ * error, Fastify's own on a path it cannot read included, is answered by sendError.
+ */
+function createServer(options: AdminOptions, withConsole: boolean): FastifyInstance {
   const app = Fastify({
     loggerInstance: (options.log ?? SILENT).child({ component: 'admin' }) as FastifyBaseLogger,
     // Requests are logged at debug below, without a token: Fastify's own lines are at info, with
@@ -433,6 +457,14 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
     },
   });
   app.setErrorHandler(async (err, request, reply) => sendError(request, reply, err, withConsole));
+  return app;
+}
+
+/**
+ * The hooks every request goes through: its id in X-Request-Id, a line at debug once answered
+ * (without a token), and the guard on its parameters.
+ */
+function installRequestHooks(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
@@ -453,12 +485,16 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
     guardParams(request.query);
     guardParams(request.params);
   });
-  const hosts = allowedHosts(options.host, options.allowedHosts);
-  // Every route, Bull Board's API and the 404s included, answers only to an expected Host, before
-  // any token is looked at: a foreign Host with a good token gets no cookie and no data. /healthz
-  // is the one exception: an orchestrator probes it by the container's address or a service name
-  // nobody listed, and to such a Host it says only ok or unhealthy (the handler leaves out the
-  // error texts, which can name internal addresses).
+}
+
+/**
+ * Every route, Bull Board's API and the 404s included, answers only to an expected Host, before
+ * any token is looked at: a foreign Host with a good token gets no cookie and no data. /healthz
+ * is the one exception: an orchestrator probes it by the container's address or a service name
+ * nobody listed, and to such a Host it says only ok or unhealthy (the handler leaves out the
+ * error texts, which can name internal addresses).
+ */
+function installHostGuard(app: FastifyInstance, hosts: readonly string[]): void {
   app.addHook('onRequest', async (request, reply) => {
     if (pathOf(request.url) === '/healthz' || hostAllowed(request.headers.host, hosts)) return;
     return reply
@@ -466,56 +502,60 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
       .type('text/plain; charset=utf-8')
       .send('misdirected request: this server does not answer to that Host (see DAYBOOK_ADMIN_HOSTS)\n');
   });
-  const token = options.token;
-  if (token) {
-    const key = sessionKey(token);
-    const now = options.now ?? Date.now;
-    const publicHttps = options.publicUrl !== undefined && /^https:/i.test(options.publicUrl);
-    app.addHook('onRequest', async (request, reply) => {
-      if (pathOf(request.url) === '/healthz') return;
-      const header = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
-      const q = request.url.indexOf('?');
-      const query =
-        q === -1 ? undefined : (new URLSearchParams(request.url.slice(q + 1)).get('token') ?? undefined);
-      const cookie = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]+)`).exec(
-        request.headers.cookie ?? '',
-      )?.[1];
-      if (sameToken(query, token)) {
-        // Secure when people reach the server over https (DAYBOOK_PUBLIC_URL), or over TLS on this
-        // socket, or through a trusted proxy saying https (request.protocol believes
-        // X-Forwarded-Proto only from DAYBOOK_TRUSTED_PROXIES).
-        // Lax, not Strict: a link to a company's page clicked in a chat app is a cross-site
-        // navigation, and must arrive signed in; a cross-site POST or PUT still gets no cookie.
-        const secure = publicHttps || request.protocol === 'https';
-        reply.header(
-          'Set-Cookie',
-          `${SESSION_COOKIE}=${newSession(key, now())}; Path=/; Max-Age=${SESSION_MAX_AGE_S}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
-        );
-        // A page load drops the token from the address bar (and history, and Referer), going to
-        // the address asked for, or to `next` on this server; other methods go on as they are,
-        // as a 303 would turn them into a GET.
-        if (request.method === 'GET' || request.method === 'HEAD') {
-          reply.header('Cache-Control', 'no-store');
-          return reply.redirect(signInTarget(request.url), 303);
-        }
-        return;
+}
+
+/**
+ * Sign-in and sessions: every route but /healthz wants the token (the Bearer header, or `?token=`,
+ * which sets a session cookie) or a valid session cookie; without one, the console's pages answer
+ * with a sign-in form and everything else with 401.
+ */
+function installTokenCheck(app: FastifyInstance, options: AdminOptions, token: string): void {
+  const key = sessionKey(token);
+  const now = options.now ?? Date.now;
+  const publicHttps = options.publicUrl !== undefined && /^https:/i.test(options.publicUrl);
+  app.addHook('onRequest', async (request, reply) => {
+    if (pathOf(request.url) === '/healthz') return;
+    const header = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    const q = request.url.indexOf('?');
+    const query =
+      q === -1 ? undefined : (new URLSearchParams(request.url.slice(q + 1)).get('token') ?? undefined);
+    const cookie = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]+)`).exec(request.headers.cookie ?? '')?.[1];
+    if (sameToken(query, token)) {
+      // Secure when people reach the server over https (DAYBOOK_PUBLIC_URL), or over TLS on this
+      // socket, or through a trusted proxy saying https (request.protocol believes
+      // X-Forwarded-Proto only from DAYBOOK_TRUSTED_PROXIES).
+      // Lax, not Strict: a link to a company's page clicked in a chat app is a cross-site
+      // navigation, and must arrive signed in; a cross-site POST or PUT still gets no cookie.
+      const secure = publicHttps || request.protocol === 'https';
+      reply.header(
+        'Set-Cookie',
+        `${SESSION_COOKIE}=${newSession(key, now())}; Path=/; Max-Age=${SESSION_MAX_AGE_S}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+      );
+      // A page load drops the token from the address bar (and history, and Referer), going to
+      // the address asked for, or to `next` on this server; other methods go on as they are,
+      // as a 303 would turn them into a GET.
+      if (request.method === 'GET' || request.method === 'HEAD') {
+        reply.header('Cache-Control', 'no-store');
+        return reply.redirect(signInTarget(request.url), 303);
       }
-      if (sameToken(header, token) || sessionValid(key, cookie, now())) return;
-      // The console's pages answer with a sign-in form (which sends ?token= and gets the cookie).
-      if (options.console && isConsole(request.url)) return sendLoginPage(request, reply);
-      return reply.code(401).send({
-        error: 'a token is required: Authorization: Bearer <token>, or ?token=<token>',
-        request_id: request.id,
-      });
+      return;
+    }
+    if (sameToken(header, token) || sessionValid(key, cookie, now())) return;
+    // The console's pages answer with a sign-in form (which sends ?token= and gets the cookie).
+    if (options.console && isConsole(request.url)) return sendLoginPage(request, reply);
+    return reply.code(401).send({
+      error: 'a token is required: Authorization: Bearer <token>, or ?token=<token>',
+      request_id: request.id,
     });
-  }
+  });
+}
 
-  if (options.console) await app.register(consoleRoutes(options.console), { prefix: '/ui' });
-  if (options.queues) await registerQueueRoutes(app, options.sql, options.queues, options.rateLimits);
-  registerEventFeed(app, options.sql);
-
-  // Each check is ok or error: what went wrong (an address, a database's message) goes to the log,
-  // at warn under the request id the answer carries, never into the answer of this open route.
+/**
+ * /healthz: each check is ok or error: what went wrong (an address, a database's message) goes to
+ * the log, at warn under the request id the answer carries, never into the answer of this open
+ * route. To a Host not expected it says only ok or unhealthy, without the checks.
+ */
+function registerHealthCheck(app: FastifyInstance, options: AdminOptions, hosts: readonly string[]): void {
   app.get('/healthz', async (request, reply) => {
     const redis = options.redis;
     const checks: Record<string, string> = {};
@@ -537,8 +577,6 @@ export async function buildAdminApp(options: AdminOptions): Promise<FastifyInsta
     if (!hostAllowed(request.headers.host, hosts)) return said;
     return { ...said, ...checks };
   });
-  app.get('/', async (_request, reply) => reply.redirect(options.queues ? '/queues' : '/ui/'));
-  return app;
 }
 
 /** Bull Board at /queues and the metrics at /metrics: what needs Redis and the queues. */
