@@ -20,6 +20,7 @@ import {
   OPERATION_WORDS,
   operationWord,
   PRODUCT_FIELDS,
+  reasonWord,
   STATUS_COLUMNS,
   TOKENS,
   tokenLabel,
@@ -200,13 +201,6 @@ const TIMES = { zh: '次', en: 'tries', one: 'try' };
 const ANSWERS = { zh: '条应答', en: 'answers', one: 'answer' };
 const FIELDS = { zh: '个', en: 'fields', one: 'field' };
 
-/** The words of a reason code; a code nobody labelled is shown as written, its underscores as spaces. */
-function reasonWords(code: string | null, lang: Lang): string {
-  if (!code) return '';
-  if (Object.hasOwn(TOKENS.reason, code)) return tokenLabel('reason', code, lang);
-  return lang === 'zh' ? `其他（${code.replaceAll('_', ' ')}）` : code.replaceAll('_', ' ');
-}
-
 /** A product pull (`d1` the day after, `d2` the first re-pull …, `backfill`) as words. */
 function pullWords(pull: string | null, lang: Lang): string {
   if (!pull) return '';
@@ -296,7 +290,7 @@ function deferredDetail(detail: string | null, reason: string | null, lang: Lang
     if (words) return words[lang];
   }
   if (d.startsWith('added after the plan of this cycle: '))
-    return lang === 'zh' ? `计划后加入；${reasonWords(reason, lang)}` : d.replace(' of this cycle: ', '; ');
+    return lang === 'zh' ? `计划后加入；${reasonWord(reason, lang)}` : d.replace(' of this cycle: ', '; ');
   if (d.startsWith('deferred by the planner')) {
     const reached = !d.endsWith('(not reached)');
     if (lang === 'en') return reached ? 'deferred by the planner' : 'not reached by the plan';
@@ -476,12 +470,12 @@ function writeStatusTables(s: Status, lang: Lang): void {
   const write = (text: string) => process.stdout.write(text);
   if (deferred.total > 0) {
     const reasons = Object.entries(deferred.byReason)
-      .map(([r, n]) => `${reasonWords(r, lang)}${zh ? ' ' : ': '}${count(n, ENTRIES, lang)}`)
+      .map(([r, n]) => `${reasonWord(r, lang)}${zh ? ' ' : ': '}${count(n, ENTRIES, lang)}`)
       .join(zh ? '，' : ', ');
     const rows = deferred.first.map((d) => ({
       keyword: d.keyword,
       uscc: s.codes.get(d.watch_id) ?? '',
-      reason: reasonWords(d.reason, lang),
+      reason: reasonWord(d.reason, lang),
       detail: deferredDetail(d.detail, d.reason, lang),
     }));
     write(
@@ -495,7 +489,7 @@ function writeStatusTables(s: Status, lang: Lang): void {
     const rows = failedEntries.map((f) => ({
       keyword: f.keyword,
       uscc: s.codes.get(Number(f.watch_id)) ?? '',
-      reason: reasonWords(f.reason, lang),
+      reason: reasonWord(f.reason, lang),
       detail: detailWords(f.detail, f.reason, lang),
       attempts: count(Number(f.attempts), TIMES, lang),
     }));
@@ -510,7 +504,7 @@ function writeStatusTables(s: Status, lang: Lang): void {
     const rows = failedPulls.map((p) => ({
       date: p.date,
       pull: pullWords(p.pull, lang),
-      reason: reasonWords(p.reason, lang),
+      reason: reasonWord(p.reason, lang),
       detail: detailWords(p.detail, p.reason, lang),
     }));
     write(zh ? '\n产品榜单拉取失败（近 7 天）：\n' : '\nProduct list pulls failed (last 7 days):\n');
@@ -520,7 +514,7 @@ function writeStatusTables(s: Status, lang: Lang): void {
     const rows = failures.map((f) => ({
       kind: operationWord('job', f.kind, lang),
       entity: f.kind === 'products' ? pullWords(f.entity, lang) : f.entity,
-      reason: reasonWords(f.error_code, lang),
+      reason: reasonWord(f.error_code, lang),
       detail: detailWords(f.error_message, f.error_code, lang),
       finished_at: f.finished_at ? beijingTime(f.finished_at) : '',
     }));

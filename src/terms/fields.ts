@@ -440,10 +440,13 @@ export const CREDIT_LABELS = {
   unpricedNote: { zh: '上游未公布价格，不计入积分', en: 'no documented amount, not in the sums' },
 } as const satisfies Record<string, { zh: string; en: string }>;
 
-/** The words of an outcome or reason code (`not_found`, `server_error`), or the code as written. */
+/** The words of an outcome or reason code (`not_found`, `server_error`); see below for one nobody labelled. */
 export function reasonWord(code: string | null | undefined, lang: Lang): string {
   if (!code) return '';
-  return Object.hasOwn(TOKENS.reason, code) ? tokenLabel('reason', code, lang) : code;
+  if (Object.hasOwn(TOKENS.reason, code)) return tokenLabel('reason', code, lang);
+  // A code nobody labelled (a new upstream error code, say): as written, its underscores as
+  // spaces, and marked as "other" in Chinese so that no bare English token stands alone there.
+  return lang === 'zh' ? `其他（${code.replaceAll('_', ' ')}）` : code.replaceAll('_', ' ');
 }
 
 /** The words of a name of `group` in `lang`; a name nobody labelled is shown as written. */
