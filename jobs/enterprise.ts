@@ -150,11 +150,10 @@ export async function abandonEnterprise(
     await presumeLapsedCall(sql, claim, deps.now());
     const detail =
       presumed > 0 ? `${reason}; its last call never settled: ${presumed} credits presumed billed` : reason;
-    await failFetch(sql, claim, { final: true, code: WORKER_DIED, message: detail, entryError: reason });
-    await finishRun(sql, runId, {
-      outcome: 'failed',
-      errorCode: WORKER_DIED,
-      errorMessage: detail,
+    await failForCycle(sql, claim, runId, {
+      code: WORKER_DIED,
+      message: detail,
+      entryError: reason,
       credits: presumed,
     });
     return { outcome: 'failed', entity: claim.keyword, credits: presumed, detail };
@@ -264,8 +263,7 @@ async function refresh(
   // Two calls already went unanswered (a holder that booked the second died before failing it).
   if ((await unansweredCalls(sql, claim)) >= MAX_UNANSWERED_CALLS) {
     const reason = `${NO_ANSWER_TWICE} (${MAX_UNANSWERED_CALLS} unconfirmed calls in the ledger)`;
-    await failFetch(sql, claim, { final: true, code: UNANSWERED, message: reason, entryError: reason });
-    await finishRun(sql, runId, { outcome: 'failed', errorCode: UNANSWERED, errorMessage: reason });
+    await failForCycle(sql, claim, runId, { code: UNANSWERED, message: reason });
     throw new FinalForCycleError(reason);
   }
 
@@ -365,18 +363,7 @@ async function useAnswer(
         0,
         1000,
       );
-    await failFetch(sql, claim, {
-      final: true,
-      code: 'unusable_answer',
-      message: reason,
-      entryError: reason,
-    });
-    await finishRun(sql, runId, {
-      outcome: 'failed',
-      errorCode: 'unusable_answer',
-      errorMessage: reason,
-      credits: b.credits,
-    });
+    await failForCycle(sql, claim, runId, { code: 'unusable_answer', message: reason, credits: b.credits });
     throw new FinalForCycleError(reason, { cause: err });
   }
   if (ingest.mismatch) return refuse(deps, claim, runId, b, ingest.mismatch);
@@ -483,6 +470,30 @@ function patiently<T>(
   });
 }
 
+/**
+ * Fails the entry for the cycle (final: not bought again in it) and closes its run as failed,
+ * with `code` and `message`; `credits`: what the run's call cost, for its report.
+ */
+async function failForCycle(
+  sql: JobDeps['sql'],
+  claim: Claim,
+  runId: number,
+  f: { code: string; message: string; entryError?: string; credits?: number },
+): Promise<void> {
+  await failFetch(sql, claim, {
+    final: true,
+    code: f.code,
+    message: f.message,
+    entryError: f.entryError ?? f.message,
+  });
+  await finishRun(sql, runId, {
+    outcome: 'failed',
+    errorCode: f.code,
+    errorMessage: f.message,
+    ...(f.credits === undefined ? {} : { credits: f.credits }),
+  });
+}
+
 /** The code an entry fails with when its calls went unanswered twice in the cycle. */
 export const UNANSWERED = 'unanswered';
 const NO_ANSWER_TWICE = 'no answer twice; may have been billed; waits for the next cycle';
@@ -517,13 +528,7 @@ async function failed(deps: JobDeps, attempt: Attempt, err: UpstreamError): Prom
     });
     if (calls >= MAX_UNANSWERED_CALLS) {
       const reason = `${NO_ANSWER_TWICE}: ${err.message}`;
-      await failFetch(sql, claim, { final: true, code: UNANSWERED, message: reason, entryError: reason });
-      await finishRun(sql, runId, {
-        outcome: 'failed',
-        errorCode: UNANSWERED,
-        errorMessage: reason,
-        credits: cost,
-      });
+      await failForCycle(sql, claim, runId, { code: UNANSWERED, message: reason, credits: cost });
       throw new FinalForCycleError(reason, { cause: err });
     }
   } else await sql.begin((tx) => settleCall(tx, claim, claim.fence, billing));

@@ -597,6 +597,18 @@ const TRICKLE_INTERVAL_MS = 200;
 /** When a trickled answer lets go of a client that never went away (longer than any client timeout). */
 const TRICKLE_GIVE_UP_MS = 30 * 60_000;
 
+/** Takes the reply's socket over from Fastify, held in `held` (closed on shutdown) while open. */
+function hold(reply: FastifyReply, held: Set<Socket>): FastifyReply['raw'] {
+  reply.hijack();
+  const res = reply.raw;
+  const socket = res.socket;
+  if (socket) {
+    held.add(socket);
+    socket.once('close', () => held.delete(socket));
+  }
+  return res;
+}
+
 /**
  * A billed answer that never completes: HTTP 200 and the first 1–12 bytes of `text` (at most
  * `{"status":"s`: not yet the word "success"), then one byte every TRICKLE_INTERVAL_MS (the rest
@@ -605,13 +617,7 @@ const TRICKLE_GIVE_UP_MS = 30 * 60_000;
 function trickle(text: string, plan: FaultPlan, reply: FastifyReply, held: Set<Socket>): void {
   const bytes = Buffer.from(text);
   let sent = plan.rng.int(1, Math.min(12, bytes.length));
-  reply.hijack();
-  const res = reply.raw;
-  const socket = res.socket;
-  if (socket) {
-    held.add(socket);
-    socket.once('close', () => held.delete(socket));
-  }
+  const res = hold(reply, held);
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
   res.write(bytes.subarray(0, sent));
   const space = Buffer.from(' ');
@@ -633,13 +639,7 @@ function trickle(text: string, plan: FaultPlan, reply: FastifyReply, held: Set<S
  * all the same, as a real upstream that processed it and answered slowly.
  */
 function answerLate(text: string, lateMs: number, reply: FastifyReply, held: Set<Socket>): void {
-  reply.hijack();
-  const res = reply.raw;
-  const socket = res.socket;
-  if (socket) {
-    held.add(socket);
-    socket.once('close', () => held.delete(socket));
-  }
+  const res = hold(reply, held);
   const timer = setTimeout(() => {
     if (res.destroyed || res.writableEnded) return;
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
