@@ -12,6 +12,7 @@ import {
   chargeOfFailure,
   neverSent,
   openProductCall,
+  recoverDetailCalls,
   recoverProductCalls,
   settleProductCall,
 } from '../src/purchase/products.ts';
@@ -68,6 +69,7 @@ export async function processProducts(
   // Calls of earlier runs cut short with their call under way (this job's, or another's) are
   // booked first: each once, from what they landed.
   await recoverProductCalls(sql, PRODUCTS_JOB);
+  await recoverDetailCalls(sql);
   await acquire(deps.limiter, 'product-listing');
   const price = config.DAYBOOK_PRODUCT_CREDITS ?? null;
   const opened = await openProductCall(sql, {

@@ -19,6 +19,8 @@ import {
   chargeOfFailure,
   neverSent,
   openProductCall,
+  PRODUCT_DETAIL_RUN,
+  recoverDetailCalls,
   settleProductCall,
 } from '../purchase/products.ts';
 import { realSleep, withRetries } from '../runtime/inline.ts';
@@ -32,8 +34,6 @@ import { clientFor, clockFor, loggerFor, productCommandDeps } from './assemble.t
 import { configOrExit, openStore } from './context.ts';
 import { formatTable, forTerminal } from './terminal.ts';
 import { dateOption, intArg, notAfterToday, UsageError } from './usage.ts';
-
-export const PRODUCT_DETAIL_RUN = 'product-detail';
 
 interface GetOptions {
   date?: string;
@@ -180,6 +180,8 @@ async function detailRun(
 ): Promise<JobReport> {
   const { config } = deps;
   const cycle = cycleOf(await databaseNow(sql));
+  // A detail call of a killed `products get` is booked before this one is made.
+  await recoverDetailCalls(sql);
   const runId = await startRun(sql, { kind: PRODUCT_DETAIL_RUN, entity: name });
   await acquire(deps.limiter, 'product-listing');
   const price = config.DAYBOOK_PRODUCT_CREDITS ?? null;

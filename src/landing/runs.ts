@@ -98,3 +98,19 @@ export async function markRunCall(tx: Sql, id: number, key: string, call: object
 export async function clearRunCall(tx: Sql, id: number, key: string): Promise<void> {
   await tx`update runs set counts = counts - ${key}::text where id = ${id}`;
 }
+
+/**
+ * Closes as `abandoned` the runs of `kind` that have no job (a one-off command's) and still say
+ * running although they started more than `olderThanMs` ago: their process was killed, since no
+ * run of that kind lasts so long. Returns how many.
+ */
+export async function abandonStaleRuns(sql: Sql, kind: string, olderThanMs: number): Promise<number> {
+  const rows = await sql`
+    update runs set outcome = 'abandoned', finished_at = now(),
+      error_message = 'cut short (its process stopped before it finished)'
+    where kind = ${kind} and job_id is null and outcome = 'running'
+      and started_at > now() - interval '31 days'
+      and started_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    returning 1`;
+  return rows.length;
+}

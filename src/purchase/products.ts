@@ -14,7 +14,7 @@
  * makes one call, so the run is the call's key: never booked twice, whoever settles it.
  */
 import { inTransaction, type Sql } from '../db/connect.ts';
-import { clearRunCall, markRunCall } from '../landing/runs.ts';
+import { abandonStaleRuns, clearRunCall, markRunCall } from '../landing/runs.ts';
 import { brokenSuccessOf, presumedBillingOf, unansweredCallOf } from '../upstream/client.ts';
 import { InvalidRequestError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
 import { statedCredits, usageOf } from './billing.ts';
@@ -22,6 +22,15 @@ import { ensureCycleBudget, reserveCredits, settleCredits } from './credits.ts';
 import { bookProductCall } from './fetches.ts';
 
 export const PRODUCT_OPERATION = 'product-listing';
+
+/** The kind of the run of one product's detail (`daybook products get --name`): no job, no retry. */
+export const PRODUCT_DETAIL_RUN = 'product-detail';
+
+/**
+ * How long a detail run may say "running" before it counts as cut short: far beyond the rate
+ * limiter's wait, the call's timeout and the landing together.
+ */
+export const DETAIL_RUN_STALE_MS = 60 * 60_000;
 
 /** The configured price of a product call: `DAYBOOK_PRODUCT_CREDITS`, or null (unpriced). */
 export type ProductPrice = number | null;
@@ -350,4 +359,15 @@ export async function productCreditsOwed(
     select count(distinct keyword)::int as n from credit_ledger
     where ${productRows(sql, cycle)} and status = 'booked'`;
   return Math.max(0, pulls - (r?.n ?? 0)) * price;
+}
+
+/**
+ * Books the calls of detail runs (`products get --name`) whose process was killed with the call
+ * under way: such a run has no job to close it, so one still running an hour after it started is
+ * closed as cut short, and its call booked (`recoverProductCalls`) and its reservation released.
+ * Returns how many calls were settled.
+ */
+export async function recoverDetailCalls(sql: Sql): Promise<number> {
+  await abandonStaleRuns(sql, PRODUCT_DETAIL_RUN, DETAIL_RUN_STALE_MS);
+  return recoverProductCalls(sql, PRODUCT_DETAIL_RUN);
 }

@@ -16,7 +16,12 @@ import { startRun } from '../../src/landing/runs.ts';
 import { createLogger } from '../../src/log/log.ts';
 import { readPlanInput } from '../../src/plan/decide.ts';
 import { budgetOf } from '../../src/purchase/credits.ts';
-import { openProductCall, productCallsOf } from '../../src/purchase/products.ts';
+import {
+  openProductCall,
+  PRODUCT_DETAIL_RUN,
+  productCallsOf,
+  recoverDetailCalls,
+} from '../../src/purchase/products.ts';
 import { type InlineSummary, runInline } from '../../src/runtime/inline.ts';
 import { parseFaultSpec } from '../../src/sim/faults.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
@@ -402,6 +407,48 @@ describe('product pulls billed by the upstream', { timeout: 180_000 }, () => {
       // never reached it: presumed is the one row beyond what it billed).
       expect(billed(w.sim).calls).toBe(4);
       expect(await budgetOf(w.t.sql, w.cycle)).toMatchObject({ reserved: 0, spent: 5 * COST });
+    });
+
+    it('a detail call of a killed `products get` is booked by the next pull once it is an hour old', async () => {
+      // `products get --name` opened its call and was killed: no job will close its run.
+      const runId = await startRun(w.t.sql, { kind: PRODUCT_DETAIL_RUN, entity: 'Killed' });
+      const before = await budgetOf(w.t.sql, w.cycle);
+      expect(
+        await openProductCall(w.t.sql, {
+          runId,
+          cycle: w.cycle,
+          price: COST,
+          budget: 1000,
+          keyword: 'Killed',
+          date: null,
+        }),
+      ).toMatchObject({ ok: true });
+      const rowOf = async () => (await productLedger(w.t)).filter((r) => r.run_id === String(runId));
+      // Still young: it may be a live command waiting for its answer, so it is left alone.
+      expect(await recoverDetailCalls(w.t.sql)).toBe(0);
+      expect(await rowOf()).toEqual([]);
+      await w.t.sql`update runs set started_at = now() - interval '2 hours' where id = ${runId}`;
+      const today = pacificDate(w.sim.sim.now());
+      const data = { date: addDays(today, -3), pull: 'd1', limit: 5, cycle: w.cycle };
+      await processProducts({ ...w.deps, enqueue: NO_QUEUE }, data, `products-${data.date}-d1`);
+      expect(await rowOf()).toEqual([
+        expect.objectContaining({
+          status: 'presumed',
+          credits: COST,
+          keyword: 'Killed',
+          raw_response_id: null,
+        }),
+      ]);
+      const [run] = await w.t.sql<{ outcome: string }[]>`select outcome from runs where id = ${runId}`;
+      expect(run?.outcome).toBe('abandoned');
+      // Its reservation is released and its presumed credits spent, with the pull's own.
+      expect(await budgetOf(w.t.sql, w.cycle)).toMatchObject({
+        reserved: before?.reserved ?? 0,
+        spent: (before?.spent ?? 0) + 2 * COST,
+      });
+      // Booked once: a second recovery finds nothing.
+      expect(await recoverDetailCalls(w.t.sql)).toBe(0);
+      expect(await rowOf()).toHaveLength(1);
     });
   });
 });
