@@ -3,6 +3,8 @@
  * `console` views only (the reader may read nothing else). Every list is bounded; the change feed
  * and the watchlist page by keyset (the last row's key), never by OFFSET.
  */
+import type { DriverRow, Recast } from '../db/rows.ts';
+import type { cycleBudgets } from '../db/schema.ts';
 import { holderPid } from '../terms/fields.ts';
 import type { ReadTx } from './reader.ts';
 import { type HeldCompany, observationPid } from './values.ts';
@@ -13,14 +15,8 @@ export interface CycleCount {
   n: number;
 }
 
-export interface CycleBudget {
-  cycle: string;
-  budget: number;
-  reserved: number;
-  spent: number;
-  paused_at: Date | null;
-  paused_reason: string | null;
-}
+/** A cycle's budget row, as the driver reads it (the cycle read as text). */
+export type CycleBudget = Recast<DriverRow<typeof cycleBudgets>, 'cycle', string>;
 
 /**
  * The latest cycle's credits as the ledger knows them (analytics.credit_usage): confirmed

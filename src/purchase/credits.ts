@@ -5,6 +5,8 @@
  * actually billed, or releases the reservation when nothing was.
  */
 import { inTransaction, type Sql } from '../db/connect.ts';
+import type { DriverRow, Recast } from '../db/rows.ts';
+import type { cycleBudgets } from '../db/schema.ts';
 import { appendEvents } from '../events/outbox.ts';
 
 export type ReserveOutcome =
@@ -103,14 +105,7 @@ export interface BudgetState {
 
 export async function budgetOf(sql: Sql, cycle: string): Promise<BudgetState | null> {
   const [b] = await sql<
-    {
-      cycle: string;
-      budget: number;
-      reserved: number;
-      spent: number;
-      paused_at: Date | null;
-      paused_reason: string | null;
-    }[]
+    Recast<DriverRow<typeof cycleBudgets>, 'cycle', string>[]
   >`select cycle::text, budget, reserved, spent, paused_at, paused_reason from cycle_budgets where cycle = ${cycle}`;
   return b
     ? {
