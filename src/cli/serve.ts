@@ -20,9 +20,16 @@ interface ServeOptions {
   port: number;
 }
 
-/** The admin server's log, the proxies it believes and the address people reach it at. */
-function adminLogging(config: Config, log: Logger) {
+/**
+ * What every admin server of `serve` shares, from the configuration and the options: where it
+ * listens, who may enter, what it trusts (the public URL, proxies), and its log.
+ */
+function adminOptions(config: Config, log: Logger, opts: ServeOptions) {
   return {
+    host: opts.host,
+    port: opts.port,
+    token: config.DAYBOOK_ADMIN_TOKEN ?? null,
+    allowedHosts: config.DAYBOOK_ADMIN_HOSTS ?? [],
     log,
     trustedProxies: config.DAYBOOK_TRUSTED_PROXIES ?? [],
     ...(config.DAYBOOK_PUBLIC_URL ? { publicUrl: config.DAYBOOK_PUBLIC_URL } : {}),
@@ -66,11 +73,7 @@ async function serveEmbedded(config: Config, opts: ServeOptions): Promise<never>
     redis: null,
     queues: null,
     console: reader,
-    host: opts.host,
-    port: opts.port,
-    token: config.DAYBOOK_ADMIN_TOKEN ?? null,
-    allowedHosts: config.DAYBOOK_ADMIN_HOSTS ?? [],
-    ...adminLogging(config, log),
+    ...adminOptions(config, log, opts),
   });
   life.closer.add('admin server', admin.close);
   log.info(
@@ -112,11 +115,7 @@ export function serveCommand(): Command {
           redis,
           queues,
           console: reader,
-          host: opts.host,
-          port: opts.port,
-          token: config.DAYBOOK_ADMIN_TOKEN ?? null,
-          allowedHosts: config.DAYBOOK_ADMIN_HOSTS ?? [],
-          ...adminLogging(config, log),
+          ...adminOptions(config, log, opts),
           rateLimits: {
             'enterprise-search': config.DAYBOOK_ENTERPRISE_RATE,
             'product-listing': config.DAYBOOK_PRODUCT_RATE,
