@@ -85,7 +85,9 @@ function ledgerFacts(ctx: PageContext, o: Overview): Html {
   const l = o.ledger;
   if (!l) return html``;
   const unpriced =
-    l.unpriced_calls > 0 ? html`<dt>${t.unpricedCalls}</dt><dd>${num(l.unpriced_calls)}</dd>` : html``;
+    l.unpriced_calls > 0
+      ? html`<dt>${t.unpricedCalls}</dt><dd>${num(l.unpriced_calls)} ${t.callsUnit}</dd>`
+      : html``;
   return html`<dt>${t.confirmedCredits}</dt><dd>${num(l.confirmed)} ${t.creditsUnit}</dd><dt>${t.unconfirmedCredits}</dt><dd>${num(l.unconfirmed)} ${t.creditsUnit}</dd>${unpriced}`;
 }
 

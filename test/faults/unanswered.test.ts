@@ -334,7 +334,7 @@ describe('an upstream that answers some calls after the timeout: a later answer 
     const overview = await t.sql.begin((tx) => readOverview(tx));
     expect(overview.ledger?.unpriced_calls).toBe(unpriced);
     expect(String(overviewPage(pageContext('en', '/ui/'), overview))).toContain(
-      `<dt>Unpriced product calls</dt><dd>${unpriced}</dd>`,
+      `<dt>Unpriced product calls</dt><dd>${unpriced} calls</dd>`,
     );
     const [usage] = await t.sql<{ credits: number; unpriced_queries: number }[]>`
       select credits, unpriced_queries from analytics.credit_usage
