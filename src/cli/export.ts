@@ -34,7 +34,11 @@ function tablesArg(raw: string, previous: string[] = []): string[] {
 export function exportCommand(): Command {
   return command('export')
     .option('--to <dir>', 'the destination folder (default: DAYBOOK_EXPORT_DIR)')
-    .option('--format <format>', `file format: ${FORMATS.join(', ')} (default DAYBOOK_EXPORT_FORMAT, else parquet)`, choiceArg('--format', FORMATS))
+    .option(
+      '--format <format>',
+      `file format: ${FORMATS.join(', ')} (default DAYBOOK_EXPORT_FORMAT, else parquet)`,
+      choiceArg('--format', FORMATS),
+    )
     .option('--gzip', 'gzip NDJSON files (.ndjson.gz)')
     .option(
       '--tables <names>',

@@ -261,6 +261,8 @@ export const enterpriseVersions = pgTable(
     uniqueIndex('enterprise_versions_current_key').on(t.pid).where(sql`${t.isCurrent}`),
     index('enterprise_versions_uncid_idx').on(t.uncid),
     index('enterprise_versions_name_idx').on(t.entName),
+    /** Same-name links (analytics.related_companies): the legal representative by name. */
+    index('enterprise_versions_legal_person_idx').on(t.legalPerson),
     index('enterprise_versions_raw_idx').on(t.rawResponseId),
     index('enterprise_versions_load_xid_idx').on(t.loadXid),
     index('enterprise_versions_closed_xid_idx').on(t.closedXid).where(sql`${t.closedXid} is not null`),
@@ -288,6 +290,8 @@ export const enterpriseShareholders = pgTable(
   (t) => [
     primaryKey({ columns: [t.versionId, t.ordinal] }),
     index('enterprise_shareholders_pid_idx').on(t.shareholderPid),
+    /** Same-name links (analytics.related_companies): a shareholder by name. */
+    index('enterprise_shareholders_name_idx').on(t.name),
   ],
 );
 
@@ -295,7 +299,10 @@ export const enterpriseShareholders = pgTable(
 export const enterpriseClearingMembers = pgTable(
   'enterprise_clearing_members',
   personItem(() => enterpriseVersions.id),
-  (t) => [primaryKey({ columns: [t.versionId, t.ordinal] })],
+  (t) => [
+    primaryKey({ columns: [t.versionId, t.ordinal] }),
+    index('enterprise_clearing_members_name_idx').on(t.name),
+  ],
 );
 
 /** One row per field-level change between consecutive versions. */

@@ -89,6 +89,30 @@ export interface WorldChange {
    * (the severities daybook's change log gives them).
    */
   severity: 'high' | 'medium' | 'low';
+  /**
+   * The enterprises whose shareholders list this one (by PID) after the refresh: who a related
+   * party's change reaches first. Sorted.
+   */
+  holders: string[];
+}
+
+/** The statuses a test may give an enterprise on a day of its choosing (`EnterpriseWorld.schedule`). */
+export const SCHEDULABLE_STATUSES = [
+  '注销',
+  '吊销，未注销',
+  '吊销，已注销',
+  '清算',
+  '停业',
+  '存续',
+  '在业',
+] as const;
+export type SchedulableStatus = (typeof SCHEDULABLE_STATUSES)[number];
+
+/** One link of a shareholding chain: the enterprise, and what it is called now. */
+export interface ChainLink {
+  pid: string;
+  name: string;
+  uscc: string;
 }
 
 /** Statuses after which a registry record no longer changes. */
@@ -1014,6 +1038,24 @@ function approved(e: SimEnterprise, ctx: MutationContext, kind: string): string 
   return kind;
 }
 
+/**
+ * Moves a record to status `to` with what comes with it: a revocation date and reason, a
+ * liquidation group (always for 清算, often for 注销), no insured staff once it ends.
+ */
+function setStatus(e: SimEnterprise, to: string, ctx: MutationContext): void {
+  const { rng, profile: p } = ctx;
+  e.ENTSTATUS = to;
+  if (to.startsWith('吊销') && !e.REVOKEDATE) {
+    e.REVOKEDATE = ctx.day;
+    e.REVOKEREASON = rng.pick(REVOKE_REASONS);
+  }
+  if (to === '清算' && e.CLEARINGINFO.length === 0)
+    e.CLEARINGINFO = clearingFor(rng, p, rng.int(1, 4), e.LEGALPERSON);
+  if (to === '注销' && e.CLEARINGINFO.length === 0 && rng.chance(0.5))
+    e.CLEARINGINFO = clearingFor(rng, p, rng.int(1, 3));
+  if (TERMINAL_STATUSES.has(to) || to.startsWith('吊销')) e.participants = 0;
+}
+
 function setType(e: SimEnterprise, typeCode: string): void {
   e.ENTTYPECODE = typeCode;
   e.ENTTYPE = ENT_TYPE_TEXT[typeCode] as string;
@@ -1024,7 +1066,7 @@ const MUTATIONS: [string, number, Mutation][] = [
     'status',
     3,
     (e, ctx) => {
-      const { rng, profile: p } = ctx;
+      const { rng } = ctx;
       let to: string;
       if (e.ENTSTATUS === '清算') to = '注销';
       else if (e.ENTSTATUS === '停业') to = rng.chance(0.7) ? '存续' : '注销';
@@ -1046,16 +1088,7 @@ const MUTATIONS: [string, number, Mutation][] = [
         ] as const);
       }
       if (to === e.ENTSTATUS) return null;
-      e.ENTSTATUS = to;
-      if (to === '吊销，未注销') {
-        e.REVOKEDATE = ctx.day;
-        e.REVOKEREASON = rng.pick(REVOKE_REASONS);
-      }
-      if (to === '清算' && e.CLEARINGINFO.length === 0)
-        e.CLEARINGINFO = clearingFor(rng, p, rng.int(1, 4), e.LEGALPERSON);
-      if (to === '注销' && e.CLEARINGINFO.length === 0 && rng.chance(0.5))
-        e.CLEARINGINFO = clearingFor(rng, p, rng.int(1, 3));
-      if (TERMINAL_STATUSES.has(to) || to.startsWith('吊销')) e.participants = 0;
+      setStatus(e, to, ctx);
       return approved(e, ctx, 'status');
     },
   ],
@@ -1461,6 +1494,8 @@ export class EnterpriseWorld {
   private lastChangeDay: Float64Array;
   private burstAmplitude: Float64Array;
   private burstTau: Float64Array;
+  /** Statuses set by `schedule`, by cycle: applied after that refresh's own changes. */
+  private readonly scheduled = new Map<string, Map<string, SchedulableStatus>>();
 
   constructor(opts: { seed: number; size: number; epoch?: string; changeShare?: number }) {
     this.seed = opts.seed;
@@ -1555,6 +1590,59 @@ export class EnterpriseWorld {
     return this.rates().get(pid) ?? 0;
   }
 
+  /**
+   * Gives enterprise `pid` status `to` in the refresh of `cycle` (after the refresh's own changes,
+   * with what the status brings: a revocation date, a liquidation group), so a test knows the day.
+   * A cycle already past is replayed: the world and its change log are as if it had been
+   * scheduled from the start. An enterprise already ended (注销, 迁出 …) by then stays as it is.
+   */
+  schedule(pid: string, cycle: string, to: SchedulableStatus): void {
+    if (!this.index.has(pid)) throw new RangeError(`no enterprise has PID ${pid}`);
+    if (!(SCHEDULABLE_STATUSES as readonly string[]).includes(to))
+      throw new RangeError(`status must be one of ${SCHEDULABLE_STATUSES.join(', ')}; got ${to}`);
+    if (daysBetween(this.epoch, cycle) <= 0)
+      throw new RangeError(`cycle ${cycle} is not after the world's first day ${this.epoch}`);
+    const day = this.scheduled.get(cycle) ?? new Map<string, SchedulableStatus>();
+    day.set(pid, to);
+    this.scheduled.set(cycle, day);
+    if (daysBetween(cycle, this.currentCycle) >= 0) {
+      const here = this.currentCycle;
+      for (const c of [...this.changeLog.keys()]) if (daysBetween(cycle, c) >= 0) this.changeLog.delete(c);
+      this.at(this.epoch);
+      this.at(here);
+    }
+  }
+
+  /**
+   * Shareholding chains of `length` enterprises (2 to 4), at the current cycle: each one listed
+   * (by PID) among the shareholders of the one before it, all distinct and all operating (no
+   * status among the inactive ones: 注销, 吊销, 清算, 停业 …). The first
+   * `limit`, in the world's order.
+   */
+  chains(length: number, limit: number): ChainLink[][] {
+    const out: ChainLink[][] = [];
+    const live = (i: number | undefined): i is number =>
+      i !== undefined && !BAD_STATUSES.has((this.current[i] as SimEnterprise).ENTSTATUS);
+    const link = (i: number): ChainLink => {
+      const e = this.current[i] as SimEnterprise;
+      return { pid: e.PID, name: e.ENTNAME, uscc: e.UNCID };
+    };
+    const extend = (path: number[]): void => {
+      if (out.length >= limit) return;
+      if (path.length === length) {
+        out.push(path.map(link));
+        return;
+      }
+      const last = this.current[path[path.length - 1] as number] as SimEnterprise;
+      for (const s of last.BE_INVEST) {
+        const j = s.PID === undefined ? undefined : this.index.get(s.PID);
+        if (live(j) && !path.includes(j)) extend([...path, j]);
+      }
+    };
+    for (let i = 0; i < this.current.length && out.length < limit; i++) if (live(i)) extend([i]);
+    return out;
+  }
+
   /** What the refresh of `cycle` changed (computed by replaying up to it, world state kept). */
   changesIn(cycle: string): WorldChange[] {
     const cached = this.changeLog.get(cycle);
@@ -1624,6 +1712,7 @@ export class EnterpriseWorld {
     }
     const scale = shareScale(hazard, live, this.changeShare * n);
     const log: WorldChange[] = [];
+    const startOf = new Map<number, SimEnterprise>();
     for (let i = 0; i < n; i++) {
       if (!rng.chance(Math.min(MAX_DAILY_PROBABILITY, (hazard[i] as number) * scale))) continue;
       const before = this.current[i] as SimEnterprise;
@@ -1664,8 +1753,69 @@ export class EnterpriseWorld {
       this.lastChangeDay[i] = dayNo;
       this.burstAmplitude[i] = burst.amplitude;
       this.burstTau[i] = burst.tau;
-      log.push({ pid: e.PID, kinds, fields, severity });
+      log.push({ pid: e.PID, kinds, fields, severity, holders: [] });
+      startOf.set(i, before);
     }
+    this.applyScheduled(cycle, day, dayNo, log, startOf);
+    const holders = this.holdersOf(new Set(log.map((c) => c.pid)));
+    for (const c of log) c.holders = holders.get(c.pid) ?? [];
     this.changeLog.set(cycle, log);
+  }
+
+  /** The statuses scheduled for `cycle`, over what the refresh changed already (`startOf`: records before it). */
+  private applyScheduled(
+    cycle: string,
+    day: string,
+    dayNo: number,
+    log: WorldChange[],
+    startOf: Map<number, SimEnterprise>,
+  ): void {
+    for (const [pid, to] of this.scheduled.get(cycle) ?? []) {
+      const i = this.index.get(pid);
+      if (i === undefined) continue;
+      const now = this.current[i] as SimEnterprise;
+      if (TERMINAL_STATUSES.has(now.ENTSTATUS) || now.ENTSTATUS === to) continue;
+      const before = startOf.get(i) ?? now;
+      const e = thaw(now);
+      const ctx: MutationContext = {
+        rng: rngFor(this.seed, 'scheduled', cycle, i),
+        profile: this.profiles[i] as Profile,
+        world: this.current,
+        investors: this.investors,
+        index: i,
+        names: this.names,
+        day,
+      };
+      setStatus(e, to, ctx);
+      approved(e, ctx, 'status');
+      this.current[i] = deepFreeze(e);
+      this.lastChangeDay[i] = dayNo;
+      this.burstAmplitude[i] = BURST.high.amplitude;
+      this.burstTau[i] = BURST.high.tau;
+      const entry: WorldChange = {
+        pid,
+        kinds: ['scheduled status'],
+        fields: differingFields(before, e),
+        severity: severityOfChange(before, e),
+        holders: [],
+      };
+      const k = log.findIndex((c) => c.pid === pid);
+      if (k < 0) log.push(entry);
+      else log[k] = { ...entry, kinds: [...(log[k] as WorldChange).kinds, 'scheduled status'] };
+    }
+  }
+
+  /** For each PID of `pids`, the enterprises listing it among their shareholders now (sorted). */
+  private holdersOf(pids: ReadonlySet<string>): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const e of this.current)
+      for (const s of e.BE_INVEST) {
+        if (s.PID === undefined || !pids.has(s.PID)) continue;
+        const list = out.get(s.PID) ?? [];
+        if (!list.includes(e.PID)) list.push(e.PID);
+        out.set(s.PID, list);
+      }
+    for (const list of out.values()) list.sort();
+    return out;
   }
 }

@@ -15,12 +15,10 @@ import { type ConsoleReader, openConsoleReader } from '../../src/console/reader.
 import { ingestEnterpriseSuccess } from '../../src/history/ingest.ts';
 import { createLogger } from '../../src/log/log.ts';
 import { buildAdminApp } from '../../src/runtime/admin.ts';
-import type { Exchange } from '../../src/upstream/client.ts';
-import { EnterpriseSuccess } from '../../src/upstream/schemas.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { adminUrl } from '../support/pg-url.ts';
 import { type OwnQueues, ownQueues } from '../support/queues.ts';
-import { sampleEnterpriseRecord } from '../support/records.ts';
+import { enterpriseAnswer } from '../support/records.ts';
 
 const TOKEN = 'hostile-params-token-5be1';
 
@@ -126,28 +124,6 @@ const LEAKS = [
   /\b22P02\b|\b22021\b|\b22008\b|\b42601\b/,
 ];
 
-/** An enterprise answer as the upstream sends it, about the sample record with `overrides`. */
-function answer(overrides: Record<string, unknown>): { data: EnterpriseSuccess; exchange: Exchange } {
-  const body = {
-    status: 'success',
-    markdown: '# x',
-    metadata: { usage: { credits: 3, remark: 'enterprise' }, content: sampleEnterpriseRecord(overrides) },
-  };
-  const bodyText = JSON.stringify(body);
-  return {
-    data: EnterpriseSuccess.parse(body),
-    exchange: {
-      operation: 'enterprise-search',
-      params: { ent_name: String(overrides.ENTNAME) },
-      httpStatus: 200,
-      bodyText,
-      bodyJson: JSON.parse(bodyText),
-      durationMs: 5,
-      fetchedAt: new Date(),
-    },
-  };
-}
-
 /**
  * The GET routes of the server from its route table (Fastify's printRoutes: a radix tree, each
  * line one more piece of the path under its parent).
@@ -194,7 +170,10 @@ describe('hostile parameters on every route', { timeout: 600_000 }, () => {
       ['2026-11-20', '上海示例科技有限公司'],
       ['2026-11-21', '上海示例新科技有限公司'],
     ] as const)
-      await ingestEnterpriseSuccess(db.sql, answer({ PID, ENTNAME: name }), name, { runId: null, cycle });
+      await ingestEnterpriseSuccess(db.sql, enterpriseAnswer({ PID, ENTNAME: name }), name, {
+        runId: null,
+        cycle,
+      });
     reader = await openConsoleReader(db.sql, db.url, false);
     const destination = new Writable({
       write(chunk, _enc, done) {

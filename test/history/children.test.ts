@@ -5,34 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestEnterpriseSuccess } from '../../src/history/ingest.ts';
-import type { Exchange } from '../../src/upstream/client.ts';
-import { EnterpriseSuccess } from '../../src/upstream/schemas.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
-import { sampleEnterpriseRecord } from '../support/records.ts';
+import { enterpriseAnswer } from '../support/records.ts';
 
 const MARKUP = '<img src=x onerror=alert(1)>';
-
-/** An enterprise answer as the upstream sends it, about the sample record with `overrides`. */
-function answer(overrides: Record<string, unknown>): { data: EnterpriseSuccess; exchange: Exchange } {
-  const body = {
-    status: 'success',
-    markdown: '# x',
-    metadata: { usage: { credits: 3, remark: 'enterprise' }, content: sampleEnterpriseRecord(overrides) },
-  };
-  const bodyText = JSON.stringify(body);
-  return {
-    data: EnterpriseSuccess.parse(body),
-    exchange: {
-      operation: 'enterprise-search',
-      params: { ent_name: String(overrides.ENTNAME) },
-      httpStatus: 200,
-      bodyText,
-      bodyJson: JSON.parse(bodyText),
-      durationMs: 5,
-      fetchedAt: new Date(),
-    },
-  };
-}
 
 describe('children kept as sent, and the parent change written whatever its children hold', () => {
   let t: TestDatabase;
@@ -44,7 +20,7 @@ describe('children kept as sent, and the parent change written whatever its chil
   /** Ingests the sample record of `pid` with `overrides`, in `cycle`. */
   const ingest = (pid: string, cycle: string, overrides: Record<string, unknown> = {}) => {
     const over = { PID: pid, ENTNAME: `${pid} 有限公司`, ...overrides };
-    return ingestEnterpriseSuccess(t.sql, answer(over), over.ENTNAME, { runId: null, cycle });
+    return ingestEnterpriseSuccess(t.sql, enterpriseAnswer(over), over.ENTNAME, { runId: null, cycle });
   };
   const members = (pid: string) =>
     t.sql<{ name: string; position: string | null }[]>`

@@ -1,3 +1,6 @@
+import type { Exchange } from '../../src/upstream/client.ts';
+import { EnterpriseSuccess } from '../../src/upstream/schemas.ts';
+
 /** A hand-made enterprise record as the upstream sends it (metadata.content), for unit tests. */
 export function sampleEnterpriseRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -65,5 +68,33 @@ export function sampleProductRecord(overrides: Record<string, unknown> = {}): Re
     comments: [{ body: 'Congrats on the launch!', created_at: '2026-11-20T09:00:00Z' }],
     updated_at: '2026-11-21T10:00:00',
     ...overrides,
+  };
+}
+
+/**
+ * An enterprise answer as the upstream sends it, about the sample record with `overrides`, landed
+ * at `fetchedAt` (now unless told): what `ingestEnterpriseSuccess` takes.
+ */
+export function enterpriseAnswer(
+  overrides: Record<string, unknown>,
+  fetchedAt: Date = new Date(),
+): { data: EnterpriseSuccess; exchange: Exchange } {
+  const body = {
+    status: 'success',
+    markdown: '# x',
+    metadata: { usage: { credits: 3, remark: 'enterprise' }, content: sampleEnterpriseRecord(overrides) },
+  };
+  const bodyText = JSON.stringify(body);
+  return {
+    data: EnterpriseSuccess.parse(body),
+    exchange: {
+      operation: 'enterprise-search',
+      params: { ent_name: String(overrides.ENTNAME) },
+      httpStatus: 200,
+      bodyText,
+      bodyJson: JSON.parse(bodyText),
+      durationMs: 5,
+      fetchedAt,
+    },
   };
 }
