@@ -31,8 +31,8 @@ function ticks(min: number, max: number): number[] {
   return out;
 }
 
-function frame(id: string, title: string, desc: string, body: Html): Html {
-  return html`<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}-t ${id}-d" focusable="false"><title id="${id}-t">${title}</title><desc id="${id}-d">${desc}</desc>${body}</svg>`;
+function frame(id: string, title: string, desc: string, body: Html, height = H): Html {
+  return html`<svg class="chart" viewBox="0 0 ${W} ${height}" role="img" aria-labelledby="${id}-t ${id}-d" focusable="false"><title id="${id}-t">${title}</title><desc id="${id}-d">${desc}</desc>${body}</svg>`;
 }
 
 function yAxis(values: number[], y: (v: number) => number): Html {
@@ -125,4 +125,87 @@ export function lineChart(
       x,
     )}`,
   );
+}
+
+/** A company in a relation graph: the one shown (hop 0), or one reached in one or two hops. */
+export interface GraphNode {
+  id: string;
+  /** Its name; drawn shortened, in full in the description. */
+  name: string;
+  /** Its status in words (or "unknown"), drawn under the name: colour never carries it alone. */
+  status: string;
+  tone: 'bad' | 'ok' | 'unknown';
+  hop: 0 | 1 | 2;
+  /** For hop 2, the hop-1 company it is reached through. */
+  parent?: string;
+}
+
+export interface GraphEdge {
+  from: string;
+  to: string;
+  /** A same-name person (dashed), not a shareholding. */
+  dashed: boolean;
+}
+
+const GRAPH_H = 440;
+/** A name drawn in a node: at most this many characters, then an ellipsis. */
+const NODE_CHARS = 9;
+
+const shortName = (name: string) => {
+  const chars = [...name];
+  return chars.length <= NODE_CHARS ? name : `${chars.slice(0, NODE_CHARS - 1).join('')}…`;
+};
+
+/**
+ * Companies around the one shown: it in the middle, the companies one hop away on an inner ring,
+ * those two hops away on an outer ring next to the one they are reached through. Each node is a
+ * dot coloured by its status, with its name and its status as text; shareholdings are solid lines,
+ * same-name persons dashed. The caller keeps the node count readable (the tables list them all).
+ */
+export function relationGraph(
+  id: string,
+  title: string,
+  desc: string,
+  nodes: readonly GraphNode[],
+  edges: readonly GraphEdge[],
+): Html {
+  const cx = W / 2;
+  const cy = GRAPH_H / 2;
+  const pos = new Map<string, { x: number; y: number }>();
+  const inner = nodes.filter((n) => n.hop === 1);
+  const outer = nodes.filter((n) => n.hop === 2);
+  const angleOf = new Map<string, number>();
+  for (const n of nodes.filter((x) => x.hop === 0)) pos.set(n.id, { x: cx, y: cy });
+  inner.forEach((n, i) => {
+    const a = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(inner.length, 1);
+    angleOf.set(n.id, a);
+    pos.set(n.id, { x: cx + 190 * Math.cos(a), y: cy + 105 * Math.sin(a) });
+  });
+  const slice = (2 * Math.PI) / Math.max(inner.length, 1);
+  const byParent = new Map<string, GraphNode[]>();
+  for (const n of outer) byParent.set(n.parent ?? '', [...(byParent.get(n.parent ?? '') ?? []), n]);
+  for (const [parent, kids] of byParent) {
+    const base = angleOf.get(parent) ?? 0;
+    kids.forEach((n, j) => {
+      const a = base + (j - (kids.length - 1) / 2) * ((slice * 0.8) / Math.max(kids.length, 1));
+      pos.set(n.id, { x: cx + 320 * Math.cos(a), y: cy + 185 * Math.sin(a) });
+    });
+  }
+  const lines = edges.flatMap((e) => {
+    const a = pos.get(e.from);
+    const b = pos.get(e.to);
+    if (!a || !b) return [];
+    return [
+      html`<line class="edge${e.dashed ? ' same' : ''}" x1="${a.x.toFixed(1)}" y1="${a.y.toFixed(1)}" x2="${b.x.toFixed(1)}" y2="${b.y.toFixed(1)}"/>`,
+    ];
+  });
+  const dots = nodes.flatMap((n) => {
+    const p = pos.get(n.id);
+    if (!p) return [];
+    const r = n.hop === 0 ? 9 : 6;
+    return [
+      html`<g class="node ${n.tone}${n.hop === 0 ? ' self' : ''}"><circle cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="${r}"/><text x="${p.x.toFixed(1)}" y="${(p.y - r - 4).toFixed(1)}" text-anchor="middle" class="name">${shortName(n.name)}</text><text x="${p.x.toFixed(1)}" y="${(p.y + r + 12).toFixed(1)}" text-anchor="middle" class="status">${n.status}</text></g>`,
+    ];
+  });
+  return frame(id, title, desc, html`${lines}${dots}`, GRAPH_H);
 }

@@ -3,8 +3,9 @@
  * goes through the `html` tag (src/console/html.ts), so upstream text is never markup.
  */
 
+import { isBadStatus } from '../terms/changes.ts';
 import { formatField, operationWord, reasonWord, tokenLabel } from '../terms/fields.ts';
-import { barChart, lineChart } from './chart.ts';
+import { barChart, type GraphEdge, type GraphNode, lineChart, relationGraph } from './chart.ts';
 import { type Html, html, safeHttpUrl } from './html.ts';
 import { num, type PageContext, page, severityBadge, table, when, whenZoned, zoned } from './layout.ts';
 import type {
@@ -14,6 +15,7 @@ import type {
   Overview,
   Product,
   RawAnswer,
+  RelatedCompany,
   Row,
   SearchHit,
   TrendingRow,
@@ -25,6 +27,7 @@ import {
   changeLabel,
   changeValue,
   companyLink,
+  fill,
   type Held,
   label,
   listOf,
@@ -343,6 +346,124 @@ ${people(
   return html`<section aria-labelledby="asof-h"><h2 id="asof-h">${t.asOf} ${at || a?.cycle || ''}</h2>${form}${body}</section>`;
 }
 
+/** At most this many companies one link away, and two links away, are drawn (the tables list all). */
+const GRAPH_INNER = 12;
+const GRAPH_OUTER = 24;
+
+/** A related company's name: a link to its page when daybook holds its record. */
+function relatedName(ctx: PageContext, r: RelatedCompany): Html | string {
+  const name = r.related_name ?? ctx.t.unnamed;
+  if (r.related_status === null) return name;
+  // A shareholder renamed since its holder's record was written: both names, the record's second.
+  const listed = r.link === 'shareholder' ? r.path.at(-1)?.name : null;
+  const also =
+    listed && listed !== name ? html` <span class="muted">(${fill(ctx.t.listedAs, listed)})</span>` : '';
+  return html`${companyLink(r.related_pid, name)}${also}`;
+}
+
+/** What the last hop to a related company is, in words. */
+function linkWords(ctx: PageContext, r: RelatedCompany): Html | string {
+  const { t } = ctx;
+  if (r.link === 'shareholder') return t.linkShareholder;
+  if (r.link === 'holds') return t.linkHolds;
+  return fill(t.linkSameName, r.path.at(-1)?.name ?? '');
+}
+
+function statusCell(ctx: PageContext, status: string | null): Html {
+  if (status === null) return html`<span class="muted">${ctx.t.notOnRecord}</span>`;
+  return isBadStatus(status) ? html`<strong class="sev-high">${status}</strong>` : html`${status}`;
+}
+
+/** The graph of the companies around this one: it, the first ring, and the second. */
+function relatedGraph(
+  ctx: PageContext,
+  name: string,
+  status: string | null,
+  list: readonly RelatedCompany[],
+): Html {
+  const { t } = ctx;
+  const tone = (s: string | null): GraphNode['tone'] =>
+    s === null ? 'unknown' : isBadStatus(s) ? 'bad' : 'ok';
+  const inner = list.filter((r) => r.hops === 1).slice(0, GRAPH_INNER);
+  const shown = new Set(inner.map((r) => r.related_pid));
+  const outer = list.filter((r) => r.hops === 2 && shown.has(r.path[0]?.to ?? '')).slice(0, GRAPH_OUTER);
+  const self = '\u0000self';
+  const nodes: GraphNode[] = [
+    { id: self, name, status: status ?? t.notOnRecord, tone: tone(status), hop: 0 },
+    ...[...inner, ...outer].map(
+      (r): GraphNode => ({
+        id: r.related_pid,
+        name: r.related_name ?? t.unnamed,
+        status: r.related_status ?? t.notOnRecord,
+        tone: tone(r.related_status),
+        hop: r.hops === 1 ? 1 : 2,
+        ...(r.hops === 2 ? { parent: r.path[0]?.to as string } : {}),
+      }),
+    ),
+  ];
+  const edges: GraphEdge[] = [...inner, ...outer].map((r) => ({
+    from: r.hops === 1 ? self : (r.path[0]?.to as string),
+    to: r.related_pid,
+    dashed: r.link === 'same_name',
+  }));
+  const hidden = list.length - inner.length - outer.length;
+  const words = [...inner, ...outer].map(
+    (r) => `${r.related_name ?? t.unnamed} (${r.related_status ?? t.notOnRecord})`,
+  );
+  const desc = `${t.relatedGraphDesc} ${words.join('; ')}.${hidden > 0 ? ` ${fill(t.andMore, String(hidden))}` : ''}`;
+  return relationGraph('related-graph', t.relatedGraph, desc, nodes, edges);
+}
+
+/** 关联关系: shareholdings both ways, same-name persons, and what lies two links away, on the day shown. */
+function relatedSection(ctx: PageContext, c: Company, at: string): Html {
+  const { t } = ctx;
+  const heading = html`<h2 id="rel-h">${t.related}${at ? ` · ${t.asOf} ${at}` : ''}</h2>`;
+  if (c.related.length === 0)
+    return html`<section aria-labelledby="rel-h">${heading}<p>${t.relatedNone}</p></section>`;
+  const first = c.related.filter((r) => r.hops === 1);
+  const holdings = first
+    .filter((r) => r.link !== 'same_name')
+    .map(
+      (r) =>
+        html`<tr><td>${relatedName(ctx, r)}</td><td>${linkWords(ctx, r)}</td><td>${r.path.at(-1)?.position ?? ''}</td><td>${statusCell(ctx, r.related_status)}</td><td class="nowrap">${c.held.get(r.related_pid)?.uncid ?? ''}</td></tr>`,
+    );
+  const same = first
+    .filter((r) => r.link === 'same_name')
+    .map(
+      (r) =>
+        html`<tr><td>${r.path.at(-1)?.name ?? ''} <span class="tag">${ctx.lang === 'zh' ? '同名' : 'same name'}</span></td><td>${relatedName(ctx, r)}</td><td>${r.path.at(-1)?.position ?? ''}</td><td>${statusCell(ctx, r.related_status)}</td></tr>`,
+    );
+  const byPid = new Map(first.map((r) => [r.related_pid, r]));
+  const far = c.related
+    .filter((r) => r.hops === 2)
+    .map((r) => {
+      const via = byPid.get(r.path[0]?.to ?? '');
+      return html`<tr><td>${relatedName(ctx, r)}</td><td>${statusCell(ctx, r.related_status)}</td><td>${via ? relatedName(ctx, via) : ''}</td><td>${linkWords(ctx, r)}</td></tr>`;
+    });
+  const stateOf = String(c.current.ent_status ?? '') || null;
+  return html`<section aria-labelledby="rel-h">${heading}
+${relatedGraph(ctx, String(c.current.ent_name), stateOf, c.related)}
+<h3>${t.shareholdings}</h3>${
+    holdings.length === 0
+      ? html`<p>${t.none}</p>`
+      : table(
+          t.shareholdings,
+          [t.company, t.relation, label(ctx, 'INVTYPE'), t.status, label(ctx, 'UNCID')],
+          holdings,
+        )
+  }
+<h3>${t.sameName}</h3><p class="meta">${t.sameNameNote}</p>${
+    same.length === 0
+      ? html`<p>${t.none}</p>`
+      : table(t.sameName, [t.person, t.company, t.positionThere, t.status], same)
+  }
+<h3>${t.twoLinks}</h3>${
+    far.length === 0
+      ? html`<p>${t.none}</p>`
+      : table(t.twoLinks, [t.company, t.status, t.through, t.relation], far)
+  }</section>`;
+}
+
 function eventsAndPlanner(ctx: PageContext, c: Company): Html {
   const { t } = ctx;
   const events = c.events.map(
@@ -373,7 +494,7 @@ export function companyPage(ctx: PageContext, pid: string, c: Company, at: strin
   return page(
     ctx,
     name,
-    html`${code}${nav}${recordSection(ctx, c.current)}${timelineSection(ctx, c)}${asOfSection(ctx, c, pid, at)}${eventsAndPlanner(ctx, c)}`,
+    html`${code}${nav}${recordSection(ctx, c.current)}${timelineSection(ctx, c)}${asOfSection(ctx, c, pid, at)}${relatedSection(ctx, c, at)}${eventsAndPlanner(ctx, c)}`,
   );
 }
 

@@ -191,9 +191,33 @@ export interface Company {
     clearing_members: Row[];
   } | null;
   watch: Row[];
+  /** The companies related to this one within two hops on the day shown (analytics.related_companies). */
+  related: RelatedCompany[];
   /** The companies daybook holds among those this page names by PID (shareholders, events). */
   held: Map<string, HeldCompany>;
 }
+
+/** One step of a related company's path (analytics.related_companies). */
+export interface RelatedStep {
+  from: string;
+  to: string;
+  link: 'shareholder' | 'holds' | 'same_name';
+  name: string | null;
+  position: string | null;
+}
+
+/** A company related to the one shown, with how it is reached. */
+export interface RelatedCompany {
+  related_pid: string;
+  related_name: string | null;
+  related_status: string | null;
+  hops: number;
+  link: RelatedStep['link'];
+  path: RelatedStep[];
+}
+
+/** How far the company page looks for related companies. */
+export const RELATED_DEPTH = 2;
 
 /**
  * One company: its current record, every version with its changes, its events, its children as
@@ -230,12 +254,16 @@ export async function readCompany(tx: ReadTx, pid: string, at: string | null): P
     select id, keyword, change_rate, due_at, last_refreshed_at, refreshed_cycle::text as refreshed_cycle,
       last_outcome, last_error, uscc, pin_uscc, resolution_mismatch
     from console.watchlist where pid = ${pid} order by id`;
+  const related = await tx<RelatedCompany[]>`
+    select related_pid, related_name, related_status, hops, link, path
+    from analytics.related_companies(${pid}, ${at}::date, ${RELATED_DEPTH})`;
   const held = await readHeld(tx, [
     ...(asOf?.shareholders ?? []).map((s) => s.pid as string | null),
+    ...related.map((r) => r.related_pid),
     ...holderPids(changes),
     ...events.map((e) => observationPid(String(e.kind), e.detail as string | null)),
   ]);
-  return { current, versions, changes, events, asOf: asOf ?? null, watch, held };
+  return { current, versions, changes, events, asOf: asOf ?? null, watch, related, held };
 }
 
 export interface ChangeFilter {

@@ -197,7 +197,7 @@ export function observationPid(kind: string, detail: string | null): string | nu
 }
 
 /** A template of the console's words with `{0}`, `{1}` filled by text or markup. */
-function fill(template: string, ...parts: (Html | string)[]): Html {
+export function fill(template: string, ...parts: (Html | string)[]): Html {
   const out = template
     .split(/\{(\d)\}/)
     .map((piece, i) => (i % 2 === 0 ? piece : (parts[Number(piece)] ?? '')));

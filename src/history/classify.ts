@@ -20,6 +20,7 @@
  * Rows are sorted by category, field, kind, before, after (null first; code-unit order).
  */
 import { canonicalJson } from '../normalize/text.ts';
+import { isBadStatus } from '../terms/changes.ts';
 import type { JsonObject, JsonValue, NormalizedEnterprise, NormalizedProduct } from '../normalize/types.ts';
 import {
   type ChangeKind,
@@ -149,12 +150,7 @@ export function severityOf(category: EnterpriseChangeCategory, detail: string | 
   return rule?.severity ?? DEFAULT_SEVERITY;
 }
 
-const BAD_STATUS = /吊销|注销|清算|停业|撤销|cancel|revok|liquidat|suspend/i;
-
-/** True when a status text names a bad state (cancelled, revoked, liquidating, suspended). */
-export function isBadStatus(status: string | null): boolean {
-  return status !== null && BAD_STATUS.test(status);
-}
+export { isBadStatus };
 
 /**
  * Whether the enterprise is in liquidation: its CLEARINGINFO held any entry, readable or not.

@@ -4,6 +4,13 @@
  */
 
 export type ChangeKind = 'added' | 'removed' | 'modified';
+
+const BAD_STATUS = /吊销|注销|清算|停业|撤销|cancel|revok|liquidat|suspend/i;
+
+/** True when a status text names a bad state (cancelled, revoked, liquidating, suspended). */
+export function isBadStatus(status: string | null): boolean {
+  return status !== null && BAD_STATUS.test(status);
+}
 export type Severity = 'high' | 'medium' | 'low';
 
 export const ENTERPRISE_CHANGE_CATEGORIES = [

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_TOKEN, type ConsoleWorld, consoleWorld } from '../support/console.ts';
+import { CONSOLE_CYCLES, CONSOLE_TOKEN, type ConsoleWorld, consoleWorld } from '../support/console.ts';
 import { ensureChromium, ensureDebianTool, HEADLESS_FLAGS } from '../support/debian.ts';
 import { humanProblems } from '../support/human.ts';
 
@@ -306,6 +306,63 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
       );
       await shot(page, `company-${lang}`);
       expect(await axeViolations(page), `company ${lang}`).toEqual([]);
+      expect(p.errors).toEqual([]);
+      expect(p.failed).toEqual([]);
+      await context.close();
+    }
+  });
+
+  it('shows a company’s related parties: its shareholder, what lies two links away, and their graph, in both languages', async () => {
+    const [a, b, c] = w.chain;
+    if (!a || !b || !c) throw new Error('no chain');
+    for (const lang of ['zh', 'en'] as const) {
+      const context = await browser.newContext({
+        viewport: { width: 1280, height: 900 },
+        locale: lang === 'zh' ? 'zh-CN' : 'en-US',
+        extraHTTPHeaders: { authorization: `Bearer ${CONSOLE_TOKEN}` },
+      });
+      const page = await context.newPage();
+      const p = watch(page);
+      await page.goto(`${w.admin.url}/ui/companies/${a.pid}?lang=${lang}`);
+      const section = page.locator('section[aria-labelledby="rel-h"]');
+      expect(await section.locator('h2').textContent(), lang).toMatch(
+        lang === 'zh' ? /^关联关系/ : /^Related parties/,
+      );
+      // B holds A: a link to its page in the shareholdings, with its relation in words.
+      const row = section
+        .locator('table tr', { has: page.locator(`a[href="/ui/companies/${b.pid}"]`) })
+        .first();
+      expect(await row.textContent(), lang).toContain(lang === 'zh' ? '股东' : 'Shareholder');
+      // C holds B, and was deregistered in the third cycle: two links away, through B, status in words.
+      const far = section
+        .locator('table tr', { has: page.locator(`a[href="/ui/companies/${c.pid}"]`) })
+        .first();
+      const farText = (await far.textContent()) ?? '';
+      expect(farText, lang).toContain('注销');
+      expect(farText, lang).toContain(b.name);
+      // The graph: drawn on the server, an image with a title, every company named with its status.
+      const graph = section.locator('svg.chart[role="img"]');
+      expect(await graph.count(), lang).toBe(1);
+      expect(await graph.locator('title').textContent(), lang).toMatch(lang === 'zh' ? /关联/ : /linked/);
+      const desc = (await graph.locator('desc').textContent()) ?? '';
+      expect(desc, lang).toContain(`${c.name} (注销)`);
+      expect(await graph.locator('g.node.bad').count(), lang).toBeGreaterThan(0);
+      expect(await page.evaluate('document.scripts.length'), lang).toBe(0);
+      // No person is merged: the same-name table says so.
+      expect(await section.textContent(), lang).toContain(
+        lang === 'zh' ? '同名者可能并非同一人' : 'may belong to a different person',
+      );
+      await shot(page, `related-${lang}`, lang === 'zh');
+      expect(await axeViolations(page), `related ${lang}`).toEqual([]);
+
+      // The day before C was deregistered: the links of that day, C not yet 注销.
+      await page.goto(`${w.admin.url}/ui/companies/${a.pid}?lang=${lang}&at=${CONSOLE_CYCLES[1]}`);
+      const before = page.locator('section[aria-labelledby="rel-h"]');
+      expect(await before.locator('h2').textContent(), lang).toContain(CONSOLE_CYCLES[1]);
+      const earlier = before
+        .locator('table tr', { has: page.locator(`a[href="/ui/companies/${c.pid}"]`) })
+        .first();
+      expect(await earlier.textContent(), lang).not.toContain('注销');
       expect(p.errors).toEqual([]);
       expect(p.failed).toEqual([]);
       await context.close();

@@ -8,6 +8,7 @@ import { scheduledPulls } from '../../jobs/products.ts';
 import { type ConsoleReader, openConsoleReader } from '../../src/console/reader.ts';
 import { type RunningAdmin, startAdminServer } from '../../src/runtime/admin.ts';
 import { pacificDate } from '../../src/time/cycles.ts';
+import { keywordKey } from '../../src/watch/keyword.ts';
 import { BIN } from './cli.ts';
 import { type CliSim, cliAgainstSim } from './cli-sim.ts';
 import { runCyclesInline, watchChanging } from './inline.ts';
@@ -38,6 +39,11 @@ export interface ConsoleWorld {
   /** The product listed in the most pulls, and the latest day it was listed. */
   trendingProduct: string;
   trendingDate: string;
+  /**
+   * A shareholding chain, all watched: A held by B held by C (the simulator's `/_sim/chains`);
+   * C is deregistered (注销) in the refresh of the third cycle.
+   */
+  chain: { pid: string; name: string }[];
   close(): Promise<void>;
 }
 
@@ -70,6 +76,14 @@ async function makeHostile(c: CliSim): Promise<{ pid: string; product: string }>
 export async function consoleWorld(): Promise<ConsoleWorld> {
   const c = await cliAgainstSim({ enterprises: 300, rateLimits: UNTHROTTLED });
   await watchChanging(c.t, c.sim, CONSOLE_CYCLES, 8);
+  const world = c.sim.sim.world();
+  world.at(CONSOLE_CYCLES[0]);
+  const chain = world.chains(3, 1)[0];
+  if (!chain) throw new Error('the simulated world has no shareholding chain of three');
+  world.schedule((chain[2] as { pid: string }).pid, CONSOLE_CYCLES[2], '注销');
+  await c.t
+    .sql`insert into watchlist ${c.t.sql(chain.map((l) => ({ keyword: l.name, keyword_key: keywordKey(l.name) })))}
+    on conflict (keyword_key) do nothing`;
   await runCyclesInline(c.t, c.sim, CONSOLE_CYCLES, (now) => scheduledPulls(pacificDate(now), 3));
   const hostile = await makeHostile(c);
   const [h] = await c.t.sql<{ pid: string }[]>`
@@ -102,6 +116,7 @@ export async function consoleWorld(): Promise<ConsoleWorld> {
     hostileProduct: hostile.product,
     trendingProduct: tp.product_id,
     trendingDate: tp.list_date,
+    chain: chain.map((l) => ({ pid: l.pid, name: l.name })),
     async close() {
       await admin.close();
       await reader.close();
