@@ -357,7 +357,7 @@ function relatedName(ctx: PageContext, r: RelatedCompany): Html | string {
   // A shareholder renamed since its holder's record was written: both names, the record's second.
   const listed = r.link === 'shareholder' ? r.path.at(-1)?.name : null;
   const also =
-    listed && listed !== name ? html` <span class="muted">(${fill(ctx.t.listedAs, listed)})</span>` : '';
+    listed && listed !== name ? html` <span class="muted">${fill(ctx.t.listedAs, listed)}</span>` : '';
   return html`${companyLink(r.related_pid, name)}${also}`;
 }
 
