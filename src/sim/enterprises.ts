@@ -1718,15 +1718,7 @@ export class EnterpriseWorld {
       const before = this.current[i] as SimEnterprise;
       if (TERMINAL_STATUSES.has(before.ENTSTATUS)) continue;
       const e = thaw(before);
-      const ctx: MutationContext = {
-        rng: rngFor(this.seed, 'mutate', cycle, i),
-        profile: this.profiles[i] as Profile,
-        world: this.current,
-        investors: this.investors,
-        index: i,
-        names: this.names,
-        day,
-      };
+      const ctx = this.contextFor('mutate', cycle, i, day);
       const kinds: string[] = [];
       const applied = new Set<string>();
       // One to three changes, each mutation at most once; mutations that do not apply to this
@@ -1777,15 +1769,7 @@ export class EnterpriseWorld {
       if (TERMINAL_STATUSES.has(now.ENTSTATUS) || now.ENTSTATUS === to) continue;
       const before = startOf.get(i) ?? now;
       const e = thaw(now);
-      const ctx: MutationContext = {
-        rng: rngFor(this.seed, 'scheduled', cycle, i),
-        profile: this.profiles[i] as Profile,
-        world: this.current,
-        investors: this.investors,
-        index: i,
-        names: this.names,
-        day,
-      };
+      const ctx = this.contextFor('scheduled', cycle, i, day);
       setStatus(e, to, ctx);
       approved(e, ctx, 'status');
       this.current[i] = deepFreeze(e);
@@ -1803,6 +1787,19 @@ export class EnterpriseWorld {
       if (k < 0) log.push(entry);
       else log[k] = { ...entry, kinds: [...(log[k] as WorldChange).kinds, 'scheduled status'] };
     }
+  }
+
+  /** What a change to record `i` in the refresh of `cycle` draws on (its random stream by `label`). */
+  private contextFor(label: string, cycle: string, i: number, day: string): MutationContext {
+    return {
+      rng: rngFor(this.seed, label, cycle, i),
+      profile: this.profiles[i] as Profile,
+      world: this.current,
+      investors: this.investors,
+      index: i,
+      names: this.names,
+      day,
+    };
   }
 
   /** For each PID of `pids`, the enterprises listing it among their shareholders now (sorted). */

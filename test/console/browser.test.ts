@@ -6,12 +6,12 @@
  * or critical violation. A company page reads as a registry page does, in Chinese and in English:
  * labels, not field codes; one scale for its capital; no internal id. Screenshots go to
  * test-output/console/ (and, with
- * CONSOLE_DOCS_SCREENSHOTS=1, the three docs/console.md shows to docs/console/).
+ * CONSOLE_DOCS_SCREENSHOTS=1, the four docs/console.md shows to docs/console/).
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CYCLES, CONSOLE_TOKEN, type ConsoleWorld, consoleWorld } from '../support/console.ts';
 import { ensureChromium, ensureDebianTool, HEADLESS_FLAGS } from '../support/debian.ts';
@@ -84,9 +84,22 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
     await w?.close();
   });
 
-  const shot = async (page: Page, name: string, docs = false) => {
+  /** A page in `lang`, signed in with the token header, its failures watched. */
+  const signedIn = async (lang: 'zh' | 'en') => {
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      locale: lang === 'zh' ? 'zh-CN' : 'en-US',
+      extraHTTPHeaders: { authorization: `Bearer ${CONSOLE_TOKEN}` },
+    });
+    const page = await context.newPage();
+    return { context, page, p: watch(page) };
+  };
+
+  /** A screenshot of the whole page, or of one part of it. */
+  const shot = async (page: Page | Locator, name: string, docs = false) => {
     const file = join(OUT, `${name}.png`);
-    await page.screenshot({ path: file, fullPage: true });
+    if ('goto' in page) await page.screenshot({ path: file, fullPage: true });
+    else await page.screenshot({ path: file });
     if (docs && process.env.CONSOLE_DOCS_SCREENSHOTS === '1') {
       mkdirSync(DOCS, { recursive: true });
       copyFileSync(file, join(DOCS, `${name}.png`));
@@ -246,13 +259,7 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
     expect(raw.length).toBeGreaterThan(1);
 
     for (const lang of ['zh', 'en'] as const) {
-      const context = await browser.newContext({
-        viewport: { width: 1280, height: 900 },
-        locale: lang === 'zh' ? 'zh-CN' : 'en-US',
-        extraHTTPHeaders: { authorization: `Bearer ${CONSOLE_TOKEN}` },
-      });
-      const page = await context.newPage();
-      const p = watch(page);
+      const { context, page, p } = await signedIn(lang);
       await page.goto(`${w.admin.url}/ui/companies/${pid}?lang=${lang}`);
       const text = (await page.evaluate('document.body.innerText')) as string;
       expect(humanProblems(text, { lang, quoted }), lang).toEqual([]);
@@ -316,13 +323,7 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
     const [a, b, c] = w.chain;
     if (!a || !b || !c) throw new Error('no chain');
     for (const lang of ['zh', 'en'] as const) {
-      const context = await browser.newContext({
-        viewport: { width: 1280, height: 900 },
-        locale: lang === 'zh' ? 'zh-CN' : 'en-US',
-        extraHTTPHeaders: { authorization: `Bearer ${CONSOLE_TOKEN}` },
-      });
-      const page = await context.newPage();
-      const p = watch(page);
+      const { context, page, p } = await signedIn(lang);
       await page.goto(`${w.admin.url}/ui/companies/${a.pid}?lang=${lang}`);
       const section = page.locator('section[aria-labelledby="rel-h"]');
       expect(await section.locator('h2').textContent(), lang).toMatch(
@@ -352,7 +353,7 @@ describe('the console in headless Chromium', { timeout: 600_000 }, () => {
       expect(await section.textContent(), lang).toContain(
         lang === 'zh' ? '同名者可能并非同一人' : 'may belong to a different person',
       );
-      await shot(page, `related-${lang}`, lang === 'zh');
+      await shot(section, `related-${lang}`, lang === 'zh');
       expect(await axeViolations(page), `related ${lang}`).toEqual([]);
 
       // The day before C was deregistered: the links of that day, C not yet 注销.

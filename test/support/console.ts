@@ -47,11 +47,12 @@ export interface ConsoleWorld {
   close(): Promise<void>;
 }
 
-async function makeHostile(c: CliSim): Promise<{ pid: string; product: string }> {
+async function makeHostile(c: CliSim, spare: readonly string[]): Promise<{ pid: string; product: string }> {
   const sql = c.t.sql;
   const [e] = await sql<{ pid: string }[]>`
     select v.pid from enterprise_versions v
     where exists (select 1 from enterprise_shareholders s where s.version_id = v.id)
+      and v.pid <> all(${spare as string[]}::text[])
     order by v.pid limit 1`;
   if (!e) throw new Error('the cycles wrote no enterprise with shareholders');
   await sql`update enterprise_versions set ent_name = ${`${HOSTILE} 有限公司`} where pid = ${e.pid}`;
@@ -85,7 +86,10 @@ export async function consoleWorld(): Promise<ConsoleWorld> {
     .sql`insert into watchlist ${c.t.sql(chain.map((l) => ({ keyword: l.name, keyword_key: keywordKey(l.name) })))}
     on conflict (keyword_key) do nothing`;
   await runCyclesInline(c.t, c.sim, CONSOLE_CYCLES, (now) => scheduledPulls(pacificDate(now), 3));
-  const hostile = await makeHostile(c);
+  const hostile = await makeHostile(
+    c,
+    chain.map((l) => l.pid),
+  );
   const [h] = await c.t.sql<{ pid: string }[]>`
     select a.pid from analytics.enterprise_history a join analytics.enterprise_history b on b.pid = a.pid and b.version = a.version + 1
     where a.shareholders <> b.shareholders and a.pid <> ${hostile.pid} and a.cycle < b.cycle
