@@ -21,6 +21,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addSubscription } from '../../src/delivery/store.ts';
 import { appendEvents } from '../../src/events/outbox.ts';
+import { SCHEDULE_JITTER } from '../../src/retry/schedule.ts';
 import { runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
@@ -224,7 +225,10 @@ describe('an SMTP login goes only over TLS', { timeout: 120_000 }, () => {
     expect(plain.mails).toEqual([]);
     const row = await queueOf(id);
     expect(row).toMatchObject({ state: 'pending', attempts: 1 });
-    expect(row?.due_in_s).toBeGreaterThan(50 * 60);
+    // An hour, give or take the schedule's jitter (each wait is drawn within ±SCHEDULE_JITTER of its
+    // step), less the few seconds the command took.
+    expect(row?.due_in_s).toBeGreaterThan(3600 * (1 - SCHEDULE_JITTER) - 120);
+    expect(row?.due_in_s).toBeLessThanOrEqual(3600 * (1 + SCHEDULE_JITTER));
     expect(row?.last_error).toMatch(
       /^127\.0\.0\.1:\d+ offers no STARTTLS; DAYBOOK_SMTP_URL holds a login, and daybook does not send a password in the clear/,
     );
