@@ -531,39 +531,7 @@ function registerControlRoutes(app: FastifyInstance, sim: Simulator): void {
     world.at(here);
     return { changes };
   });
-  // Related parties: shareholding chains of the world now (A held by B held by C …), and a status
-  // given to an enterprise on a known day (the change log then reports it, with its holders).
-  app.get('/_sim/chains', async (request, reply) => {
-    const q = request.query as { length?: string; limit?: string };
-    const length = Number(q.length ?? 3);
-    const limit = Number(q.limit ?? 10);
-    if (
-      !Number.isInteger(length) ||
-      length < 2 ||
-      length > 4 ||
-      !Number.isInteger(limit) ||
-      limit < 1 ||
-      limit > 1000
-    )
-      return reply.code(400).send({ error: 'send ?length=2..4&limit=1..1000 (integers)' });
-    return { chains: sim.world().chains(length, limit) };
-  });
-  app.post('/_sim/schedule', async (request, reply) => {
-    const body = (request.body ?? {}) as { pid?: unknown; cycle?: unknown; status?: unknown };
-    if (typeof body.pid !== 'string' || typeof body.cycle !== 'string' || typeof body.status !== 'string')
-      return reply.code(400).send({
-        error: `send {"pid": "<PID>", "cycle": "YYYY-MM-DD", "status": one of ${SCHEDULABLE_STATUSES.join(', ')}}`,
-      });
-    if (!isCalendarDate(body.cycle))
-      return reply.code(400).send({ error: `cycle ${body.cycle} is not a calendar date` });
-    try {
-      sim.enterprises.schedule(body.pid, body.cycle, body.status as SchedulableStatus);
-    } catch (err) {
-      if (!(err instanceof RangeError)) throw err;
-      return reply.code(400).send({ error: err.message });
-    }
-    return { pid: body.pid, cycle: body.cycle, status: body.status };
-  });
+  registerRelatedRoutes(app, sim);
   app.get('/_sim/rates', async () => {
     const world = sim.world();
     return { cycle: world.cycle, rates: Object.fromEntries(world.rates()) };
@@ -622,6 +590,44 @@ function registerControlRoutes(app: FastifyInstance, sim: Simulator): void {
   app.post('/_sim/reset', async () => {
     sim.resetCounters();
     return { ok: true };
+  });
+}
+
+/**
+ * Related parties: shareholding chains of the world now (A held by B held by C …), and a status
+ * given to an enterprise on a known day (the change log then reports it, with its holders).
+ */
+function registerRelatedRoutes(app: FastifyInstance, sim: Simulator): void {
+  app.get('/_sim/chains', async (request, reply) => {
+    const q = request.query as { length?: string; limit?: string };
+    const length = Number(q.length ?? 3);
+    const limit = Number(q.limit ?? 10);
+    if (
+      !Number.isInteger(length) ||
+      length < 2 ||
+      length > 4 ||
+      !Number.isInteger(limit) ||
+      limit < 1 ||
+      limit > 1000
+    )
+      return reply.code(400).send({ error: 'send ?length=2..4&limit=1..1000 (integers)' });
+    return { chains: sim.world().chains(length, limit) };
+  });
+  app.post('/_sim/schedule', async (request, reply) => {
+    const body = (request.body ?? {}) as { pid?: unknown; cycle?: unknown; status?: unknown };
+    if (typeof body.pid !== 'string' || typeof body.cycle !== 'string' || typeof body.status !== 'string')
+      return reply.code(400).send({
+        error: `send {"pid": "<PID>", "cycle": "YYYY-MM-DD", "status": one of ${SCHEDULABLE_STATUSES.join(', ')}}`,
+      });
+    if (!isCalendarDate(body.cycle))
+      return reply.code(400).send({ error: `cycle ${body.cycle} is not a calendar date` });
+    try {
+      sim.enterprises.schedule(body.pid, body.cycle, body.status as SchedulableStatus);
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      return reply.code(400).send({ error: err.message });
+    }
+    return { pid: body.pid, cycle: body.cycle, status: body.status };
   });
 }
 
