@@ -167,7 +167,7 @@ function pagesOf(i: number, product: string, day: string): Record<string, string
 }
 
 /**
- * The related-party queries on company `i`, as the sql reader runs them (one statement each, a
+ * The related-party queries on company `i`, run as the owner (one statement each, a
  * warm-up then `repeats` timed): its links now and as of a past day, who holds it, and the
  * companies within 3 hops, with and without same-name persons.
  */

@@ -7,8 +7,10 @@
  * The human form of one change (`changeLines`) and of a company (`companyName`) are shared with
  * `daybook digest`.
  */
+
 import type { Command } from 'commander';
 import type { Sql } from '../db/connect.ts';
+import { changeFacts } from '../terms/changes.ts';
 import {
   CHANGE_COLUMNS,
   ENTERPRISE_FIELDS,
@@ -192,16 +194,7 @@ export function changesText(
     for (const c of changes)
       out.push(
         ...changeLines(
-          {
-            field: c.field,
-            kind: c.kind,
-            before: c.before,
-            after: c.after,
-            detail: c.detail,
-            severity: c.severity,
-            beforeCurrency: c.before_currency,
-            afterCurrency: c.after_currency,
-          },
+          { ...changeFacts(c), beforeCurrency: c.before_currency, afterCurrency: c.after_currency },
           lang,
           { usccOf, lead: `  ${c.cycle}  `, indent: `  ${' '.repeat(c.cycle.length)}  ` },
         ),

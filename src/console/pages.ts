@@ -287,14 +287,17 @@ function timelineSection(ctx: PageContext, c: Company): Html {
   return html`<section aria-labelledby="tl-h"><h2 id="tl-h">${t.timeline}</h2><ol class="timeline" reversed>${items}</ol></section>`;
 }
 
-function people(caption: string, list: Row[], cols: readonly [string, string][], none: string): Html {
-  if (list.length === 0) return html`<h3>${caption}</h3><p>${none}</p>`;
-  const rows = list.map((p) => html`<tr>${cols.map(([k]) => html`<td>${p[k] as string | null}</td>`)}</tr>`);
-  return html`<h3>${caption}</h3>${table(
-    caption,
-    cols.map(([, h]) => h),
-    rows,
-  )}`;
+/** A list of persons (name, position) of a version, under its heading: `name` and `position` label its columns. */
+function people(
+  ctx: PageContext,
+  list: Row[],
+  [caption, name, position]: readonly [string, string, string],
+): Html {
+  if (list.length === 0) return html`<h3>${caption}</h3><p>${ctx.t.none}</p>`;
+  const rows = list.map(
+    (p) => html`<tr><td>${p.name as string | null}</td><td>${p.position as string | null}</td></tr>`,
+  );
+  return html`<h3>${caption}</h3>${table(caption, [name, position], rows)}`;
 }
 
 function shareholders(ctx: PageContext, list: Row[], held: Held): Html {
@@ -323,25 +326,9 @@ function asOfSection(ctx: PageContext, c: Company, pid: string, at: string): Htm
   const a = c.asOf;
   const body = a
     ? html`<p class="meta">${versionTitle(ctx, a.version, a.cycle)}</p>
-${people(
-  label(ctx, 'PERSONS'),
-  a.persons,
-  [
-    ['name', label(ctx, 'NAME')],
-    ['position', label(ctx, 'POSITION')],
-  ],
-  t.none,
-)}
+${people(ctx, a.persons, [label(ctx, 'PERSONS'), label(ctx, 'NAME'), label(ctx, 'POSITION')])}
 ${shareholders(ctx, a.shareholders, c.held)}
-${people(
-  label(ctx, 'CLEARINGINFO.member'),
-  a.clearing_members,
-  [
-    ['name', label(ctx, 'liqMem')],
-    ['position', label(ctx, 'ligpriSign')],
-  ],
-  t.none,
-)}`
+${people(ctx, a.clearing_members, [label(ctx, 'CLEARINGINFO.member'), label(ctx, 'liqMem'), label(ctx, 'ligpriSign')])}`
     : html`<p>${t.asOfNone}</p>`;
   return html`<section aria-labelledby="asof-h"><h2 id="asof-h">${t.asOf} ${at || a?.cycle || ''}</h2>${form}${body}</section>`;
 }
@@ -351,9 +338,9 @@ const GRAPH_INNER = 12;
 const GRAPH_OUTER = 24;
 
 /** A related company's name: a link to its page when daybook holds its record. */
-function relatedName(ctx: PageContext, r: RelatedCompany): Html | string {
+function relatedName(ctx: PageContext, r: RelatedCompany, held: Held): Html | string {
   const name = r.related_name ?? ctx.t.unnamed;
-  if (r.related_status === null) return name;
+  if (!held.has(r.related_pid)) return name;
   // A shareholder renamed since its holder's record was written: both names, the record's second.
   const listed = r.link === 'shareholder' ? r.path.at(-1)?.name : null;
   const also =
@@ -425,20 +412,20 @@ function relatedSection(ctx: PageContext, c: Company, at: string): Html {
     .filter((r) => r.link !== 'same_name')
     .map(
       (r) =>
-        html`<tr><td>${relatedName(ctx, r)}</td><td>${linkWords(ctx, r)}</td><td>${r.path.at(-1)?.position ?? ''}</td><td>${statusCell(ctx, r.related_status)}</td><td class="nowrap">${c.held.get(r.related_pid)?.uncid ?? ''}</td></tr>`,
+        html`<tr><td>${relatedName(ctx, r, c.held)}</td><td>${linkWords(ctx, r)}</td><td>${r.path.at(-1)?.position ?? ''}</td><td>${statusCell(ctx, r.related_status)}</td><td class="nowrap">${c.held.get(r.related_pid)?.uncid ?? ''}</td></tr>`,
     );
   const same = first
     .filter((r) => r.link === 'same_name')
     .map(
       (r) =>
-        html`<tr><td>${r.path.at(-1)?.name ?? ''} <span class="tag">${ctx.lang === 'zh' ? '同名' : 'same name'}</span></td><td>${relatedName(ctx, r)}</td><td>${r.path.at(-1)?.position ?? ''}</td><td>${statusCell(ctx, r.related_status)}</td></tr>`,
+        html`<tr><td>${r.path.at(-1)?.name ?? ''} <span class="tag">${t.sameNameTag}</span></td><td>${relatedName(ctx, r, c.held)}</td><td>${r.path.at(-1)?.position ?? ''}</td><td>${statusCell(ctx, r.related_status)}</td></tr>`,
     );
   const byPid = new Map(first.map((r) => [r.related_pid, r]));
   const far = c.related
     .filter((r) => r.hops === 2)
     .map((r) => {
       const via = byPid.get(r.path[0]?.to ?? '');
-      return html`<tr><td>${relatedName(ctx, r)}</td><td>${statusCell(ctx, r.related_status)}</td><td>${via ? relatedName(ctx, via) : ''}</td><td>${linkWords(ctx, r)}</td></tr>`;
+      return html`<tr><td>${relatedName(ctx, r, c.held)}</td><td>${statusCell(ctx, r.related_status)}</td><td>${via ? relatedName(ctx, via, c.held) : ''}</td><td>${linkWords(ctx, r)}</td></tr>`;
     });
   const stateOf = String(c.current.ent_status ?? '') || null;
   return html`<section aria-labelledby="rel-h">${heading}

@@ -20,12 +20,12 @@
  * Rows are sorted by category, field, kind, before, after (null first; code-unit order).
  */
 import { canonicalJson } from '../normalize/text.ts';
-import { isBadStatus } from '../terms/changes.ts';
 import type { JsonObject, JsonValue, NormalizedEnterprise, NormalizedProduct } from '../normalize/types.ts';
 import {
   type ChangeKind,
   ENTERPRISE_CHANGE_CATEGORIES,
   type EnterpriseChangeCategory,
+  isBadStatus,
   PRODUCT_CHANGE_CATEGORIES,
   type ProductChangeCategory,
   type Severity,
@@ -149,8 +149,6 @@ export function severityOf(category: EnterpriseChangeCategory, detail: string | 
   );
   return rule?.severity ?? DEFAULT_SEVERITY;
 }
-
-export { isBadStatus };
 
 /**
  * Whether the enterprise is in liquidation: its CLEARINGINFO held any entry, readable or not.

@@ -20,6 +20,7 @@ import { deleteSuperseded, insertRows, truncateTables } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
 import { appendEvents, changeEvent, type NewEvent, observationEvent } from '../events/outbox.ts';
 import type { NormalizedEnterprise, NormalizedPerson } from '../normalize/types.ts';
+import { changeFacts } from '../terms/changes.ts';
 import { diffEnterprises, type Severity } from './classify.ts';
 import { enterpriseContentHash } from './hash.ts';
 import {
@@ -401,12 +402,7 @@ async function insertChanges(
         version_id: versionId,
         previous_version_id: previousId,
         category: c.category,
-        field: c.field,
-        kind: c.kind,
-        before: c.before,
-        after: c.after,
-        detail: c.detail,
-        severity: c.severity,
+        ...changeFacts(c),
         detected_at: w.o.fetchedAt,
       });
     }

@@ -5,6 +5,33 @@
 
 export type ChangeKind = 'added' | 'removed' | 'modified';
 
+/** What a change says, whoever writes or shows it: the field, how it changed, its values, why, how much it matters. */
+type ChangeFacts<T> = Pick<
+  T,
+  Extract<keyof T, 'field' | 'kind' | 'before' | 'after' | 'detail' | 'severity'>
+>;
+
+/** The facts of a change row (see ChangeFacts), picked from anything that carries them. */
+export function changeFacts<
+  T extends {
+    field: unknown;
+    kind: unknown;
+    before: unknown;
+    after: unknown;
+    detail: unknown;
+    severity: unknown;
+  },
+>(c: T): ChangeFacts<T> {
+  return {
+    field: c.field,
+    kind: c.kind,
+    before: c.before,
+    after: c.after,
+    detail: c.detail,
+    severity: c.severity,
+  } as ChangeFacts<T>;
+}
+
 const BAD_STATUS = /吊销|注销|清算|停业|撤销|cancel|revok|liquidat|suspend/i;
 
 /** True when a status text names a bad state (cancelled, revoked, liquidating, suspended). */

@@ -4,12 +4,12 @@ import {
   diffProducts,
   type EnterpriseChange,
   type EnterpriseChangeCategory,
-  isBadStatus,
   type Severity,
 } from '../../src/history/classify.ts';
 import { enterpriseContentHash } from '../../src/history/hash.ts';
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
 import { normalizeProduct } from '../../src/normalize/product.ts';
+import { isBadStatus } from '../../src/terms/changes.ts';
 import { EnterpriseRecord, Product } from '../../src/upstream/schemas.ts';
 import { sampleEnterpriseRecord, sampleProductRecord } from '../support/records.ts';
 
