@@ -56,8 +56,9 @@ import {
 } from '../src/upstream/errors.ts';
 import { parseJsonExact, stringifyExact } from '../src/upstream/json.ts';
 import { EnterpriseSuccess, readStored } from '../src/upstream/schemas.ts';
+import { rootsAround, syncRelated } from '../src/watch/related.ts';
 import {
-  expectedUsccOf,
+  expectedOf,
   flagResolutionMismatch,
   noteAcceptedResolution,
   noteFailure,
@@ -346,14 +347,14 @@ async function useAnswer(
   let ingest: Awaited<ReturnType<typeof applyEnterpriseAnswer>>;
   try {
     ingest = await patiently(deps, `run-${runId}`, claim, async () => {
-      const uscc = await expectedUsccOf(sql, claim.watchId, b.rawResponseId);
+      const expected = await expectedOf(sql, claim.watchId, b.rawResponseId);
       return applyEnterpriseAnswer(
         sql,
         b.result,
         { id: b.rawResponseId, landedAt: b.landedAt },
         claim.keyword,
         ctx,
-        { watchId: claim.watchId, uscc },
+        { watchId: claim.watchId, ...expected },
       );
     });
   } catch (err) {
@@ -393,7 +394,31 @@ async function useAnswer(
     // In the same transaction: a worker dying after this commit must not leave the run "running".
     await finishRun(tx, runId, { outcome: 'succeeded', credits: b.credits, counts });
   });
+  if (accepted.pid !== null) await followShareholders(deps, accepted.pid);
   return { outcome: 'succeeded', counts };
+}
+
+/**
+ * The chains of shareholders through `pid` (src/watch/related.ts), rewritten from its new
+ * version: shareholders new on them are watched (and planned by a top-up), those gone are not.
+ * A failure here is logged, not the entry's: the next refresh on the chain rewrites it.
+ */
+async function followShareholders(deps: JobDeps, pid: string): Promise<void> {
+  try {
+    const roots = await rootsAround(deps.sql, pid);
+    if (roots.length === 0) return;
+    const r = await syncRelated(deps.sql, roots);
+    if (r.watched.length > 0 || r.unwatched > 0 || r.conflicts.length > 0)
+      deps.log.info(
+        { pid, watched: r.watched.length, unwatched: r.unwatched, conflicts: r.conflicts.length },
+        `shareholders of ${pid}: ${r.watched.length} watched anew, ${r.unwatched} no longer held`,
+      );
+  } catch (err) {
+    deps.log.warn(
+      { pid, err: err instanceof Error ? err.message : String(err) },
+      'could not follow the shareholders',
+    );
+  }
 }
 
 /** What an applied answer says of the entry's change rate (src/plan/store.ts). */

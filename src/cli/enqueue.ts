@@ -32,6 +32,7 @@ const WAIT_WORDS: Record<string, string> = {
   credit_budget: 'the credit budget (daybook resume --add-budget adds credits',
   rate_window: 'room in the rate limit (the rest of the cycle is taken',
   max_entries: 'room under the cap on entries per cycle (',
+  related_share: "room in the shareholders' share of the cycle (DAYBOOK_RELATED_SHARE",
 };
 
 /** The entries due that the cycle cannot take, and what they wait for. */

@@ -275,6 +275,10 @@ const ADDED_WAITS: Record<string, { zh: string; en: string }> = {
     zh: '计划后加入；等待每周期条目上限腾出名额',
     en: 'added after the plan; waits for room under the entry cap',
   },
+  related_share: {
+    zh: '计划后加入；等待股东份额腾出名额',
+    en: "added after the plan; waits for room in the shareholders' share",
+  },
 };
 
 /** A deferral's detail in `lang`: the planner's own notes in words; anything else as written. */

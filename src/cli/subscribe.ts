@@ -80,7 +80,7 @@ function subscribeAdd(): Command {
     .argument('<url>', 'the receiver: https://… (http:// too), or mailto:<address>[,<address>…] for mail')
     .option(
       '--type <pattern>',
-      'only events of this type or family, such as company.status.* (repeatable). Without it a webhook takes every event, and chat, Slack and mail take the changes of companies and the digest: name operator events (cycle.*, upstream.refusing, entry.failed, endpoint.*) or company.first_seen to receive them too',
+      'only events of this type or family, such as company.status.* (repeatable). Without it a webhook takes every event, and chat, Slack and mail take the changes of companies, of their watched shareholders (related.*) and the digest: name operator events (cycle.*, upstream.refusing, entry.failed, endpoint.*) or company.first_seen to receive them too',
       collect,
       [],
     )

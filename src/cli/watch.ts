@@ -12,12 +12,14 @@ import {
   parseWatchlistCsv,
   USCC_COLUMNS,
 } from '../watch/csv.ts';
+import { MAX_SHAREHOLDER_DEPTH, type RelatedSync, syncRelated } from '../watch/related.ts';
 import {
   type AddedWatch,
   addWatches,
   countWatches,
   listWatches,
   previewWatches,
+  RELATED_PRIORITY,
   removeWatch,
   type WatchRow,
 } from '../watch/store.ts';
@@ -62,6 +64,39 @@ function readCsv(file: string): string {
   }
 }
 
+/**
+ * `--with-shareholders [depth]`: the depth (1 when the flag comes alone). Commander takes the word
+ * after the flag as its value, so `--with-shareholders 上海…` gives a name: it goes back to them.
+ */
+function shareholderDepth(
+  value: string | boolean | undefined,
+  names: string[],
+): { depth: number | undefined; names: string[] } {
+  if (value === undefined || value === false) return { depth: undefined, names };
+  if (value === true) return { depth: 1, names };
+  if (!/^\d+$/.test(value.trim())) return { depth: 1, names: [value, ...names] };
+  const depth = Number(value);
+  if (depth > MAX_SHAREHOLDER_DEPTH)
+    throw new UsageError(
+      `--with-shareholders must be from 0 to ${MAX_SHAREHOLDER_DEPTH} levels, got ${depth}; nothing was added`,
+    );
+  return { depth, names };
+}
+
+/** What `--with-shareholders` did, in words. */
+function shareholderLines(depth: number, r: RelatedSync): string {
+  if (depth === 0)
+    return `shareholders no longer followed${r.unwatched > 0 ? `: ${r.unwatched} no longer watched` : ''}\n`;
+  const lines = [
+    `with shareholders to ${depth} level${depth === 1 ? '' : 's'}: ${r.watched.length} watched now${r.watched.length > 0 ? ` (${r.watched.map((w) => forTerminal(w.keyword)).join(', ')})` : ''}; the others as each refresh finds them, after your own entries`,
+  ];
+  for (const c of r.conflicts)
+    lines.push(
+      `not watched: ${forTerminal(c.name)} (PID ${c.pid}): its name is watched already (entry ${c.entryId}) and resolved to another company`,
+    );
+  return `${lines.join('\n')}\n`;
+}
+
 function watchAddCommand(): Command {
   return command('watch add')
     .argument('<name...>', 'enterprise names; a complete registered name matches best')
@@ -78,18 +113,33 @@ function watchAddCommand(): Command {
       '--pin',
       'without --uscc: take the code of the next successful refresh as the expected code, so a later answer resolving elsewhere is caught',
     )
+    .option(
+      '--with-shareholders [depth]',
+      `also watch the enterprise shareholders of these companies, and theirs, to DEPTH levels (1 when not given, at most ${MAX_SHAREHOLDER_DEPTH}; 0 stops): found by the PID each holder's record gives, planned after your own entries within DAYBOOK_RELATED_SHARE of a cycle, and no longer watched once no watched company holds them`,
+    )
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
       `
 Examples:
   daybook watch add 上海星辰信息科技有限公司
+  daybook watch add 上海星辰信息科技有限公司 --with-shareholders 2
   daybook watch add 上海星辰信息科技有限公司 北京华拓电子有限公司 --priority 10
   daybook watch add 星辰信息 --uscc 91310115342050446K
   daybook watch add 上海星辰信息科技有限公司 --pin`,
     )
     .action(
-      async (names: string[], opts: { priority?: number; uscc?: string; pin?: boolean; json?: boolean }) => {
+      async (
+        given: string[],
+        opts: {
+          priority?: number;
+          uscc?: string;
+          pin?: boolean;
+          json?: boolean;
+          withShareholders?: string | boolean;
+        },
+      ) => {
+        const { depth, names } = shareholderDepth(opts.withShareholders, given);
         let uscc: string | null = null;
         if (opts.uscc !== undefined) {
           if (opts.pin)
@@ -129,9 +179,12 @@ Examples:
               priority: opts.priority ?? 0,
               uscc,
               pin: opts.pin === true,
+              ...(depth === undefined ? {} : { shareholders: depth }),
             })),
             { updatePriority: opts.priority !== undefined },
           );
+          // The shareholders daybook knows already are watched now; the rest as refreshes find them.
+          const related = depth === undefined ? null : await syncRelated(sql, depth > 0 ? r.ids : []);
           if (opts.json) {
             process.stdout.write(
               `${JSON.stringify({
@@ -140,6 +193,7 @@ Examples:
                 watches: r.watches,
                 ...(uscc === null ? {} : { uscc }),
                 ...(opts.pin ? { pin: true } : {}),
+                ...(related === null ? {} : { withShareholders: depth, shareholders: related }),
               })}\n`,
             );
             return;
@@ -151,6 +205,7 @@ Examples:
               `${STATUS_TEXT[w.status]}: ${forTerminal(w.keyword)} (id ${w.id}${expectation})\n`,
             );
           process.stdout.write(`added ${r.added}, already watched ${r.existing}\n`);
+          if (related !== null && depth !== undefined) process.stdout.write(shareholderLines(depth, related));
         });
       },
     );
@@ -247,9 +302,20 @@ Examples:
       const { entries, invalidRows, ignored } = checkedCsv(file, opts);
       const config = configOrExit();
       await withStore(config, async ({ sql }) => {
-        const watches = entries.map((e) => ({ ...e, pin: opts.pin === true && e.uscc === null }));
+        const watches = entries.map(({ shareholders, ...e }) => ({
+          ...e,
+          pin: opts.pin === true && e.uscc === null,
+          ...(shareholders === null ? {} : { shareholders }),
+        }));
         // A dry run only reads: it takes no ids from the watchlist's sequence.
-        const r = opts.dryRun ? await previewWatches(sql, watches) : await addWatches(sql, watches);
+        const added = opts.dryRun ? null : await addWatches(sql, watches);
+        const r = added ?? (await previewWatches(sql, watches));
+        // Rows with a with_shareholders column: the shareholders daybook knows are watched now.
+        if (added && entries.some((e) => e.shareholders !== null))
+          await syncRelated(
+            sql,
+            added.ids.filter((_, i) => (entries[i]?.shareholders ?? 0) > 0),
+          );
         const verb = opts.dryRun ? 'would import' : 'imported';
         const ignoredNames = ignored.map(columnName);
         if (opts.json) {
@@ -311,7 +377,8 @@ function tableRow(r: WatchRow, all: boolean): Record<string, unknown> {
   return {
     id: r.id,
     keyword: r.keyword,
-    priority: r.priority,
+    // An entry watched only as a shareholder of a watched company has no priority of the user's.
+    priority: r.priority <= RELATED_PRIORITY ? 'shareholder' : r.priority,
     pid: r.pid,
     'last refreshed': r.last_refreshed_at,
     'last outcome': r.last_outcome,
@@ -413,8 +480,10 @@ function watchRemoveCommand(): Command {
             `nothing watched matches "${forTerminal(nameOrPid)}" (see daybook watch list)`,
           );
         }
+        // Its shareholders watched through it go with it, unless another watched company holds them.
+        const related = await syncRelated(sql, []);
         process.stdout.write(
-          `removed ${n} watch entr${n === 1 ? 'y' : 'ies'} matching "${forTerminal(nameOrPid)}"\n`,
+          `removed ${n} watch entr${n === 1 ? 'y' : 'ies'} matching "${forTerminal(nameOrPid)}"${related.unwatched > 0 ? `, and ${related.unwatched} shareholder${related.unwatched === 1 ? '' : 's'} watched through ${n === 1 ? 'it' : 'them'}` : ''}\n`,
         );
       });
     });

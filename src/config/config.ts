@@ -148,6 +148,20 @@ export const ENV_SCHEMA = z.object({
    * wins); unset, product calls are booked unpriced: a ledger row each, its credits null.
    */
   DAYBOOK_PRODUCT_CREDITS: int('DAYBOOK_PRODUCT_CREDITS', 0, 2_147_483_647).optional(),
+  /**
+   * The share of a cycle's capacity (percent, `20` or `20%`) that entries watched only as
+   * shareholders of watched companies may take (`watch add --with-shareholders`,
+   * src/plan/planner.ts); they come after every entry of the user's own.
+   */
+  DAYBOOK_RELATED_SHARE: z
+    .string()
+    .trim()
+    .regex(/^\d{1,3}(\.\d+)?%?$/, 'DAYBOOK_RELATED_SHARE must be a percentage from 0 to 100, as 20 or 20%')
+    .transform((v) => Number(v.replace('%', '')))
+    .refine((n) => n <= 100, {
+      message: 'DAYBOOK_RELATED_SHARE must be a percentage from 0 to 100, as 20 or 20%',
+    })
+    .default(20),
   /** Cycles after which a watch entry is owed a refresh before the planner's choice (src/plan/estimate.ts). */
   DAYBOOK_MAX_STALENESS_DAYS: int('DAYBOOK_MAX_STALENESS_DAYS', 1, 3650).default(30),
   /** Days the per-fetch bookkeeping is kept row by row (jobs/compact.ts); 0 keeps it forever. */

@@ -580,6 +580,21 @@ export const watchlist = pgTable(
     changeCohort: text('change_cohort'),
     /** Cycles it is refreshed every cycle after a high-severity change. */
     boostLeft: smallint('boost_left').notNull().default(0),
+    /**
+     * `watch add --with-shareholders N`: how many levels of its enterprise shareholders are
+     * watched with it (0 to 3; src/watch/related.ts keeps them in `watch_relations`).
+     */
+    shareholderDepth: smallint('shareholder_depth').notNull().default(0),
+    /**
+     * Whether the user watches the entry (false: it is watched only as a shareholder of a watched
+     * company, and goes when no watched company holds it any more).
+     */
+    direct: boolean('direct').notNull().default(true),
+    /**
+     * The PID the keyword must resolve to: a shareholder's, as its holder's record gives it. An
+     * answer about another PID is landed and booked but not applied to history.
+     */
+    expectedPid: text('expected_pid'),
   },
   (t) => [
     uniqueIndex('watchlist_keyword_key').on(t.keywordKey),
@@ -595,6 +610,38 @@ export const watchlist = pgTable(
     index('watchlist_due_order_idx')
       .on(t.priority.desc().nullsFirst(), t.dueAt.asc().nullsFirst(), t.id.asc())
       .where(sql`${t.active}`),
+
+    index('watchlist_expected_pid_idx').on(t.expectedPid).where(sql`${t.expectedPid} is not null`),
+    check('watchlist_shareholder_depth_check', sql`${t.shareholderDepth} between 0 and 3`),
+  ],
+);
+
+/**
+ * Why a shareholder is watched: one row per watched company that asked for its shareholders
+ * (`root_id`, with `shareholder_depth` > 0) and shareholder it reaches (`entry_id`), with the
+ * shortest chain of holdings between them. Rewritten by src/watch/related.ts after each refresh
+ * of a company on a chain; an entry watched only through rows here goes when its last row does.
+ */
+export const watchRelations = pgTable(
+  'watch_relations',
+  {
+    rootId: id('root_id')
+      .notNull()
+      .references(() => watchlist.id),
+    entryId: id('entry_id')
+      .notNull()
+      .references(() => watchlist.id),
+    /** 1: a shareholder of the root; 2: a shareholder of one; at most 3. */
+    level: smallint('level').notNull(),
+    /** The PIDs from the root's to the entry's, both included. */
+    pathPids: text('path_pids').array().notNull(),
+    /** The names along the same chain (as each holder's record names its shareholder). */
+    pathNames: text('path_names').array().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.rootId, t.entryId] }),
+    index('watch_relations_entry_idx').on(t.entryId),
+    check('watch_relations_level_check', sql`${t.level} between 1 and 3`),
   ],
 );
 
@@ -691,8 +738,10 @@ export const resolutionMismatches = pgTable(
     watchId: id('watch_id').references(() => watchlist.id, { onDelete: 'set null' }),
     cycle: date('cycle', { mode: 'string' }).notNull(),
     keyword: text('keyword').notNull(),
-    /** The code the watch entry expected when the answer was refused. */
-    expectedUscc: text('expected_uscc').notNull(),
+    /** The code the watch entry expected when the answer was refused (null: it expected a PID only). */
+    expectedUscc: text('expected_uscc'),
+    /** The PID the watch entry expected when the answer was refused (a watched shareholder's). */
+    expectedPid: text('expected_pid'),
     /** What the answer carried (null: no UNCID at all). */
     foundUscc: text('found_uscc'),
     foundName: text('found_name'),

@@ -119,12 +119,12 @@ export async function rotateSecret(sql: Sql, id: number, overlapMs: number): Pro
 /**
  * Whether subscription `s` takes event `e` (its type patterns, minimum severity, PIDs, digest).
  * A subscription read by people (chat, Slack, mail) with no type patterns takes a company's
- * changes and the digest: operator events (cycles, entries, endpoints) and the bookkeeping of
+ * changes, its related companies' (related.*) and the digest: operator events (cycles, entries, endpoints) and the bookkeeping of
  * companies (first seen, an outdated answer ignored) reach it only when it names them.
  */
 const takes = (sql: Sql) => sql`
   (cardinality(s.types) > 0 or s.format = 'standard' or (
-     e.type = 'digest.daily' or
+     e.type = 'digest.daily' or e.type like 'related.%' or
      (e.type like 'company.%' and e.type not in ('company.first_seen', 'company.stale_answer.ignored'))))
   and (cardinality(s.types) = 0 or exists (
      select 1 from unnest(s.types) p

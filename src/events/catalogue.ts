@@ -33,6 +33,25 @@ export const ChangeData = z.object({
 });
 export type ChangeData = z.infer<typeof ChangeData>;
 
+/** What a related company's event carries in `data`: who, through whom, and what changed. */
+export const RelatedData = z.object({
+  related: z
+    .object({
+      pid: z.string(),
+      name: z.string().nullable(),
+      uscc: z.string().nullable().describe('its unified social credit code, when its record gives one'),
+    })
+    .describe("the related company that changed: a shareholder of the event's company, or one of theirs"),
+  hops: z.number().int().min(1).max(3).describe('1: a direct shareholder; 2: a shareholder of one; 3'),
+  path: z
+    .array(z.object({ pid: z.string(), name: z.string().nullable() }))
+    .describe("the chain of holdings from the event's company to the related one, both included"),
+  change: ChangeData.omit({ from_version: true, to_version: true }).describe(
+    "the related company's change, as its own company.* event carries it",
+  ),
+});
+export type RelatedData = z.infer<typeof RelatedData>;
+
 /** What a non-field company event carries in `data`. */
 export const ObservationData = z.object({
   kind: z.string().describe('the kind in analytics.enterprise_events'),
@@ -83,6 +102,7 @@ interface TypeSpec {
 }
 
 const change = (description: string): TypeSpec => ({ description, data: ChangeData, group: 'company' });
+const related = (description: string): TypeSpec => ({ description, data: RelatedData, group: 'company' });
 const observed = (description: string, severity: Severity): TypeSpec => ({
   description,
   data: ObservationData,
@@ -117,6 +137,22 @@ export const EVENT_TYPES = {
   'company.registration.changed': change('a registration fact changed (number, code, authority, dates)'),
   'company.other.changed': change('another documented field changed'),
   'company.extra.changed': change('an undocumented field changed'),
+  'related.status.changed': related(
+    'a shareholder of the company (or one of theirs, within the watched depth) became 注销, 吊销, 清算, 停业 or 撤销',
+  ),
+  'related.revoked': related(
+    'a shareholder of the company (or one of theirs) had its business licence revoked',
+  ),
+  'related.liquidation.opened': related(
+    'a shareholder of the company (or one of theirs) entered liquidation',
+  ),
+  'related.liquidation.closed': related('a shareholder of the company (or one of theirs) left liquidation'),
+  'related.legal_representative.changed': related(
+    'a shareholder of the company (or one of theirs) changed its legal representative',
+  ),
+  'related.capital.decreased': related(
+    'a shareholder of the company (or one of theirs) decreased its registered capital',
+  ),
   'company.first_seen': observed('the first version of a company was recorded', 'low'),
   'company.disappeared': observed('a keyword that found the company answers not_found', 'high'),
   'company.reappeared': observed('a company that had disappeared is found again', 'medium'),
@@ -236,6 +272,47 @@ export function changeEventType(
       throw new Error(`no event type for change category ${String(never)}`);
     }
   }
+}
+
+/**
+ * The event a change of a related company makes on the companies it concerns, from its own
+ * event's type and detail; null for a change that does not reach them.
+ */
+export function relatedEventType(type: EventType, detail: string | null): EventType | null {
+  switch (type) {
+    case 'company.status.changed':
+      return detail === 'to_bad' ? 'related.status.changed' : null;
+    case 'company.revoked':
+      return 'related.revoked';
+    case 'company.liquidation.opened':
+      return 'related.liquidation.opened';
+    case 'company.liquidation.closed':
+      return 'related.liquidation.closed';
+    case 'company.legal_representative.changed':
+      return 'related.legal_representative.changed';
+    case 'company.capital.decreased':
+      return 'related.capital.decreased';
+    default:
+      return null;
+  }
+}
+
+/**
+ * The severity of a related company's event, by how close it is: a direct shareholder
+ * deregistered, revoked or in trouble is high; each hop further is one step lower.
+ */
+export function relatedSeverity(type: EventType, hops: number): Severity {
+  const direct: Partial<Record<EventType, Severity>> = {
+    'related.status.changed': 'high',
+    'related.revoked': 'high',
+    'related.liquidation.opened': 'high',
+    'related.capital.decreased': 'medium',
+    'related.legal_representative.changed': 'medium',
+    'related.liquidation.closed': 'low',
+  };
+  const order: Severity[] = ['high', 'medium', 'low'];
+  const at = order.indexOf(direct[type] ?? 'low') + Math.max(0, hops - 1);
+  return order[Math.min(order.length - 1, at)] as Severity;
 }
 
 /** The type of the event a non-field observation makes; null for a kind that makes none. */

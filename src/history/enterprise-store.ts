@@ -23,6 +23,7 @@ import type { NormalizedEnterprise, NormalizedPerson } from '../normalize/types.
 import { changeFacts } from '../terms/changes.ts';
 import { diffEnterprises, type Severity } from './classify.ts';
 import { enterpriseContentHash } from './hash.ts';
+import { relatedEvents } from './related-events.ts';
 import {
   insertChildRows,
   pointerRows,
@@ -191,6 +192,14 @@ export async function applyEnterprises(
   );
   await insertChildren(sql, plan.writes, written.ids);
   const outbox = await insertChanges(sql, plan, written, summary);
+  // What the changes mean for the watched companies that hold the changed ones.
+  outbox.push(
+    ...(await relatedEvents(
+      sql,
+      outbox,
+      new Map(plan.writes.map((w) => [w.key, { name: w.o.normalized.entName, uscc: w.o.normalized.uncid }])),
+    )),
+  );
   await insertRows(sql, 'enterprise_observations', plan.observations);
   await updatePointers(
     sql,

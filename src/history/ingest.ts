@@ -48,6 +48,8 @@ export interface Expectation {
   watchId: number | null;
   /** The unified social credit code the answer must carry; null accepts any. */
   uscc: string | null;
+  /** The PID it must be about (a watched shareholder's); null or absent accepts any. */
+  pid?: string | null;
 }
 
 /** Lands an enterprise answer and applies it to history. */
@@ -97,7 +99,7 @@ export async function applyEnterpriseAnswer(
     approval: normalized.apprDate,
     established: normalized.esDate,
   };
-  const verdict = resolutionVerdict(expect.uscc, normalized);
+  const verdict = resolutionVerdict(expect, normalized);
   if (verdict.kind === 'mismatch') {
     await sql.begin((tx) =>
       recordResolutionMismatch(tx, expect.watchId, {

@@ -38,7 +38,7 @@ import {
   insertObservations,
 } from './enterprise-store.ts';
 import { applyProductPulls, emptyProductHistory, type ProductPull } from './product-store.ts';
-import { resolutionVerdict } from './resolution.ts';
+import { type Expected, resolutionVerdict } from './resolution.ts';
 import { insertMismatchEvent, refusedAnswerCodes } from './resolution-mismatches.ts';
 
 export interface RebuildSummary {
@@ -94,7 +94,7 @@ interface Replay {
   /** The stale_ignored events of live ingestion, by the raw answer they rejected. */
   kept: Map<string, KeptEvent[]>;
   /** The codes expected of the answers live ingestion refused, by raw answer id. */
-  refused: Map<number, string>;
+  refused: Map<number, Expected>;
   enterprises: EnterpriseObservation[];
   products: ProductPull[];
   drift: LandedAnswer[];

@@ -8,7 +8,7 @@
 import type { Sql } from '../db/connect.ts';
 import { appendEvents, observationEvent } from '../events/outbox.ts';
 import { insertObservations } from './enterprise-store.ts';
-import type { ResolutionVerdict } from './resolution.ts';
+import type { Expected, ResolutionVerdict } from './resolution.ts';
 
 export type Mismatch = Extract<ResolutionVerdict, { kind: 'mismatch' }>;
 
@@ -23,7 +23,11 @@ export interface RefusedAnswer {
 
 /** The event's detail: both codes and the name found. */
 export function mismatchDetail(v: Mismatch): string {
-  return `expected UNCID ${v.expected}; the answer names ${v.foundName} (${v.found === null ? 'no UNCID' : `UNCID ${v.found}`})`;
+  const wanted = [
+    ...(v.expected === null ? [] : [`UNCID ${v.expected}`]),
+    ...(v.expectedPid === null ? [] : [`PID ${v.expectedPid}`]),
+  ].join(' and ');
+  return `expected ${wanted}; the answer names ${v.foundName} (${v.found === null ? 'no UNCID' : `UNCID ${v.found}`}${v.expectedPid === null ? '' : `, PID ${v.foundPid}`})`;
 }
 
 /**
@@ -36,9 +40,10 @@ export async function recordResolutionMismatch(
   a: RefusedAnswer,
 ): Promise<boolean> {
   const inserted = await sql`
-    insert into resolution_mismatches (raw_response_id, watch_id, cycle, keyword, expected_uscc, found_uscc,
-                                       found_name, found_pid)
-    values (${a.rawResponseId}, ${watchId}, ${a.cycle}, ${a.keyword}, ${a.verdict.expected}, ${a.verdict.found},
+    insert into resolution_mismatches (raw_response_id, watch_id, cycle, keyword, expected_uscc, expected_pid,
+                                       found_uscc, found_name, found_pid)
+    values (${a.rawResponseId}, ${watchId}, ${a.cycle}, ${a.keyword}, ${a.verdict.expected}, ${a.verdict.expectedPid},
+            ${a.verdict.found},
             ${a.verdict.foundName}, ${a.verdict.foundPid})
     on conflict (raw_response_id) do nothing
     returning 1`;
@@ -72,9 +77,13 @@ export async function insertMismatchEvent(sql: Sql, a: RefusedAnswer): Promise<v
   if (e) await appendEvents(sql, [{ ...e, name: a.verdict.foundName }]);
 }
 
-/** The code expected when each refused answer was refused, by raw response id. */
-export async function refusedAnswerCodes(sql: Sql): Promise<Map<number, string>> {
-  const rows = await sql<{ raw_response_id: string; expected_uscc: string }[]>`
-    select raw_response_id, expected_uscc from resolution_mismatches`;
-  return new Map(rows.map((r) => [Number(r.raw_response_id), r.expected_uscc]));
+/** What was expected when each refused answer was refused (a code, a PID), by raw response id. */
+export async function refusedAnswerCodes(sql: Sql): Promise<Map<number, Expected>> {
+  const rows = await sql<
+    { raw_response_id: string; expected_uscc: string | null; expected_pid: string | null }[]
+  >`
+    select raw_response_id, expected_uscc, expected_pid from resolution_mismatches`;
+  return new Map(
+    rows.map((r) => [Number(r.raw_response_id), { uscc: r.expected_uscc, pid: r.expected_pid }]),
+  );
 }

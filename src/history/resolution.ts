@@ -18,7 +18,10 @@ export type ResolutionVerdict =
   | { kind: 'accepted' }
   | {
       kind: 'mismatch';
-      expected: string;
+      /** The code expected; null when the entry expected a PID only. */
+      expected: string | null;
+      /** The PID expected (a watched shareholder's, src/watch/related.ts), if any. */
+      expectedPid: string | null;
       /** The answer's code, normalized; null when it carries none. */
       found: string | null;
       foundName: string;
@@ -27,18 +30,38 @@ export type ResolutionVerdict =
       message: string;
     };
 
-/** The decision for an answer about `found` when the entry expects `expected` (null: anything goes). */
-export function resolutionVerdict(expected: string | null, found: ResolvedEnterprise): ResolutionVerdict {
-  if (expected === null) return { kind: 'accepted' };
+/** What a watch entry expects of its answers: a credit code, a PID, both or neither. */
+export interface Expected {
+  uscc: string | null;
+  pid?: string | null;
+}
+
+/**
+ * The decision for an answer about `found` when the entry expects `expected` (a code, or only a
+ * code given as a string; nulls: anything goes). A PID expected must be the answer's; so must a
+ * code.
+ */
+export function resolutionVerdict(
+  expected: Expected | string | null,
+  found: ResolvedEnterprise,
+): ResolutionVerdict {
+  const want: Expected = typeof expected === 'string' || expected === null ? { uscc: expected } : expected;
   const code = found.uncid === null ? '' : normalizeUscc(found.uncid);
-  if (code === normalizeUscc(expected)) return { kind: 'accepted' };
+  const pidOk = want.pid == null || want.pid === found.pid;
+  const codeOk = want.uscc === null || code === normalizeUscc(want.uscc);
+  if (pidOk && codeOk) return { kind: 'accepted' };
   const what = code === '' ? 'an enterprise whose answer carries no UNCID' : `UNCID ${code}`;
+  const wanted = [
+    ...(want.uscc === null ? [] : [want.uscc]),
+    ...(want.pid == null ? [] : [`PID ${want.pid}`]),
+  ].join(', ');
   return {
     kind: 'mismatch',
-    expected,
+    expected: want.uscc,
+    expectedPid: want.pid ?? null,
     found: code === '' ? null : code,
     foundName: found.entName,
     foundPid: found.pid,
-    message: `the keyword resolved to ${found.entName} (${what}, PID ${found.pid}), not to the expected ${expected}: not merged into history`,
+    message: `the keyword resolved to ${found.entName} (${what}, PID ${found.pid}), not to the expected ${wanted}: not merged into history`,
   };
 }

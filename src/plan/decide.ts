@@ -156,6 +156,7 @@ export async function readPlanInput(deps: PlanReader, cycle: string, head?: numb
           ? Math.max(0, budget.budget - budget.spent - budget.reserved - owed)
           : Math.max(0, config.DAYBOOK_CREDIT_BUDGET - owed),
         rateLimitPerMinute: config.DAYBOOK_ENTERPRISE_RATE,
+        relatedShare: config.DAYBOOK_RELATED_SHARE,
         // A late plan (or a past cycle run by hand) still gets at least an hour of window.
         windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
       };
@@ -298,6 +299,7 @@ export function addedWaitDetail(reason: string): string {
     credit_budget: 'credits: the budget of this cycle is spent or planned',
     rate_window: 'room in the rate limit: the rest of this cycle is taken',
     max_entries: 'room under the cap on entries per cycle',
+    related_share: "room in the shareholders' share of the cycle (DAYBOOK_RELATED_SHARE)",
   };
   return `added after the plan of this cycle: waits for ${what[reason] ?? reason.replaceAll('_', ' ')}`;
 }

@@ -17,6 +17,7 @@
 
 import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
 import { addDays, daysBetween } from '../time/cycles.ts';
+import { RELATED_PRIORITY } from '../watch/csv.ts';
 import { DEFAULT_MAX_STALENESS_DAYS } from './estimate.ts';
 
 export interface WatchCandidate {
@@ -44,6 +45,11 @@ export interface PlanLimits {
   windowMinutes: number;
   /** Optional cap on entries per cycle (0 = none). */
   maxEntries?: number;
+  /**
+   * Percent of the cycle's capacity that entries watched only as shareholders may take
+   * (DAYBOOK_RELATED_SHARE; absent: no cap of their own).
+   */
+  relatedShare?: number;
 }
 
 export interface PlanInput extends PlanLimits {
@@ -60,7 +66,12 @@ export interface PlanInput extends PlanLimits {
   donePids: ReadonlySet<string>;
 }
 
-export type DeferReason = 'credit_budget' | 'rate_window' | 'max_entries';
+export type DeferReason = 'credit_budget' | 'rate_window' | 'max_entries' | 'related_share';
+
+/** Whether an entry is watched only as a shareholder of a watched company (src/watch/related.ts). */
+export function isRelatedEntry(c: Pick<WatchCandidate, 'priority'>): boolean {
+  return c.priority <= RELATED_PRIORITY;
+}
 export type SkipReason = 'already_fetched_this_cycle' | 'duplicate_pid' | 'permanent_error_recent';
 
 export interface Plan {
@@ -189,6 +200,10 @@ export function planCycle(input: PlanInput): Plan {
     capacity: { byCredits, byRate, limit },
   };
   const heldPids = new Map<string, number>();
+  const relatedCap =
+    input.relatedShare === undefined ? limit : Math.floor((limit * Math.max(0, input.relatedShare)) / 100);
+  let related = 0;
+  let relatedCapped = false;
   for (let k = 0; k < n; k++) {
     const entry = input.candidates[order[k] as number] as WatchCandidate;
     if (input.doneWatchIds.has(entry.id)) {
@@ -227,12 +242,25 @@ export function planCycle(input: PlanInput): Plan {
       plan.deferred.push({ entry, reason: binding });
       continue;
     }
+    if (isRelatedEntry(entry)) {
+      // Shareholders come last in the order (their priority) and within their share.
+      if (related >= relatedCap) {
+        plan.deferred.push({ entry, reason: 'related_share' });
+        relatedCapped = true;
+        continue;
+      }
+      related++;
+    }
     plan.selected.push(entry);
     if (entry.pid !== null) heldPids.set(entry.pid, entry.id);
   }
   if (beyond > 0) {
     if (plan.selected.length >= limit) plan.deferredBeyond = beyond;
-    else plan.complete = false;
+    else if (relatedCapped) {
+      // What comes after a capped shareholder in the order is a shareholder too.
+      plan.deferredBeyond = beyond;
+      plan.deferReason = 'related_share';
+    } else plan.complete = false;
   }
   plan.creditsNeeded = plan.selected.length * input.creditsPerQuery;
   return plan;

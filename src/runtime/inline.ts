@@ -8,12 +8,15 @@ import pLimit from 'p-limit';
 import { CYCLE_COMPLETE_JOB, processCycleComplete } from '../../jobs/cycle-complete.ts';
 import type { JobDeps, JobReport } from '../../jobs/deps.ts';
 import { processEnterprise } from '../../jobs/enterprise.ts';
-import { processPlan } from '../../jobs/plan.ts';
+import { processPlan, topUpBatch } from '../../jobs/plan.ts';
 import { processProducts, scheduledPulls } from '../../jobs/products.ts';
 import type { Sql } from '../db/connect.ts';
+import { latestPlan } from '../plan/decide.ts';
+import { newSincePlan, topUpOf } from '../plan/topup.ts';
 import type { LimitedOperation } from '../purchase/limiter.ts';
 import { isFinalAttempt } from '../retry/decision.ts';
 import { pacificDate } from '../time/cycles.ts';
+import { MAX_SHAREHOLDER_DEPTH } from '../watch/related.ts';
 import { afterFailure } from './boundary.ts';
 import { retryDelayMs, retryPolicy } from './queues.ts';
 
@@ -22,6 +25,8 @@ export interface InlineSummary {
   productPulls: { date: string; outcome: string; detail?: string }[];
   enterprises: Record<string, number>;
   failures: { entity: string; error: string }[];
+  /** Set when the job boundary paused the cycle's enterprise work (credits, the upstream refusing). */
+  paused?: boolean;
 }
 
 export type Sleep = (ms: number) => Promise<void>;
@@ -141,50 +146,83 @@ export async function runInline(
 
   if (options.only !== 'products') {
     await processPlan(full, { cycle: options.cycle }, `inline-plan-${options.cycle}`, options.beforePlan);
-    const limit = pLimit(options.concurrency);
     let done = 0;
-    await Promise.all(
-      planned.map((watchId) =>
-        limit(async () => {
-          const started = performance.now();
-          const r = await withRetries(
-            full,
-            'enterprise-search',
-            `enterprise ${watchId}`,
-            (last) =>
-              processEnterprise(
-                full,
-                { cycle: options.cycle, watchId },
-                `inline-enterprise-${options.cycle}-${watchId}`,
-                last,
-              ),
-            sleep,
-            options.cycle,
-          );
-          summary.enterprises[r.outcome] = (summary.enterprises[r.outcome] ?? 0) + 1;
-          if (r.outcome === 'failed')
-            summary.failures.push({ entity: String(watchId), error: r.detail ?? '' });
-          deps.log.info(
-            {
-              kind: 'enterprise',
-              cycle: options.cycle,
-              entity: 'entity' in r ? r.entity : String(watchId),
-              outcome: r.outcome,
-              credits: 'credits' in r ? r.credits : 0,
-              durationMs: Math.round(performance.now() - started),
-            },
-            `enterprise ${r.outcome}`,
-          );
-          options.onProgress?.(++done, planned.length);
-          // The boundary paused the cycle: what is still queued here would only be deferred.
-          if ('paused' in r && r.paused) limit.clearQueue();
-        }),
-      ),
-    );
+    // Then top-ups, as the scheduler asks for them: the shareholders a refresh watched anew
+    // (src/watch/related.ts) are bought in the same cycle, one level of a chain per round.
+    for (let round = 0; planned.length > 0 && round <= MAX_SHAREHOLDER_DEPTH; round++) {
+      const batch = planned.splice(0);
+      done = await runEnterprises(full, options, batch, summary, done, sleep);
+      if (summary.paused) break;
+      // As the scheduler's tick: only for entries added since the last plan of the cycle.
+      const last = await latestPlan(deps.sql, options.cycle);
+      if (!last || (await newSincePlan(deps.sql, options.cycle, last)).entries === 0) break;
+      const topUp = await topUpOf({ sql: deps.sql, config: deps.config, now: deps.now }, options.cycle);
+      if (topUp.kind === 'due')
+        await processPlan(
+          full,
+          { cycle: options.cycle, topUp: topUp.mark },
+          `inline-plan-${options.cycle}-${topUpBatch(topUp.mark)}`,
+        );
+    }
     // The cycle-complete step, once, after this run's entries: as a worker would run it.
     if (completeAsked) await completeCycle(full, options.cycle);
   }
   return summary;
+}
+
+/** Runs the enterprise jobs of `ids`, `options.concurrency` at a time; returns how many are done. */
+async function runEnterprises(
+  full: JobDeps,
+  options: InlineOptions,
+  ids: readonly number[],
+  summary: InlineSummary,
+  doneBefore: number,
+  sleep: Sleep,
+): Promise<number> {
+  const limit = pLimit(options.concurrency);
+  let done = doneBefore;
+  const total = doneBefore + ids.length;
+  await Promise.all(
+    ids.map((watchId) =>
+      limit(async () => {
+        const started = performance.now();
+        const r = await withRetries(
+          full,
+          'enterprise-search',
+          `enterprise ${watchId}`,
+          (last) =>
+            processEnterprise(
+              full,
+              { cycle: options.cycle, watchId },
+              `inline-enterprise-${options.cycle}-${watchId}`,
+              last,
+            ),
+          sleep,
+          options.cycle,
+        );
+        summary.enterprises[r.outcome] = (summary.enterprises[r.outcome] ?? 0) + 1;
+        if (r.outcome === 'failed') summary.failures.push({ entity: String(watchId), error: r.detail ?? '' });
+        full.log.info(
+          {
+            kind: 'enterprise',
+            cycle: options.cycle,
+            entity: 'entity' in r ? r.entity : String(watchId),
+            outcome: r.outcome,
+            credits: 'credits' in r ? r.credits : 0,
+            durationMs: Math.round(performance.now() - started),
+          },
+          `enterprise ${r.outcome}`,
+        );
+        options.onProgress?.(++done, total);
+        // The boundary paused the cycle: what is still queued here would only be deferred.
+        if ('paused' in r && r.paused) {
+          summary.paused = true;
+          limit.clearQueue();
+        }
+      }),
+    ),
+  );
+  return done;
 }
 
 async function completeCycle(deps: JobDeps, cycle: string): Promise<void> {

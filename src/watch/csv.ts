@@ -22,6 +22,8 @@ export interface CsvEntry {
   priority: number;
   /** The expected code, valid and normalized; null when the row gives none. */
   uscc: string | null;
+  /** Levels of its enterprise shareholders to watch with it (0 to 3); null when the row gives none. */
+  shareholders: number | null;
 }
 
 export interface CsvProblem {
@@ -57,9 +59,20 @@ export interface ParsedWatchlist {
 export const NAME_COLUMNS: readonly string[] = ['name', 'keyword', 'ent_name', '企业名称', '名称'];
 export const PRIORITY_COLUMNS: readonly string[] = ['priority', '优先级'];
 export const USCC_COLUMNS: readonly string[] = ['uscc', 'uncid', 'credit_code', '统一社会信用代码'];
-export const KNOWN_COLUMNS: readonly string[] = [...NAME_COLUMNS, ...PRIORITY_COLUMNS, ...USCC_COLUMNS];
+export const SHAREHOLDER_COLUMNS: readonly string[] = ['with_shareholders', 'shareholders', '股东层级'];
+export const KNOWN_COLUMNS: readonly string[] = [
+  ...NAME_COLUMNS,
+  ...PRIORITY_COLUMNS,
+  ...USCC_COLUMNS,
+  ...SHAREHOLDER_COLUMNS,
+];
 export const PRIORITY_MIN = -1000;
 export const PRIORITY_MAX = 1000;
+/**
+ * The plan priority of an entry watched only as a shareholder of a watched company
+ * (src/watch/related.ts): below any a user can give, so it is planned after every entry of theirs.
+ */
+export const RELATED_PRIORITY = PRIORITY_MIN - 1;
 
 interface CsvRecord {
   line: number;
@@ -232,6 +245,7 @@ interface Columns {
   name: number;
   priority: number | undefined;
   uscc: number | undefined;
+  shareholders: number | undefined;
   /** How each read column is named in messages: the header's own spelling. */
   label: string[];
   /** Named columns daybook does not read (unnamed ones are found in the rows). */
@@ -245,6 +259,7 @@ function readHeader(header: CsvRecord): Columns | string {
   const nameCols = at(NAME_COLUMNS);
   const priorityCols = at(PRIORITY_COLUMNS);
   const usccCols = at(USCC_COLUMNS);
+  const shareholderCols = at(SHAREHOLDER_COLUMNS);
   const unknown: IgnoredColumn[] = names.flatMap((n, i) => {
     if (n === '' || KNOWN_COLUMNS.includes(n)) return [];
     const suggestion = closestColumn(n);
@@ -276,10 +291,12 @@ function readHeader(header: CsvRecord): Columns | string {
   if (priorityCols.length > 1) return 'the header has more than one priority column: keep one';
   if (usccCols.length > 1)
     return `the header has ${usccCols.length} code columns (${usccCols.map((i) => names[i]).join(', ')}): keep one`;
+  if (shareholderCols.length > 1) return 'the header has more than one with_shareholders column: keep one';
   return {
     name: nameCols[0] as number,
     priority: priorityCols[0],
     uscc: usccCols[0],
+    shareholders: shareholderCols[0],
     label: written,
     unknown,
   };
@@ -339,6 +356,16 @@ function checkRow(
       ]);
     } else if (code !== '') uscc = code;
   }
+  let shareholders: number | null = null;
+  if (cols.shareholders !== undefined) {
+    const text = (r.fields[cols.shareholders] ?? '').trim();
+    if (/^[0-3]$/.test(text)) shareholders = Number(text);
+    else if (text !== '')
+      problems.push([
+        cols.shareholders,
+        `${label(cols.shareholders)} ${JSON.stringify(text)} is not a number of shareholder levels: give 0, 1, 2 or 3, or leave it empty`,
+      ]);
+  }
   if (keyword !== null) {
     const first = seen.get(keywordKey(keyword));
     if (first !== undefined) problems.push([cols.name, `"${keyword}" is a duplicate of line ${first}`]);
@@ -347,7 +374,7 @@ function checkRow(
   if (problems.length > 0 || keyword === null) return { entry: null, problems: problems.map(([, m]) => m) };
   // Only a valid row is one a later row can duplicate.
   seen.set(keywordKey(keyword), r.line);
-  return { entry: { line: r.line, keyword, priority, uscc }, problems: [] };
+  return { entry: { line: r.line, keyword, priority, uscc, shareholders }, problems: [] };
 }
 
 /** Parses a watchlist CSV into valid entries, per-line problems and ignored columns; see the module comment. */

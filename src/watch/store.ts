@@ -2,8 +2,11 @@
 import type { Sql } from '../db/connect.ts';
 import type { DriverRow } from '../db/rows.ts';
 import type { watchlist } from '../db/schema.ts';
+import { RELATED_PRIORITY } from './csv.ts';
 import { keywordKey } from './keyword.ts';
 import { type MatchLevel, matchLevel } from './match.ts';
+
+export { RELATED_PRIORITY };
 
 /**
  * A watch entry as listed: its own columns, with what its latest successful refresh resolved to
@@ -45,6 +48,8 @@ export interface NewWatch {
   uscc?: string | null;
   /** Without `uscc`: pin the code of the next successful refresh. */
   pin?: boolean;
+  /** Levels of its enterprise shareholders to watch with it (0 to 3); unset keeps the entry's. */
+  shareholders?: number;
 }
 
 /** What became of one distinct keyword: a new row, a removed row watched again, or one already watched. */
@@ -94,21 +99,27 @@ export async function addWatches(
         ${keys}::text[],
         ${values.map((v) => v.priority)}::int[],
         ${values.map((v) => v.uscc ?? null)}::text[],
-        ${values.map((v) => String(v.pin === true))}::text[]::boolean[]
-      ) as t(keyword, keyword_key, priority, uscc, pin_uscc)
+        ${values.map((v) => String(v.pin === true))}::text[]::boolean[],
+        ${values.map((v) => (v.shareholders === undefined ? null : String(v.shareholders)))}::text[]::smallint[]
+      ) as t(keyword, keyword_key, priority, uscc, pin_uscc, shareholder_depth)
     ),
     prior as (
-      select w.keyword_key, w.active from watchlist w join input using (keyword_key)
+      -- An entry watched only as a shareholder is not the user's yet: watching it is adding it.
+      select w.keyword_key, w.active and w.direct as active from watchlist w join input using (keyword_key)
     ),
     upserted as (
-      insert into watchlist (keyword, keyword_key, priority, uscc, pin_uscc)
-      select keyword, keyword_key, priority, uscc, pin_uscc from input
+      insert into watchlist (keyword, keyword_key, priority, uscc, pin_uscc, shareholder_depth)
+      select keyword, keyword_key, priority, uscc, pin_uscc, coalesce(shareholder_depth, 0) from input
       on conflict (keyword_key) do update set
         active = true,
+        direct = true,
         priority = case
-          when watchlist.active and not ${options.updatePriority === true}::boolean then watchlist.priority
+          when watchlist.active and watchlist.direct and not ${options.updatePriority === true}::boolean then watchlist.priority
           else excluded.priority
         end,
+        shareholder_depth = coalesce(
+          (select i.shareholder_depth from input i where i.keyword_key = excluded.keyword_key),
+          watchlist.shareholder_depth),
         uscc = coalesce(excluded.uscc, watchlist.uscc),
         pin_uscc = watchlist.pin_uscc or excluded.pin_uscc,
         resolution_mismatch = case
@@ -204,20 +215,21 @@ export async function listWatches(
 }
 
 /**
- * The code an answer about entry `watchId` must carry: the one recorded when this answer was
- * refused before (a retry decides as the first attempt did), else the entry's expected code.
+ * What an answer about entry `watchId` must carry (a code, a PID): what was expected when this
+ * answer was refused before (a retry decides as the first attempt did), else the entry's.
  */
-export async function expectedUsccOf(
+export async function expectedOf(
   sql: Sql,
   watchId: number,
   rawResponseId: number,
-): Promise<string | null> {
-  const [row] = await sql<{ expected: string | null }[]>`
-    select coalesce(
-      (select expected_uscc from resolution_mismatches where raw_response_id = ${rawResponseId}),
-      (select uscc from watchlist where id = ${watchId})
-    ) as expected`;
-  return row?.expected ?? null;
+): Promise<{ uscc: string | null; pid: string | null }> {
+  const [row] = await sql<{ uscc: string | null; pid: string | null }[]>`
+    select coalesce(m.expected_uscc, case when m.raw_response_id is null then w.uscc end) as uscc,
+           coalesce(m.expected_pid, case when m.raw_response_id is null then w.expected_pid end) as pid
+    from (select 1) one
+    left join resolution_mismatches m on m.raw_response_id = ${rawResponseId}
+    left join watchlist w on w.id = ${watchId}`;
+  return { uscc: row?.uscc ?? null, pid: row?.pid ?? null };
 }
 
 /** Flags an entry whose answer was refused: `watch list` shows what it resolved to instead. */
@@ -245,8 +257,109 @@ export async function noteAcceptedResolution(sql: Sql, watchId: number, uscc: st
  */
 export async function removeWatch(sql: Sql, nameOrPid: string): Promise<number> {
   const rows = await sql`
-    update watchlist set active = false
-    where active and (keyword_key = ${keywordKey(nameOrPid)} or pid = ${nameOrPid.trim()})
+    update watchlist w set
+      -- One a watched company still holds stays, as its shareholder (src/watch/related.ts).
+      active = exists (select 1 from watch_relations r where r.entry_id = w.id),
+      direct = false,
+      shareholder_depth = 0,
+      priority = case when exists (select 1 from watch_relations r where r.entry_id = w.id)
+                      then ${RELATED_PRIORITY} else w.priority end
+    where active and direct and (keyword_key = ${keywordKey(nameOrPid)} or pid = ${nameOrPid.trim()})
+    returning id`;
+  return rows.length;
+}
+
+/** A shareholder to watch (src/watch/related.ts): its PID, and the name its holder's record gives. */
+export interface ShareholderToWatch {
+  pid: string;
+  keyword: string;
+  keywordKey: string;
+}
+
+/**
+ * Watches shareholders, each by the entry that already expects or resolved to its PID, else by
+ * the entry of its name (when that one has not resolved to another PID), else by a new entry
+ * expecting the PID. An entry watched anew this way is the user's no longer (`direct` false) and
+ * plans at RELATED_PRIORITY; an active entry is left as it is. A name watched for another PID is
+ * a conflict: two companies cannot share an entry.
+ */
+export async function watchShareholders(
+  tx: Sql,
+  items: readonly ShareholderToWatch[],
+): Promise<{
+  entries: { pid: string; id: number }[];
+  watched: { id: number; keyword: string; pid: string }[];
+  conflicts: { name: string; pid: string; entryId: number }[];
+}> {
+  const out = {
+    entries: [] as { pid: string; id: number }[],
+    watched: [] as { id: number; keyword: string; pid: string }[],
+    conflicts: [] as { name: string; pid: string; entryId: number }[],
+  };
+  if (items.length === 0) return out;
+  const pids = items.map((i) => i.pid);
+  const keys = items.map((i) => i.keywordKey);
+  const found = await tx<
+    { id: string; pid: string | null; expected_pid: string | null; keyword_key: string; active: boolean }[]
+  >`
+    select id, pid, expected_pid, keyword_key, active from watchlist
+    where pid = any(${pids}::text[]) or expected_pid = any(${pids}::text[]) or keyword_key = any(${keys}::text[])
+    order by active desc, direct desc, id`;
+  const reactivate: number[] = [];
+  const fresh: ShareholderToWatch[] = [];
+  for (const item of items) {
+    const byPid = found.find((f) => f.pid === item.pid || f.expected_pid === item.pid);
+    const byName = found.find((f) => f.keyword_key === item.keywordKey);
+    const entry =
+      byPid ?? (byName && (byName.pid ?? byName.expected_pid ?? item.pid) === item.pid ? byName : undefined);
+    if (!entry && byName) {
+      out.conflicts.push({ name: item.keyword, pid: item.pid, entryId: Number(byName.id) });
+      continue;
+    }
+    if (!entry) {
+      fresh.push(item);
+      continue;
+    }
+    out.entries.push({ pid: item.pid, id: Number(entry.id) });
+    if (!entry.active) {
+      reactivate.push(Number(entry.id));
+      out.watched.push({ id: Number(entry.id), keyword: item.keyword, pid: item.pid });
+    }
+  }
+  if (reactivate.length > 0)
+    await tx`
+      update watchlist set active = true, direct = false, shareholder_depth = 0, priority = ${RELATED_PRIORITY},
+        expected_pid = coalesce(expected_pid, pid)
+      where id = any(${reactivate.map(String)}::bigint[])`;
+  if (fresh.length > 0) {
+    const rows = await tx<{ id: string; expected_pid: string; keyword: string }[]>`
+      insert into watchlist ${tx(
+        fresh.map((f) => ({
+          keyword: f.keyword,
+          keyword_key: f.keywordKey,
+          priority: RELATED_PRIORITY,
+          direct: false,
+          expected_pid: f.pid,
+        })),
+      )}
+      on conflict (keyword_key) do nothing
+      returning id, expected_pid, keyword`;
+    for (const r of rows) {
+      out.entries.push({ pid: r.expected_pid, id: Number(r.id) });
+      out.watched.push({ id: Number(r.id), keyword: r.keyword, pid: r.expected_pid });
+    }
+  }
+  return out;
+}
+
+/**
+ * Stops watching the entries watched only as shareholders that no chain reaches any more
+ * (src/watch/related.ts); their history stays. Returns how many.
+ */
+export async function unwatchUnreached(tx: Sql): Promise<number> {
+  const rows = await tx`
+    update watchlist w set active = false
+    where active and not direct and not exists (select 1 from watch_relations r where r.entry_id = w.id)
     returning id`;
   return rows.length;
 }

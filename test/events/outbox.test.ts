@@ -273,7 +273,9 @@ describe('the event catalogue', () => {
     expect(rows.map((r) => unticked(r[0] ?? '')).sort()).toEqual(Object.keys(EVENT_TYPES).sort());
     for (const [type, spec] of Object.entries(EVENT_TYPES)) {
       const row = rows.find((r) => unticked(r[0] ?? '') === type);
-      expect(row?.[1], type).toBe((spec as { severity?: string }).severity ?? "the change's");
+      expect(row?.[1], type).toBe(
+        (spec as { severity?: string }).severity ?? (type.startsWith('related.') ? 'by distance' : "the change's"),
+      );
     }
   });
 });

@@ -263,6 +263,7 @@ describe('read by csv-parse: what the hand-written reader read, and more', () =>
       keyword: '公司99999',
       priority: 99_999 % 7,
       uscc: null,
+      shareholders: null,
     });
   });
 });

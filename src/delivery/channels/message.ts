@@ -113,6 +113,7 @@ export function companyParts(pid: string, name: string | null, known: Known, lan
 function changeLine(e: Envelope, known: Known, lang: Lang): Part[] {
   const w = WORDS[lang];
   const d = e.data;
+  if (e.type.startsWith('related.')) return relatedLine(e, known, lang);
   const field = str(d.field);
   if (field === null) return observationLine(e, lang);
   const before = str(d.previous);
@@ -137,6 +138,41 @@ function changeLine(e: Envelope, known: Known, lang: Lang): Part[] {
     parts.push({ ours: `${tokenLabel('kind', 'removed', lang)} ` }, value(before, from));
   else parts.push({ ours: w.empty });
   return parts;
+}
+
+/**
+ * A related company's event as a line: the shareholder by name and code, its change as its own
+ * message says it, and the chain of holdings to the company (`C → B → A`: C holds B, which holds A).
+ */
+function relatedLine(e: Envelope, known: Known, lang: Lang): Part[] {
+  const w = WORDS[lang];
+  const related = (e.data.related ?? {}) as { pid?: unknown; name?: unknown; uscc?: unknown };
+  const pid = str(related.pid) ?? '';
+  const code = str(related.uscc);
+  const withCode: Known = { ...known, uscc: (p) => (p === pid && code ? code : known.uscc(p)) };
+  const change = (e.data.change ?? {}) as Record<string, unknown>;
+  // The change as the related company's own event says it.
+  const own = changeLine({ ...e, type: companyTypeOf(e.type), pid, data: change }, withCode, lang);
+  const path = Array.isArray(e.data.path) ? (e.data.path as { pid?: unknown; name?: unknown }[]) : [];
+  const parts: Part[] = [
+    { ours: w.shareholder },
+    ...companyParts(pid, str(related.name), withCode, lang),
+    { ours: lang === 'zh' ? ' ' : ': ' },
+    ...own,
+  ];
+  if (path.length <= 2) return [...parts, { ours: ` · ${w.directShareholder}` }];
+  parts.push({ ours: ` · ${w.heldThrough}${w.colon}` });
+  [...path].reverse().forEach((p, i) => {
+    if (i > 0) parts.push({ ours: ' → ' });
+    const name = str(p.name);
+    parts.push(name ? { theirs: name } : { ours: `${w.companyId} ${str(p.pid) ?? ''}` });
+  });
+  return parts;
+}
+
+/** The company event type a related event repeats (`related.revoked` → `company.revoked`). */
+function companyTypeOf(type: string): Envelope['type'] {
+  return type.replace(/^related\./, 'company.') as Envelope['type'];
 }
 
 /** A non-field company event (disappeared, resolution changed …) as a line. */

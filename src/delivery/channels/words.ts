@@ -29,6 +29,9 @@ export const WORDS = {
     foldedTitle: (n: number) => `daybook：${n} 家企业有变化（发送过于频繁，已合并）`,
     foldedPart: (i: number, of: number) => `（第 ${i}/${of} 部分）`,
     empty: '（无）',
+    shareholder: '股东 ',
+    heldThrough: '持股路径',
+    directShareholder: '直接股东',
   },
   en: {
     company: 'Company',
@@ -54,5 +57,8 @@ export const WORDS = {
       `daybook: ${n} ${n === 1 ? 'company' : 'companies'} changed (sent too fast for the channel, folded)`,
     foldedPart: (i: number, of: number) => ` (part ${i} of ${of})`,
     empty: '(none)',
+    shareholder: 'Shareholder ',
+    heldThrough: 'held through',
+    directShareholder: 'a direct shareholder',
   },
 } as const;
