@@ -274,7 +274,8 @@ describe('the event catalogue', () => {
     for (const [type, spec] of Object.entries(EVENT_TYPES)) {
       const row = rows.find((r) => unticked(r[0] ?? '') === type);
       expect(row?.[1], type).toBe(
-        (spec as { severity?: string }).severity ?? (type.startsWith('related.') ? 'by distance' : "the change's"),
+        (spec as { severity?: string }).severity ??
+          (type.startsWith('related.') ? 'by distance' : "the change's"),
       );
     }
   });

@@ -165,4 +165,30 @@ describe('risk from a shareholder’s shareholder', { timeout: 300_000 }, () => 
       select count(*)::int as versions from enterprise_versions where pid = ${c.pid}`;
     expect(versions).toBe(2);
   });
+
+  it('reads --with-shareholders before or after the names, and refuses a depth past 3 with nothing written', async () => {
+    const env = dbSim.env;
+    const [before] = await t.sql<{ n: number }[]>`select count(*)::int as n from watchlist`;
+    const deep = await runDaybook(['watch', 'add', '某某科技有限公司', '--with-shareholders', '4'], env);
+    expect(deep.code).toBe(2);
+    expect(deep.stderr).toMatch(/--with-shareholders must be from 0 to 3 levels, got 4; nothing was added/);
+    const [after] = await t.sql<{ n: number }[]>`select count(*)::int as n from watchlist`;
+    expect(after?.n).toBe(before?.n);
+    // The flag right before a name takes no name for its depth: the name is watched, at depth 1.
+    const first = await runDaybook(
+      ['watch', 'add', '--with-shareholders', '某某科技有限公司', '另一家有限公司'],
+      env,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const rows = await t.sql<{ keyword: string; shareholder_depth: number }[]>`
+      select keyword, shareholder_depth from watchlist where keyword in ('某某科技有限公司', '另一家有限公司') order by keyword`;
+    expect(rows).toEqual([
+      { keyword: '另一家有限公司', shareholder_depth: 1 },
+      { keyword: '某某科技有限公司', shareholder_depth: 1 },
+    ]);
+    // 0 stops following them.
+    const stop = await runDaybook(['watch', 'add', '某某科技有限公司', '--with-shareholders', '0'], env);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout).toMatch(/shareholders no longer followed/);
+  });
 });

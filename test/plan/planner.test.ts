@@ -8,6 +8,7 @@ import {
 } from '../../src/plan/planner.ts';
 import { Rng } from '../../src/sim/rng.ts';
 import { cycleOf } from '../../src/time/cycles.ts';
+import { RELATED_PRIORITY } from '../../src/watch/csv.ts';
 
 const day = (d: string) => new Date(`${d}T00:00:00Z`);
 
@@ -244,6 +245,37 @@ describe('the planner', () => {
       expect(plan.selected.length + plan.deferred.length + plan.skipped.length + plan.deferredBeyond).toBe(n);
       expect(plan.deferReason).toBe(full.deferReason);
     }
+  });
+
+  it('plans shareholders watched through a holder after every entry of the user, within their share', () => {
+    const shareholder = (id: number) => entry(id, { priority: RELATED_PRIORITY });
+    // Ten entries a cycle; the shareholders may take 20% of them.
+    const limits = { creditBudget: 30, relatedShare: 20 };
+    const plan = planCycle(
+      input(
+        [shareholder(1), shareholder(2), shareholder(3), entry(4, { priority: -1000 }), entry(5)],
+        limits,
+      ),
+    );
+    expect(ids(plan.selected)).toEqual([5, 4, 1, 2]);
+    expect(plan.deferred.map((d) => [d.entry.id, d.reason])).toEqual([[3, 'related_share']]);
+    // The user's own entries fill the cycle first: no shareholder gets in.
+    const full = planCycle(
+      input([shareholder(1), ...Array.from({ length: 10 }, (_, i) => entry(10 + i))], limits),
+    );
+    expect(ids(full.selected)).toEqual(Array.from({ length: 10 }, (_, i) => 10 + i));
+    expect(full.deferred.map((d) => [d.entry.id, d.reason])).toEqual([[1, 'credit_budget']]);
+    // Shareholders beyond a head that ended on a capped shareholder wait for the share too.
+    const head = planCycle(
+      input([entry(4), shareholder(1), shareholder(2), shareholder(3)], { ...limits, beyond: 5 }),
+    );
+    expect(head.complete).toBe(true);
+    expect(head.deferredBeyond).toBe(5);
+    expect(head.deferReason).toBe('related_share');
+    // No share of their own: they take what is left.
+    expect(
+      ids(planCycle(input([shareholder(1), shareholder(2), shareholder(3)], { creditBudget: 30 })).selected),
+    ).toEqual([1, 2, 3]);
   });
 
   it('plans 1,000,000 entries', () => {

@@ -268,6 +268,27 @@ describe('read by csv-parse: what the hand-written reader read, and more', () =>
   });
 });
 
+describe('the with_shareholders column', () => {
+  it('reads 0 to 3 levels, an empty cell as none, and names any other value', () => {
+    const r = parseWatchlistCsv('name,股东层级\n甲公司,2\n乙公司,\n丙公司,4\n丁公司,one\n');
+    expect(r.entries.map((e) => [e.keyword, e.shareholders])).toEqual([
+      ['甲公司', 2],
+      ['乙公司', null],
+    ]);
+    expect(r.errors).toEqual([
+      {
+        line: 4,
+        message: '股东层级 "4" is not a number of shareholder levels: give 0, 1, 2 or 3, or leave it empty',
+      },
+      {
+        line: 5,
+        message: '股东层级 "one" is not a number of shareholder levels: give 0, 1, 2 or 3, or leave it empty',
+      },
+    ]);
+    expect(r.ignored).toEqual([]);
+  });
+});
+
 describe('every problem of a row, each naming its column', () => {
   it('a bad priority and a bad code in one row are both reported, in column order', () => {
     const r = parseWatchlistCsv('name,priority,uscc\nA公司,abc,9135010\nB公司,1,\n');
