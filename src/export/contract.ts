@@ -280,6 +280,54 @@ export const EXPORT_TABLES: ExportTable[] = [
     'When the latest answer applied was landed, UTC.',
   ),
   {
+    name: 'enterprise_links',
+    description:
+      "Every version's links: its shareholders, legal representative, key personnel and liquidation group members, one row each, as analytics.enterprise_links reads them. A person is a name only, never one identity.",
+    key: ['link_id'],
+    columns: [
+      c('link_id', 'text', 'The link: pid, version, relation and ordinal, joined by /.', {
+        ...nn,
+        expr: "v.pid || '/' || v.version || '/' || l.relation || '/' || l.ordinal",
+      }),
+      c('pid', 'text', 'The enterprise.', { ...nn, expr: 'v.pid' }),
+      c('version', 'int32', 'Its version this link belongs to.', { ...nn, expr: 'v.version' }),
+      c('relation', 'text', 'shareholder, legal_representative, personnel or clearing_member.', {
+        ...nn,
+        expr: 'l.relation',
+      }),
+      c('ordinal', 'int32', 'Position in its list, from 0 (0 for the legal representative).', {
+        ...nn,
+        expr: 'l.ordinal',
+      }),
+      c('related_kind', 'text', 'enterprise, person, organisation or unknown.', { ...nn, expr: 'l.related_kind' }),
+      c('related_pid', 'text', 'PID of an enterprise shareholder; null otherwise.', { expr: 'l.related_pid' }),
+      c('related_name', 'text', 'The name as the record gives it.', { expr: 'l.related_name' }),
+      c('position', 'text', "The shareholder's type, the person's position or the representative's title.", {
+        expr: 'l.position',
+      }),
+      c('valid_from', 'timestamp', 'When its version was landed, UTC.', { ...nn, expr: 'v.valid_from' }),
+      ...atCut(),
+    ],
+    // Per version, by the lists' keys: a package reads only the versions in its range.
+    from: `enterprise_versions v cross join lateral (
+      select 'shareholder'::text as relation, s.ordinal::int as ordinal,
+        daybook_shareholder_kind(s.shareholder_pid, s.type) as related_kind, s.shareholder_pid as related_pid,
+        s.name as related_name, s.type as position
+      from enterprise_shareholders s where s.version_id = v.id
+      union all
+      select 'legal_representative', 0, 'person', null, v.legal_person, v.legal_person_desc
+      where v.legal_person is not null and v.legal_person <> ''
+      union all
+      select 'personnel', p.ordinal, 'person', null, p.name, p.position
+      from enterprise_persons p where p.version_id = v.id
+      union all
+      select 'clearing_member', m.ordinal, 'person', null, m.name, m.position
+      from enterprise_clearing_members m where m.version_id = v.id
+    ) l`,
+    where: versionRange('v'),
+    orderBy: 'v.pid, v.version, l.relation, l.ordinal',
+  },
+  {
     name: 'enterprise_changes',
     description: 'One row per field-level change between two consecutive versions of an enterprise.',
     key: ['change_id'],

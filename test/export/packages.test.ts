@@ -146,6 +146,40 @@ describe('export packages: incremental, replayed, and late commits', { timeout: 
       expect(again?.content_hash).toBe(r.content_hash);
     }
 
+    // enterprise_links: the links of the same versions as enterprise_versions, as at the cut, and
+    // every version's links are the database's (analytics.enterprise_links read per version).
+    const linksOf = (n: number) => ndjsonRows(dir, n, 'enterprise_links');
+    const linked = (rows: Record<string, unknown>[]) => new Set(rows.map((r) => key(r, ['pid', 'version'])));
+    const versionsWithLinks = await f.t.sql<{ pid: string; version: number; n: number }[]>`
+      select v.pid, v.version,
+        ((select count(*) from enterprise_shareholders s where s.version_id = v.id)
+         + (select count(*) from enterprise_persons p where p.version_id = v.id)
+         + (select count(*) from enterprise_clearing_members m where m.version_id = v.id)
+         + (case when coalesce(v.legal_person, '') <> '' then 1 else 0 end))::int as n
+      from enterprise_versions v`;
+    const expectedLinks = new Map(versionsWithLinks.map((r) => [key(r, ['pid', 'version']), r.n]));
+    for (const [n, versions] of [
+      [1, first],
+      [2, second],
+    ] as const) {
+      const links = linksOf(n);
+      expect([...linked(links)].sort(), `load ${n}: links of its versions`).toEqual(
+        versions
+          .filter((r) => (expectedLinks.get(key(r, ['pid', 'version'])) ?? 0) > 0)
+          .map((r) => key(r, ['pid', 'version']))
+          .sort(),
+      );
+      const count = new Map<string, number>();
+      for (const l of links)
+        count.set(key(l, ['pid', 'version']), (count.get(key(l, ['pid', 'version'])) ?? 0) + 1);
+      for (const [k, c] of count) expect(c, `load ${n}: links of ${k}`).toBe(expectedLinks.get(k));
+      expect(new Set(links.map((l) => l.link_id)).size).toBe(links.length);
+      for (const l of links) {
+        const v = versions.find((r) => r.pid === l.pid && r.version === l.version);
+        expect([l.valid_to, l.is_current], `${l.link_id}`).toEqual([v?.valid_to, v?.is_current]);
+      }
+    }
+
     // Rows that are written once are in one package only, and every one of them in some package.
     const once: { table: string; cols: string[]; sql: string }[] = [
       {
