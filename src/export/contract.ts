@@ -299,8 +299,13 @@ export const EXPORT_TABLES: ExportTable[] = [
         ...nn,
         expr: 'l.ordinal',
       }),
-      c('related_kind', 'text', 'enterprise, person, organisation or unknown.', { ...nn, expr: 'l.related_kind' }),
-      c('related_pid', 'text', 'PID of an enterprise shareholder; null otherwise.', { expr: 'l.related_pid' }),
+      c('related_kind', 'text', 'enterprise, person, organisation or unknown.', {
+        ...nn,
+        expr: 'l.related_kind',
+      }),
+      c('related_pid', 'text', 'PID of an enterprise shareholder; null otherwise.', {
+        expr: 'l.related_pid',
+      }),
       c('related_name', 'text', 'The name as the record gives it.', { expr: 'l.related_name' }),
       c('position', 'text', "The shareholder's type, the person's position or the representative's title.", {
         expr: 'l.position',
