@@ -61,15 +61,23 @@ export function eventsCommand(): Command {
             });
             process.stdout.write(
               listOutput(events, opts.json, {
-                cells: (e) => ({
-                  seq: e.sequence,
-                  type: e.type,
-                  severity: e.severity,
-                  cycle: e.cycle,
-                  name: e.name ?? e.pid,
-                  previous: (e.data.previous as string | null | undefined) ?? null,
-                  current: (e.data.current as string | null | undefined) ?? null,
-                }),
+                cells: (e) => {
+                  // A related company's event: its change, and whose it is.
+                  const related = e.type.startsWith('related.')
+                    ? (e.data.related as { name?: string | null; pid?: string } | undefined)
+                    : undefined;
+                  const d = related ? ((e.data.change ?? {}) as Record<string, unknown>) : e.data;
+                  const name = e.name ?? e.pid;
+                  return {
+                    seq: e.sequence,
+                    type: e.type,
+                    severity: e.severity,
+                    cycle: e.cycle,
+                    name: related ? `${name} (shareholder ${related.name ?? related.pid ?? ''})` : name,
+                    previous: (d.previous as string | null | undefined) ?? null,
+                    current: (d.current as string | null | undefined) ?? null,
+                  };
+                },
                 columns: ['seq', 'type', 'severity', 'cycle', 'name', 'previous', 'current'],
               }),
             );

@@ -16,6 +16,9 @@ export interface DigestCompany {
     previous: string | null;
     current: string | null;
     event_id: string;
+    /** For a related company's change (`related.*`): that company, and the chain to it. */
+    related?: unknown;
+    path?: unknown;
   }[];
 }
 
@@ -31,17 +34,21 @@ const RANK = { high: 0, medium: 1, low: 2 } as const;
 export function renderDigest(cycle: string, events: readonly Envelope[]): Digest {
   const byPid = new Map<string, DigestCompany>();
   for (const e of events) {
-    if (!e.pid || !e.type.startsWith('company.') || e.type === 'company.first_seen') continue;
+    const related = e.type.startsWith('related.');
+    if (!e.pid || !(e.type.startsWith('company.') || related) || e.type === 'company.first_seen') continue;
     const c = byPid.get(e.pid) ?? { pid: e.pid, name: e.name, changes: [] };
     c.name = e.name ?? c.name;
     const str = (v: unknown) => (v === undefined || v === null ? null : String(v));
+    // A related company's event carries its change under `change`.
+    const d = related ? ((e.data.change ?? {}) as Record<string, unknown>) : e.data;
     c.changes.push({
       type: e.type,
       severity: e.severity,
-      field: str(e.data.field),
-      previous: str(e.data.previous),
-      current: str(e.data.current),
+      field: str(d.field),
+      previous: str(d.previous),
+      current: str(d.current),
       event_id: e.id,
+      ...(related ? { related: e.data.related, path: e.data.path } : {}),
     });
     byPid.set(e.pid, c);
   }
@@ -71,7 +78,11 @@ export function renderDigest(cycle: string, events: readonly Envelope[]): Digest
             x.previous !== null || x.current !== null
               ? `: ${md(x.previous ?? '∅')} → ${md(x.current ?? '∅')}`
               : '';
-          lines.push(`- **${x.severity}** ${x.type}${x.field ? ` (${md(x.field)})` : ''}${values}`);
+          const of = x.related as { name?: string | null; pid?: string } | undefined;
+          const holder = of ? ` of shareholder ${md(of.name ?? of.pid ?? '')}` : '';
+          lines.push(
+            `- **${x.severity}** ${x.type}${x.field ? ` (${md(x.field)}${holder})` : holder}${values}`,
+          );
         }
       }
     }

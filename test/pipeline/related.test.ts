@@ -12,6 +12,7 @@ import { readEvents } from '../../src/events/feed.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { addDays } from '../../src/time/cycles.ts';
 import { type VendorReceiver, vendorReceiver } from '../delivery/support/vendors.ts';
+import { waitFor } from '../faults/support/processes.ts';
 import { runDaybook } from '../support/cli.ts';
 import { type CliSim, cliAgainstSim } from '../support/cli-sim.ts';
 import type { TestDatabase } from '../support/db.ts';
@@ -128,9 +129,25 @@ describe('risk from a shareholder’s shareholder', { timeout: 300_000 }, () => 
     expect(onA?.data.change).toMatchObject({ field: 'ENTSTATUS', current: '注销', detail: 'to_bad' });
 
     // Delivered to Feishu, in Chinese: B's message and A's, each naming C and the way it holds them.
-    const r = await runDaybook(['deliver', '--json'], env);
-    expect(r.code, r.stderr).toBe(0);
-    const texts = feishu.accepted().map((g) => g.text);
+    await waitFor(
+      'every delivery made',
+      async () => {
+        const r = await runDaybook(['deliver', '--json'], env);
+        expect(r.code, r.stderr).toBe(0);
+        const [left] = await t.sql<{ n: number }[]>`
+          select count(*)::int as n from delivery_queue where state <> 'succeeded'`;
+        return left?.n === 0;
+      },
+      120_000,
+      500,
+    );
+    const all = feishu.accepted().map((g) => g.text);
+    // The cycle's digest names them too, each under its holder.
+    const digest = all.filter((x) => x.includes(`每日摘要 · 周期 ${STRUCK}`));
+    expect(digest, all.map((x) => x.split('\n')[0]).join('\n')).toHaveLength(1);
+    expect(digest[0]).toContain(`持股路径：${c.name} → ${b.name} → ${a.name}`);
+    expect(digest[0]).toContain(`股东 ${c.name}`);
+    const texts = all.filter((x) => !x.includes('每日摘要'));
     const toB = texts.filter(
       (x) => x.includes(`股东 ${c.name}（统一社会信用代码 ${c.uscc}）`) && x.includes('直接股东'),
     );

@@ -293,6 +293,8 @@ interface DigestCompanyData {
     field: string | null;
     previous: string | null;
     current: string | null;
+    related?: unknown;
+    path?: unknown;
   }[];
 }
 
@@ -315,7 +317,13 @@ function digestEnvelope(
     detected_at: '',
     effective_date: null,
     raw_response_id: null,
-    data: { field: x.field, previous: x.previous, current: x.current, to_version: null, from_version: null },
+    data: x.type.startsWith('related.')
+      ? {
+          related: x.related,
+          path: x.path,
+          change: { field: x.field, previous: x.previous, current: x.current },
+        }
+      : { field: x.field, previous: x.previous, current: x.current, to_version: null, from_version: null },
   };
 }
 
