@@ -191,6 +191,12 @@ export function relationGraph(
       pos.set(n.id, { x: cx + 320 * Math.cos(a), y: cy + 185 * Math.sin(a) });
     });
   }
+  // The drawing as tall as its nodes and their labels (a name above each, a status below), so a
+  // graph of few nodes leaves no empty band.
+  const ys = [...pos.values()].map((p) => p.y);
+  const top = ys.length > 0 ? Math.min(...ys) - 34 : 0;
+  const height = ys.length > 0 ? Math.max(120, Math.max(...ys) + 30 - top) : GRAPH_H;
+  for (const p of pos.values()) p.y -= top;
   const lines = edges.flatMap((e) => {
     const a = pos.get(e.from);
     const b = pos.get(e.to);
@@ -207,5 +213,5 @@ export function relationGraph(
       html`<g class="node ${n.tone}${n.hop === 0 ? ' self' : ''}"><circle cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="${r}"/><text x="${p.x.toFixed(1)}" y="${(p.y - r - 4).toFixed(1)}" text-anchor="middle" class="name">${shortName(n.name)}</text><text x="${p.x.toFixed(1)}" y="${(p.y + r + 12).toFixed(1)}" text-anchor="middle" class="status">${n.status}</text></g>`,
     ];
   });
-  return frame(id, title, desc, html`${lines}${dots}`, GRAPH_H);
+  return frame(id, title, desc, html`${lines}${dots}`, Math.round(height));
 }

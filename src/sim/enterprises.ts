@@ -1475,6 +1475,26 @@ function thaw(e: SimEnterprise): SimEnterprise {
   return structuredClone(e) as SimEnterprise;
 }
 
+/**
+ * People who sit in several companies, on purpose: in about one company in four that another
+ * enterprise of the world holds, one key person who is not its legal representative is the
+ * holder's legal representative (a parent's chief on its subsidiary's board). Its own stream of
+ * draws, so everything else is as the seed made it.
+ */
+function seatPeople(seed: number, records: SimEnterprise[]): void {
+  const rng = rngFor(seed, 'seat', 0);
+  const at = new Map(records.map((e, i) => [e.PID, i]));
+  for (let i = 0; i < records.length; i++) {
+    const e = records[i] as SimEnterprise;
+    const held = e.BE_INVEST.find((s) => s.PID !== undefined && s.PID !== '' && at.has(s.PID));
+    if (!held || !rng.chance(0.25)) continue;
+    const chief = (records[at.get(held.PID as string) as number] as SimEnterprise).LEGALPERSON;
+    const k = e.PERSONS.findIndex((p) => p.NAME !== e.LEGALPERSON);
+    if (!chief || k < 0 || chief === e.LEGALPERSON || e.PERSONS.some((p) => p.NAME === chief)) continue;
+    records[i] = { ...e, PERSONS: e.PERSONS.map((p, j) => (j === k ? { ...p, NAME: chief } : p)) };
+  }
+}
+
 export class EnterpriseWorld {
   readonly seed: number;
   readonly epoch: string;
@@ -1505,6 +1525,7 @@ export class EnterpriseWorld {
       throw new RangeError(`changeShare must be from 0 to 0.5, got ${share}`);
     this.changeShare = share;
     const { records, profiles, investorPool } = generate(opts.seed, opts.size, this.epoch);
+    seatPeople(opts.seed, records);
     this.base = Float64Array.from(records, (e, i) =>
       baseHazard(opts.seed, e, profiles[i] as Profile, this.epoch),
     );
@@ -1641,6 +1662,32 @@ export class EnterpriseWorld {
     };
     for (let i = 0; i < this.current.length && out.length < limit; i++) if (live(i)) extend([i]);
     return out;
+  }
+
+  /**
+   * People who sit in several companies, at the current cycle: each name that is the legal
+   * representative or a key person of two companies or more, with where and as what, the names in
+   * most companies first (then by name), the first `limit`. The world seats some on purpose (a
+   * holder's legal representative among the key persons of a company it holds); others share a
+   * common name by chance. The upstream gives no person id, so both look the same to a client.
+   */
+  sharedPeople(limit: number): { name: string; seats: { pid: string; role: string }[] }[] {
+    const seats = new Map<string, { pid: string; role: string }[]>();
+    const seat = (name: string, pid: string, role: string) => {
+      if (!name) return;
+      const list = seats.get(name) ?? [];
+      if (!list.some((s) => s.pid === pid)) list.push({ pid, role });
+      seats.set(name, list);
+    };
+    for (const e of this.current) {
+      seat(e.LEGALPERSON, e.PID, e.LEGALPERSONDESC || '法定代表人');
+      for (const p of e.PERSONS) seat(p.NAME, e.PID, p.POSITION);
+    }
+    return [...seats]
+      .filter(([, s]) => s.length > 1)
+      .sort(([a, x], [b, y]) => y.length - x.length || a.localeCompare(b))
+      .slice(0, Math.max(0, limit))
+      .map(([name, s]) => ({ name, seats: s }));
   }
 
   /** What the refresh of `cycle` changed (computed by replaying up to it, world state kept). */

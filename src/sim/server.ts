@@ -613,6 +613,13 @@ function registerRelatedRoutes(app: FastifyInstance, sim: Simulator): void {
       return reply.code(400).send({ error: 'send ?length=2..4&limit=1..1000 (integers)' });
     return { chains: sim.world().chains(length, limit) };
   });
+  app.get('/_sim/people', async (request, reply) => {
+    const limit = Number((request.query as { limit?: string }).limit ?? 10);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      return reply.code(400).send({ error: 'send ?limit=1..1000 (an integer)' });
+    const world = sim.world();
+    return { cycle: world.cycle, people: world.sharedPeople(limit) };
+  });
   app.post('/_sim/schedule', async (request, reply) => {
     const body = (request.body ?? {}) as { pid?: unknown; cycle?: unknown; status?: unknown };
     if (typeof body.pid !== 'string' || typeof body.cycle !== 'string' || typeof body.status !== 'string')

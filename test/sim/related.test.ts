@@ -55,6 +55,34 @@ describe('the simulated world’s related parties', () => {
     expect(world.byPid(b.pid)?.CLEARINGINFO.length).toBeGreaterThan(0);
   });
 
+  it('seats people in several companies: a holder’s legal representative among the key persons of what it holds', () => {
+    const world = new EnterpriseWorld({ seed: 4, size: 800, epoch: EPOCH });
+    const people = world.sharedPeople(1000);
+    expect(people.length).toBeGreaterThan(20);
+    for (const p of people) {
+      expect(new Set(p.seats.map((s) => s.pid)).size).toBe(p.seats.length);
+      expect(p.seats.length).toBeGreaterThan(1);
+      for (const s of p.seats) {
+        const e = world.byPid(s.pid);
+        expect([e?.LEGALPERSON, ...(e?.PERSONS.map((x) => x.NAME) ?? [])]).toContain(p.name);
+      }
+    }
+    // On purpose: companies whose key persons include the legal representative of a holder.
+    const seated = world.all().filter((e) =>
+      e.BE_INVEST.some((s) => {
+        const holder = s.PID ? world.byPid(s.PID) : undefined;
+        return (
+          holder &&
+          holder.LEGALPERSON !== e.LEGALPERSON &&
+          e.PERSONS.some((x) => x.NAME === holder.LEGALPERSON)
+        );
+      }),
+    );
+    expect(seated.length).toBeGreaterThan(20);
+    // The same seed seats the same people.
+    expect(new EnterpriseWorld({ seed: 4, size: 800, epoch: EPOCH }).sharedPeople(1000)).toEqual(people);
+  });
+
   it('refuses an unknown PID, status or a day not after the first', () => {
     const world = new EnterpriseWorld({ seed: 4, size: 50, epoch: EPOCH });
     const pid = world.all()[0]?.PID as string;
@@ -69,6 +97,15 @@ describe('the simulated world’s related parties', () => {
       sim = await startTestSim({ enterprises: 600 });
     });
     afterAll(() => sim?.close());
+
+    it('serves the people in several companies, and refuses a bad limit', async () => {
+      const r = (await (await fetch(`${sim.url}/_sim/people?limit=3`)).json()) as {
+        people: { name: string; seats: { pid: string; role: string }[] }[];
+      };
+      expect(r.people).toHaveLength(3);
+      for (const p of r.people) expect(p.seats.length).toBeGreaterThan(1);
+      expect((await fetch(`${sim.url}/_sim/people?limit=0`)).status).toBe(400);
+    });
 
     it('serves chains, takes a schedule, and /_sim/changes reports the change with its holders', async () => {
       const chains = (await (await fetch(`${sim.url}/_sim/chains?length=3&limit=2`)).json()) as {

@@ -154,10 +154,13 @@ function relatedLine(e: Envelope, known: Known, lang: Lang): Part[] {
   // The change as the related company's own event says it.
   const own = changeLine({ ...e, type: companyTypeOf(e.type), pid, data: change }, withCode, lang);
   const path = Array.isArray(e.data.path) ? (e.data.path as { pid?: unknown; name?: unknown }[]) : [];
+  const who = companyParts(pid, str(related.name), withCode, lang);
+  // In Chinese a closing bracket needs no space after it.
+  const closed = lang === 'zh' && withCode.uscc(pid) !== null && str(related.name) !== null;
   const parts: Part[] = [
     { ours: w.shareholder },
-    ...companyParts(pid, str(related.name), withCode, lang),
-    { ours: lang === 'zh' ? ' ' : ': ' },
+    ...who,
+    { ours: lang === 'zh' ? (closed ? '' : ' ') : ': ' },
     ...own,
   ];
   if (path.length <= 2) return [...parts, { ours: ` · ${w.directShareholder}` }];
