@@ -162,6 +162,7 @@ const EN = {
   staleDetail: 'fetched {0}, before {1}',
   resolvedBefore: 'the keyword found {0} before',
   mismatchDetail: 'expected {0}; the answer names {1}',
+  mismatchShareholder: "expected the shareholder its holder's record names; the answer names {0}",
 } as const;
 
 export type Messages = { readonly [K in keyof typeof EN]: string };
@@ -316,6 +317,7 @@ const ZH: Messages = {
   staleDetail: '抓取于 {0}，早于 {1}',
   resolvedBefore: '该关键词此前指向 {0}',
   mismatchDetail: '预期 {0}；应答为 {1}',
+  mismatchShareholder: '预期为持股企业登记信息所列的股东；应答为 {0}',
 };
 
 export const MESSAGES: Record<Lang, Messages> = { en: EN, zh: ZH };

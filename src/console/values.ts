@@ -190,6 +190,9 @@ export function observationLabel(ctx: PageContext, kind: string): string {
 const STALE = /^fetched (\S+), before (\S+)$/;
 const RESOLVED = /^keyword resolved to (\S+) before$/;
 const MISMATCH = /^expected UNCID (\S+); the answer names (.*) \((?:no UNCID|UNCID (\S+))\)$/s;
+/** A watched shareholder's answer about another company (src/history/resolution-mismatches.ts). */
+const MISMATCH_PID =
+  /^expected (?:UNCID \S+ and )?PID \S+; the answer names (.*) \((?:no UNCID|UNCID (\S+)), PID \S+\)$/s;
 
 /** The company an observation's detail names by PID (a keyword's former company). */
 export function observationPid(kind: string, detail: string | null): string | null {
@@ -225,6 +228,12 @@ export function observationDetail(ctx: PageContext, kind: string, detail: string
       ? html`${companyLink(company.pid, company.ent_name)}${ctx.lang === 'zh' ? '（' : ' ('}${uscc(ctx, company.uncid)}${ctx.lang === 'zh' ? '）' : ')'}`
       : html`${ctx.t.anotherCompany}`;
     return fill(ctx.t.resolvedBefore, who);
+  }
+  const other = kind === 'resolution_mismatch' ? MISMATCH_PID.exec(detail) : null;
+  if (other) {
+    const open = ctx.lang === 'zh' ? '（' : ' (';
+    const close = ctx.lang === 'zh' ? '）' : ')';
+    return fill(ctx.t.mismatchShareholder, `${other[1]}${open}${uscc(ctx, other[2] ?? null)}${close}`);
   }
   const mismatch = kind === 'resolution_mismatch' ? MISMATCH.exec(detail) : null;
   if (mismatch) {

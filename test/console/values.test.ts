@@ -127,6 +127,16 @@ describe('values on the console', () => {
     expect(mismatch.text).toBe(
       '预期 统一社会信用代码 91110108MA01ABCD2X；应答为 别家公司（无统一社会信用代码）',
     );
+    // A watched shareholder's answer about another company: no PID, in words.
+    const shareholder = observationDetail(
+      en,
+      'resolution_mismatch',
+      `expected PID ${HOLDER}; the answer names 别家公司 (UNCID 91110108MA01ABCD2X, PID ${STRANGER})`,
+      held,
+    );
+    expect(shareholder.text.replace(/<[^>]*>/g, '')).toBe(
+      'expected the shareholder its holder&#39;s record names; the answer names 别家公司 (Unified social credit code 91110108MA01ABCD2X)',
+    );
   });
 
   it('writes a CSV line in words for a person, and as the view has it for a program', () => {
