@@ -363,7 +363,17 @@ const LIST_CSV_COLUMNS = [
   'resolution_mismatch',
   'changes_per_month',
   'due_at',
+  'direct',
+  'shareholder_depth',
 ] as const satisfies readonly (keyof WatchRow)[];
+
+/**
+ * An entry watched only as a shareholder has no priority of the user's: null (its place in the
+ * plan is after every entry of theirs; `direct` is false).
+ */
+function withoutRelatedPriority(r: WatchRow): Omit<WatchRow, 'priority'> & { priority: number | null } {
+  return r.priority <= RELATED_PRIORITY ? { ...r, priority: null } : r;
+}
 
 /** One CSV field (RFC 4180): quoted when it holds a quote, a comma or a line break. */
 function csvField(v: unknown): string {
@@ -436,11 +446,13 @@ Examples:
         const more = total - rows.length;
         const entries = (n: number) => `${count(n)} entr${n === 1 ? 'y' : 'ies'}`;
         if (opts.json || opts.csv) {
-          if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
+          if (opts.json) process.stdout.write(`${JSON.stringify(rows.map(withoutRelatedPriority))}\n`);
           else {
             const lines = [
               LIST_CSV_COLUMNS.join(','),
-              ...rows.map((r) => LIST_CSV_COLUMNS.map((c) => csvField(r[c])).join(',')),
+              ...rows.map((r) =>
+                LIST_CSV_COLUMNS.map((c) => csvField(withoutRelatedPriority(r)[c])).join(','),
+              ),
             ];
             process.stdout.write(`${lines.join('\n')}\n`);
           }

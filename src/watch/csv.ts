@@ -59,7 +59,12 @@ export interface ParsedWatchlist {
 export const NAME_COLUMNS: readonly string[] = ['name', 'keyword', 'ent_name', '企业名称', '名称'];
 export const PRIORITY_COLUMNS: readonly string[] = ['priority', '优先级'];
 export const USCC_COLUMNS: readonly string[] = ['uscc', 'uncid', 'credit_code', '统一社会信用代码'];
-export const SHAREHOLDER_COLUMNS: readonly string[] = ['with_shareholders', 'shareholders', '股东层级'];
+export const SHAREHOLDER_COLUMNS: readonly string[] = [
+  'with_shareholders',
+  'shareholders',
+  'shareholder_depth',
+  '股东层级',
+];
 export const KNOWN_COLUMNS: readonly string[] = [
   ...NAME_COLUMNS,
   ...PRIORITY_COLUMNS,

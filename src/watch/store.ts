@@ -26,6 +26,8 @@ export interface WatchRow
     | 'pin_uscc'
     | 'resolution_mismatch'
     | 'due_at'
+    | 'direct'
+    | 'shareholder_depth'
   > {
   id: number;
   /** Read `::text`. */
@@ -193,7 +195,8 @@ export async function listWatches(
     select w.id, w.keyword, w.priority, w.active, w.pid, w.added_at, w.last_refreshed_at,
       w.last_cycle::text as last_cycle, w.last_outcome, w.last_error, w.uscc as expected_uscc, w.pin_uscc,
       v.ent_name as resolved_name, v.uncid as resolved_uscc, v.history_name as resolved_history_name,
-      w.resolution_mismatch, round((w.change_rate * 30.44)::numeric, 3)::float8 as changes_per_month, w.due_at
+      w.resolution_mismatch, round((w.change_rate * 30.44)::numeric, 3)::float8 as changes_per_month, w.due_at,
+      w.direct, w.shareholder_depth
     from watchlist w
     left join enterprises e on e.pid = w.pid
     left join enterprise_versions v on v.id = e.current_version_id
