@@ -523,13 +523,15 @@ export async function fetchesInFlight(sql: Sql, cycle: string): Promise<number[]
 /**
  * The claims whose holder's lease lapsed with the entry unsettled (`fetching`): their holder died
  * or starved, and nothing has taken them over yet. A job's claim names its job (src/db/lease.ts
- * `jobOfHolder`), so the runtime can ask the queue what became of it. Only the last week's
- * cycles are looked at (an index range, however long the history).
+ * `jobOfHolder`), so the runtime can ask the queue what became of it. Only the week up to the
+ * latest cycle daybook has rows for is looked at (an index range, however long the history): by
+ * the cycles themselves, not the database's calendar, so a past cycle run by hand (or a clock
+ * that disagrees) is swept like today's.
  */
 export async function lapsedClaims(sql: Sql): Promise<{ cycle: string; watchId: number; holder: string }[]> {
   const rows = await sql<{ cycle: string; watch_id: string; holder: string }[]>`
     select cycle::text as cycle, watch_id, holder from cycle_fetches
-    where cycle >= current_date - 7 and status = 'fetching' and holder is not null
+    where cycle >= (select max(cycle) from cycle_fetches) - 7 and status = 'fetching' and holder is not null
       and not ${leaseLive(sql, 'lease_until')}
     order by cycle, watch_id limit 1000`;
   return rows.map((r) => ({ cycle: r.cycle, watchId: Number(r.watch_id), holder: r.holder }));
