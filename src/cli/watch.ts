@@ -365,6 +365,7 @@ const LIST_CSV_COLUMNS = [
   'due_at',
   'direct',
   'shareholder_depth',
+  'watched_through',
 ] as const satisfies readonly (keyof WatchRow)[];
 
 /**
@@ -399,6 +400,8 @@ function tableRow(r: WatchRow, all: boolean): Record<string, unknown> {
     mismatch: r.resolution_mismatch,
     'changes/month': r.changes_per_month === null ? null : r.changes_per_month.toFixed(2),
     'next due': r.due_at,
+    // Why a shareholder is watched: through whom.
+    'shareholder of': r.watched_through,
     ...(all ? { active: r.active } : {}),
   };
 }

@@ -41,6 +41,11 @@ export interface WatchRow
   match: MatchLevel | null;
   /** Estimated changes per month (src/plan/estimate.ts); null before the first successful refresh. */
   changes_per_month: number | null;
+  /**
+   * Why a shareholder is watched: the keywords of the watched companies whose chains reach it
+   * (src/watch/related.ts), comma-separated; null for an entry no chain reaches.
+   */
+  watched_through: string | null;
 }
 
 export interface NewWatch {
@@ -196,7 +201,9 @@ export async function listWatches(
       w.last_cycle::text as last_cycle, w.last_outcome, w.last_error, w.uscc as expected_uscc, w.pin_uscc,
       v.ent_name as resolved_name, v.uncid as resolved_uscc, v.history_name as resolved_history_name,
       w.resolution_mismatch, round((w.change_rate * 30.44)::numeric, 3)::float8 as changes_per_month, w.due_at,
-      w.direct, w.shareholder_depth
+      w.direct, w.shareholder_depth,
+      (select string_agg(distinct root.keyword, ', ') from watch_relations r join watchlist root on root.id = r.root_id
+        where r.entry_id = w.id) as watched_through
     from watchlist w
     left join enterprises e on e.pid = w.pid
     left join enterprise_versions v on v.id = e.current_version_id

@@ -96,8 +96,14 @@ describe('risk from a shareholder’s shareholder', { timeout: 300_000 }, () => 
         { level: 2, path_pids: [a.pid, b.pid, c.pid] },
       ]),
     );
-    const list = await runDaybook(['watch', 'list'], env);
-    expect(list.stdout).toMatch(/shareholder/);
+    const list = await runDaybook(['watch', 'list', '--json'], env);
+    const listed = JSON.parse(list.stdout) as {
+      pid: string;
+      priority: number | null;
+      watched_through: string | null;
+    }[];
+    expect(listed.find((w) => w.pid === c.pid)).toMatchObject({ priority: null, watched_through: a.name });
+    expect(listed.find((w) => w.pid === a.pid)).toMatchObject({ priority: 0, watched_through: null });
 
     const [{ after } = { after: 0 }] = await t.sql<{ after: number }[]>`
       select coalesce(max(seq), 0)::int as after from events`;

@@ -338,10 +338,10 @@ describe('daybook watch list on a long watchlist', { timeout: 120_000 }, () => {
     expect(csv).toMatchObject({ code: 0, stderr: '' });
     const lines = csv.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(
-      'id,keyword,priority,active,pid,added_at,last_refreshed_at,last_cycle,last_outcome,last_error,expected_uscc,pin_uscc,resolved_name,resolved_uscc,match,resolution_mismatch,changes_per_month,due_at,direct,shareholder_depth',
+      'id,keyword,priority,active,pid,added_at,last_refreshed_at,last_cycle,last_outcome,last_error,expected_uscc,pin_uscc,resolved_name,resolved_uscc,match,resolution_mismatch,changes_per_month,due_at,direct,shareholder_depth,watched_through',
     );
     expect(lines).toHaveLength(1 + 1_005);
-    expect(lines[1]).toMatch(/^8,公司7,9,true,,\d{4}-\d\d-\d\dT[\d:.]+Z,,,,,,false,,,,,,,true,0$/);
+    expect(lines[1]).toMatch(/^8,公司7,9,true,,\d{4}-\d\d-\d\dT[\d:.]+Z,,,,,,false,,,,,,,true,0,$/);
     expect(lines.filter((l) => /^\d+,公司3,0,false,/.test(l))).toHaveLength(1);
     const limited = await daybook('watch', 'list', '--csv', '--limit', '1');
     expect(limited.stdout.trimEnd().split('\n')).toHaveLength(2);
@@ -354,7 +354,7 @@ describe('daybook watch list on a long watchlist', { timeout: 120_000 }, () => {
     const r = await daybook('watch', 'import', file);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(
-      'imported 1004, already watched 0, invalid 0; ignored columns: id, active, pid, added_at, last_refreshed_at, last_cycle, last_outcome, last_error, expected_uscc, pin_uscc, resolved_name, resolved_uscc, match, resolution_mismatch, changes_per_month, due_at, direct\n',
+      'imported 1004, already watched 0, invalid 0; ignored columns: id, active, pid, added_at, last_refreshed_at, last_cycle, last_outcome, last_error, expected_uscc, pin_uscc, resolved_name, resolved_uscc, match, resolution_mismatch, changes_per_month, due_at, direct, watched_through\n',
     );
     expect(r.stderr).toMatch(
       /^line 1: warning: column "expected_uscc" is ignored: daybook reads no column of that name$/m,
