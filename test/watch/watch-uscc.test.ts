@@ -34,7 +34,7 @@ describe('watching by unified social credit code', { timeout: 120_000 }, () => {
     expect(row).toMatchObject({ keyword: '星辰信息', expected_uscc: '91310115342050446K', match: null });
     const table = await daybook('watch', 'list');
     expect(table.stdout.split('\n')[0]).toMatch(
-      /resolved name\s+resolved code\s+match\s+expected code\s+mismatch\s+changes\/month\s+next due$/,
+      /resolved name\s+resolved code\s+match\s+expected code\s+mismatch\s+changes\/month\s+next due\s+shareholder of$/,
     );
     expect(table.stdout).toContain('91310115342050446K');
   });
