@@ -114,6 +114,24 @@ module.exports = {
       to: { path: under(['src/runtime']) },
     },
     {
+      name: 'jobs-not-console',
+      comment: 'jobs/ and src/console share a layer and neither imports the other (docs/architecture.md).',
+      severity: 'error',
+      from: { path: under(['jobs']) },
+      to: { path: under(['src/console']) },
+    },
+    {
+      name: 'sim-imports-leaves-and-contract',
+      comment:
+        'src/sim keeps its own world in memory: it imports only the leaves (L0) and the contract (src/upstream, src/config), never storage or the domain.',
+      severity: 'error',
+      from: { path: under(['src/sim']) },
+      to: {
+        path: '^(src|jobs|bin)/',
+        pathNot: under(['src/sim', 'src/time', 'src/terms', 'src/retry', 'src/log', 'src/upstream', 'src/config']),
+      },
+    },
+    {
       name: 'cli-only-from-cli-and-bin',
       comment: 'src/cli is the top: only src/cli itself and bin/ import it.',
       severity: 'error',

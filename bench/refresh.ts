@@ -35,12 +35,12 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { cohortKey } from '../src/normalize/cohort.ts';
 import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
 import {
   afterRefresh,
   type ChangeHistory,
   type CohortPrior,
-  cohortKey,
   DEFAULT_MAX_STALENESS_DAYS,
   dueAfter,
   emptyHistory,

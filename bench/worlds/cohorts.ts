@@ -1,6 +1,7 @@
 /** Rates set by cohort (status, type, industry, capital band): shared by cohorts-predict and cohorts-blind. */
+
+import { cohortKey } from '../../src/normalize/cohort.ts';
 import { normalizeEnterprise } from '../../src/normalize/enterprise.ts';
-import { cohortKey } from '../../src/plan/estimate.ts';
 import { hash32, Rng } from '../../src/sim/rng.ts';
 import type { EnterpriseRecord } from '../../src/upstream/schemas.ts';
 import { gaussian, MEAN_RATE } from './world.ts';

@@ -10,6 +10,7 @@ import {
   PRIORITY_MAX,
   PRIORITY_MIN,
   parseWatchlistCsv,
+  SHAREHOLDER_COLUMNS,
   USCC_COLUMNS,
 } from '../watch/csv.ts';
 import { MAX_SHAREHOLDER_DEPTH, type RelatedSync, syncRelated } from '../watch/related.ts';
@@ -279,7 +280,10 @@ function watchImportCommand(): Command {
       `
 The name column may be called ${NAME_COLUMNS.join(', ')} (any case). priority is a whole number
 from ${PRIORITY_MIN} to ${PRIORITY_MAX} (empty: 0). The code column (${USCC_COLUMNS.join(', ')}) holds
-the unified social credit code the name must resolve to (empty: none). Quoted fields, a BOM,
+the unified social credit code the name must resolve to (empty: none). with_shareholders
+(${SHAREHOLDER_COLUMNS.slice(1).join(', ')}) gives levels of shareholders to watch with it, 0 to 3.
+A direct column of false marks a row watched only as another entry's shareholder, as
+watch list --csv writes it: it is not imported as an entry, its holder brings it back. Quoted fields, a BOM,
 CRLF and blank lines are fine. A name already watched keeps its priority; a code given sets its
 expected code.
 
@@ -299,10 +303,19 @@ Examples:
   daybook watch import companies.csv --skip-invalid --json`,
     )
     .action(async (file: string, opts: ImportOptions) => {
-      const { entries, invalidRows, ignored } = checkedCsv(file, opts);
+      const parsed = checkedCsv(file, opts);
+      const { invalidRows, ignored } = parsed;
+      // Rows watched only as another entry's shareholder (`watch list --csv`, direct false) are
+      // not entries of their own: their holder's sync watches them again.
+      const entries = parsed.entries.filter((e) => e.direct);
+      const through = parsed.entries.filter((e) => !e.direct);
+      for (const e of through)
+        process.stderr.write(
+          `line ${e.line}: ${forTerminal(e.keyword)} is not imported as an entry: it is watched only as a shareholder (direct is false); watching its holder with shareholders watches it again\n`,
+        );
       const config = configOrExit();
       await withStore(config, async ({ sql }) => {
-        const watches = entries.map(({ shareholders, ...e }) => ({
+        const watches = entries.map(({ shareholders, direct: _, ...e }) => ({
           ...e,
           pin: opts.pin === true && e.uscc === null,
           ...(shareholders === null ? {} : { shareholders }),
@@ -325,12 +338,14 @@ Examples:
             imported: r.added,
             alreadyWatched: r.existing,
             invalid: invalidRows,
+            ...(through.length > 0 ? { shareholderRows: through.length } : {}),
             ...(ignoredNames.length > 0 ? { ignoredColumns: ignoredNames } : {}),
           };
           process.stdout.write(`${JSON.stringify(summary)}\n`);
         } else {
           const columns = ignoredNames.length > 0 ? `; ignored columns: ${ignoredNames.join(', ')}` : '';
-          const line = `${verb} ${r.added}, already watched ${r.existing}, invalid ${invalidRows}${columns}`;
+          const held = through.length > 0 ? `, shareholder rows left to their holders ${through.length}` : '';
+          const line = `${verb} ${r.added}, already watched ${r.existing}, invalid ${invalidRows}${held}${columns}`;
           process.stdout.write(`${forTerminal(line)}\n`);
         }
       });

@@ -31,6 +31,11 @@ export interface NewEvent {
   versionId?: number | null;
   /** The name to give when no version of the company is kept (an answer kept out of history). */
   name?: string | null;
+  /**
+   * The version whose APPRDATE is the event's effective date when it is another company's: a
+   * related event is dated by the change of the company it is about, not by its holder's.
+   */
+  datedBy?: number | null;
   data: Record<string, unknown>;
 }
 
@@ -51,6 +56,7 @@ export async function appendEvents(sql: Sql, events: readonly NewEvent[]): Promi
     detected_at: e.detectedAt.toISOString(),
     raw_response_id: e.rawResponseId,
     version_id: e.versionId ?? null,
+    dated_by: e.datedBy ?? null,
     name: e.name ?? null,
     data: e.data,
   }));
@@ -63,12 +69,14 @@ export async function appendEvents(sql: Sql, events: readonly NewEvent[]): Promi
            case when x.pid is null then null
                 else coalesce((select max(e.company_seq) from events e where e.pid = x.pid), 0)
                      + row_number() over (partition by x.pid order by x.ord) end,
-           x.cycle::date, x.detected_at::timestamptz, v.appr_date, x.raw_response_id, x.data
+           x.cycle::date, x.detected_at::timestamptz,
+           case when x.dated_by is null then v.appr_date else d.appr_date end, x.raw_response_id, x.data
     from jsonb_to_recordset(${sql.json(rows as never)}) as x(
            ord int, type text, severity text, pid text, cycle text, detected_at text,
-           raw_response_id bigint, version_id bigint, name text, data jsonb)
+           raw_response_id bigint, version_id bigint, dated_by bigint, name text, data jsonb)
     left join enterprises c on c.pid = x.pid
     left join enterprise_versions v on v.id = coalesce(x.version_id, c.current_version_id)
+    left join enterprise_versions d on d.id = x.dated_by
     where ${on}
     order by x.ord`;
 }

@@ -9,9 +9,9 @@
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
 import { type Landed, landingOfError, landingOfExchange, landRaw } from '../landing/landing.ts';
+import { cohortKey } from '../normalize/cohort.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
-import { cohortKey } from '../plan/estimate.ts';
 import type { Exchange, UpstreamResult } from '../upstream/client.ts';
 import { NotFoundError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
 import type { EnterpriseSuccess, ProductDetailSuccess, ProductListSuccess } from '../upstream/schemas.ts';

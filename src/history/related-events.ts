@@ -57,8 +57,9 @@ export async function relatedEvents(
         cycle: e.cycle,
         detectedAt: e.detectedAt,
         rawResponseId: e.rawResponseId,
-        // The holder's name and dates, not the changed company's.
+        // The holder's name; the date of the changed company's version.
         versionId: null,
+        datedBy: e.versionId ?? null,
         data: related,
       });
     }

@@ -10,6 +10,7 @@
  */
 
 import { inTransaction, type Sql } from '../db/connect.ts';
+import { cohortLevels } from '../normalize/cohort.ts';
 import type { Severity } from '../terms/changes.ts';
 import { cycleStart } from '../time/cycles.ts';
 import { type EntryEstimate, setEstimates } from '../watch/store.ts';
@@ -17,7 +18,6 @@ import {
   afterRefresh,
   type CohortObservations,
   type CohortPrior,
-  cohortLevels,
   cohortPriors,
   DEFAULT_PRIOR,
   dueAfter,
@@ -50,13 +50,52 @@ export interface RefreshObservation {
   changed: boolean;
   /** The highest severity among its changes, when it changed. */
   severity: Severity | null;
-  /** The cohort of the enterprise as it now stands (src/plan/estimate.ts cohortKey). */
+  /** The cohort of the enterprise as it now stands (src/normalize/cohort.ts cohortKey). */
   cohort: string | null;
   /** False when the answer was older than what was stored (it says nothing of the interval). */
   usable: boolean;
   /** The record's last approval (APPRDATE) and establishment (ESDATE) dates. */
   approval?: string | null;
   established?: string | null;
+}
+
+/**
+ * What an enterprise answer applied to history says (src/history/ingest.ts
+ * `EnterpriseIngestResult` has this shape): its landing time, what it changed, its cohort and dates.
+ */
+export interface AppliedAnswer {
+  landedAt: Date;
+  summary: {
+    changed: number;
+    reappeared: number;
+    stale: number;
+    bySeverity: Record<Severity, number>;
+  } | null;
+  cohort: string | null;
+  approval: string | null;
+  established: string | null;
+}
+
+/** What an applied answer says of the entry's change rate (src/plan/store.ts). */
+export function refreshObservation(r: AppliedAnswer): RefreshObservation {
+  const s = r.summary;
+  const changed = s !== null && s.changed + s.reappeared > 0;
+  const severity: Severity | null = !changed
+    ? null
+    : s.bySeverity.high > 0
+      ? 'high'
+      : s.bySeverity.medium > 0
+        ? 'medium'
+        : 'low';
+  return {
+    refreshedAt: r.landedAt,
+    changed,
+    severity,
+    cohort: r.cohort,
+    usable: s !== null && s.stale === 0,
+    approval: r.approval,
+    established: r.established,
+  };
 }
 
 /** The scale the planner set last, or null before its first plan. */

@@ -7,10 +7,11 @@
 import type { EventEmitter } from 'node:events';
 import type { Job } from 'bullmq';
 import type { JobDeps, JobReport } from '../../jobs/deps.ts';
-import { abandonEnterprise, ENTERPRISE_JOB, EnterpriseJobData, WORKER_DIED } from '../../jobs/enterprise.ts';
+import { abandonEnterprise, ENTERPRISE_JOB, EnterpriseJobData } from '../../jobs/enterprise.ts';
 import { jobOfHolder } from '../db/lease.ts';
 import { finishRun, startRun } from '../landing/runs.ts';
 import { lapsedClaims } from '../purchase/fetches.ts';
+import { WORKER_DIED } from '../purchase/protocol.ts';
 import type { Queues } from './queues.ts';
 
 /**

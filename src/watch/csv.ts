@@ -1,8 +1,10 @@
 /**
  * Reads a watchlist CSV: a header with a name column (`name`, `keyword`, `ent_name`, 企业名称 or
- * 名称, any case), an optional `priority` column and an optional `uscc` column (the unified
+ * 名称, any case), an optional `priority` column, an optional `uscc` column (the unified
  * social credit code the name must resolve to, checked by src/watch/uscc.ts; an empty cell is
- * none). Any other column is ignored and said so: a warning naming it, with the known name it is
+ * none), an optional `with_shareholders` column (levels of shareholders, 0 to 3) and an optional
+ * `direct` column (false: watched only as another entry's shareholder, as `watch list --csv`
+ * writes it; such a row is not an entry of its own). Any other column is ignored and said so: a warning naming it, with the known name it is
  * closest to (`prioirty`: did you mean `priority`?), as is a column the header leaves unnamed that
  * holds values. csv-parse reads the CSV (RFC 4180: quotes, doubled quotes, commas and line breaks
  * inside quotes; CRLF, LF or CR; spaces around a quoted field); this module skips a UTF-8 BOM,
@@ -24,6 +26,11 @@ export interface CsvEntry {
   uscc: string | null;
   /** Levels of its enterprise shareholders to watch with it (0 to 3); null when the row gives none. */
   shareholders: number | null;
+  /**
+   * False for a row a `direct` column marks as watched only as a shareholder of another entry
+   * (`watch list --csv`): it is not imported as an entry of its own; its holder's sync watches it.
+   */
+  direct: boolean;
 }
 
 export interface CsvProblem {
@@ -58,19 +65,30 @@ export interface ParsedWatchlist {
 
 export const NAME_COLUMNS: readonly string[] = ['name', 'keyword', 'ent_name', '企业名称', '名称'];
 export const PRIORITY_COLUMNS: readonly string[] = ['priority', '优先级'];
-export const USCC_COLUMNS: readonly string[] = ['uscc', 'uncid', 'credit_code', '统一社会信用代码'];
+export const USCC_COLUMNS: readonly string[] = [
+  'uscc',
+  'uncid',
+  'credit_code',
+  'expected_uscc',
+  '统一社会信用代码',
+];
 export const SHAREHOLDER_COLUMNS: readonly string[] = [
   'with_shareholders',
   'shareholders',
   'shareholder_depth',
   '股东层级',
 ];
+/** Whether the row is the user's own entry (`watch list --csv` writes it): true, false or empty. */
+export const DIRECT_COLUMNS: readonly string[] = ['direct', '直接关注'];
 export const KNOWN_COLUMNS: readonly string[] = [
   ...NAME_COLUMNS,
   ...PRIORITY_COLUMNS,
   ...USCC_COLUMNS,
   ...SHAREHOLDER_COLUMNS,
+  ...DIRECT_COLUMNS,
 ];
+const YES = ['true', 'yes', 'y', '1', '是'];
+const NO = ['false', 'no', 'n', '0', '否'];
 export const PRIORITY_MIN = -1000;
 export const PRIORITY_MAX = 1000;
 /**
@@ -251,6 +269,7 @@ interface Columns {
   priority: number | undefined;
   uscc: number | undefined;
   shareholders: number | undefined;
+  direct: number | undefined;
   /** How each read column is named in messages: the header's own spelling. */
   label: string[];
   /** Named columns daybook does not read (unnamed ones are found in the rows). */
@@ -265,6 +284,7 @@ function readHeader(header: CsvRecord): Columns | string {
   const priorityCols = at(PRIORITY_COLUMNS);
   const usccCols = at(USCC_COLUMNS);
   const shareholderCols = at(SHAREHOLDER_COLUMNS);
+  const directCols = at(DIRECT_COLUMNS);
   const unknown: IgnoredColumn[] = names.flatMap((n, i) => {
     if (n === '' || KNOWN_COLUMNS.includes(n)) return [];
     const suggestion = closestColumn(n);
@@ -297,11 +317,13 @@ function readHeader(header: CsvRecord): Columns | string {
   if (usccCols.length > 1)
     return `the header has ${usccCols.length} code columns (${usccCols.map((i) => names[i]).join(', ')}): keep one`;
   if (shareholderCols.length > 1) return 'the header has more than one with_shareholders column: keep one';
+  if (directCols.length > 1) return 'the header has more than one direct column: keep one';
   return {
     name: nameCols[0] as number,
     priority: priorityCols[0],
     uscc: usccCols[0],
     shareholders: shareholderCols[0],
+    direct: directCols[0],
     label: written,
     unknown,
   };
@@ -371,6 +393,16 @@ function checkRow(
         `${label(cols.shareholders)} ${JSON.stringify(text)} is not a number of shareholder levels: give 0, 1, 2 or 3, or leave it empty`,
       ]);
   }
+  let direct = true;
+  if (cols.direct !== undefined) {
+    const text = (r.fields[cols.direct] ?? '').trim().toLowerCase();
+    if (NO.includes(text)) direct = false;
+    else if (text !== '' && !YES.includes(text))
+      problems.push([
+        cols.direct,
+        `${label(cols.direct)} ${JSON.stringify(text)} is not true or false: give true (the row is an entry of yours), false (watched only as a shareholder of another), or leave it empty`,
+      ]);
+  }
   if (keyword !== null) {
     const first = seen.get(keywordKey(keyword));
     if (first !== undefined) problems.push([cols.name, `"${keyword}" is a duplicate of line ${first}`]);
@@ -379,7 +411,7 @@ function checkRow(
   if (problems.length > 0 || keyword === null) return { entry: null, problems: problems.map(([, m]) => m) };
   // Only a valid row is one a later row can duplicate.
   seen.set(keywordKey(keyword), r.line);
-  return { entry: { line: r.line, keyword, priority, uscc, shareholders }, problems: [] };
+  return { entry: { line: r.line, keyword, priority, uscc, shareholders, direct }, problems: [] };
 }
 
 /** Parses a watchlist CSV into valid entries, per-line problems and ignored columns; see the module comment. */

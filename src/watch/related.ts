@@ -16,6 +16,7 @@
  * (DAYBOOK_RELATED_SHARE, src/plan/planner.ts).
  */
 import type { Sql } from '../db/connect.ts';
+import type { Logger } from '../log/log.ts';
 import { keywordKey } from './keyword.ts';
 import { unwatchUnreached, watchShareholders } from './store.ts';
 
@@ -194,4 +195,27 @@ export async function holdersOf(sql: Sql, pids: readonly string[]): Promise<Map<
     out.set(target, list);
   }
   return out;
+}
+
+/**
+ * The chains of shareholders through `pid` (src/watch/related.ts), rewritten from its new
+ * version: shareholders new on them are watched (and planned by a top-up), those gone are not.
+ * A failure here is logged, not the entry's: the next refresh on the chain rewrites it.
+ */
+export async function followShareholders(sql: Sql, log: Logger, pid: string): Promise<void> {
+  try {
+    const roots = await rootsAround(sql, pid);
+    if (roots.length === 0) return;
+    const r = await syncRelated(sql, roots);
+    if (r.watched.length > 0 || r.unwatched > 0 || r.conflicts.length > 0)
+      log.info(
+        { pid, watched: r.watched.length, unwatched: r.unwatched, conflicts: r.conflicts.length },
+        `shareholders of ${pid}: ${r.watched.length} watched anew, ${r.unwatched} no longer held`,
+      );
+  } catch (err) {
+    log.warn(
+      { pid, err: err instanceof Error ? err.message : String(err) },
+      'could not follow the shareholders',
+    );
+  }
 }

@@ -7,6 +7,9 @@
  * in words; the next cycle repeats nothing. Removing A stops watching B and C and keeps their
  * history. The simulator's change log is the truth of who holds whom.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvents } from '../../src/events/feed.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
@@ -104,6 +107,21 @@ describe('risk from a shareholder’s shareholder', { timeout: 300_000 }, () => 
     }[];
     expect(listed.find((w) => w.pid === c.pid)).toMatchObject({ priority: null, watched_through: a.name });
     expect(listed.find((w) => w.pid === a.pid)).toMatchObject({ priority: 0, watched_through: null });
+    // The list as CSV imports back as A alone: its shareholders come back through it.
+    const csv = await runDaybook(['watch', 'list', '--csv'], env);
+    expect(csv.code, csv.stderr).toBe(0);
+    const file = join(mkdtempSync(join(tmpdir(), 'related-')), 'list.csv');
+    writeFileSync(file, csv.stdout);
+    const back = await runDaybook(['watch', 'import', file, '--dry-run', '--json'], env);
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({
+      imported: 0,
+      alreadyWatched: 1,
+      shareholderRows: watched.length - 1,
+    });
+    expect(back.stderr).toContain(
+      `${c.name} is not imported as an entry: it is watched only as a shareholder`,
+    );
 
     const [{ after } = { after: 0 }] = await t.sql<{ after: number }[]>`
       select coalesce(max(seq), 0)::int as after from events`;
@@ -133,6 +151,14 @@ describe('risk from a shareholder’s shareholder', { timeout: 300_000 }, () => 
     ]);
     expect(onA?.data.related).toMatchObject({ pid: c.pid, name: c.name, uscc: c.uscc });
     expect(onA?.data.change).toMatchObject({ field: 'ENTSTATUS', current: '注销', detail: 'to_bad' });
+    // Dated by C's change (its APPRDATE), not by the holder's own record.
+    const [cChange] = await t.sql<{ effective_date: string | null }[]>`
+      select effective_date::text from events where pid = ${c.pid} and type = 'company.status.changed' and cycle = ${STRUCK}`;
+    const [cVersion] = await t.sql<{ appr_date: string | null }[]>`
+      select v.appr_date::text from enterprise_versions v join enterprises e on e.current_version_id = v.id
+      where e.pid = ${c.pid}`;
+    expect(cChange?.effective_date).toBe(cVersion?.appr_date);
+    for (const e of status) expect(e.effective_date).toBe(cVersion?.appr_date ?? null);
 
     // Delivered to Feishu, in Chinese: B's message and A's, each naming C and the way it holds them.
     await waitFor(

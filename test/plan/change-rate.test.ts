@@ -8,7 +8,8 @@
  * estimated to change more than firms seen still; and `plan explain` and `watch list` show it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isClosedStatus, statusOfCohort } from '../../src/plan/estimate.ts';
+import { statusOfCohort } from '../../src/normalize/cohort.ts';
+import { isClosedStatus } from '../../src/plan/estimate.ts';
 import type { RunningSimulator } from '../../src/sim/server.ts';
 import { addDays, cycleStart, daysBetween } from '../../src/time/cycles.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';

@@ -6,14 +6,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { cohortKey, cohortLevels } from '../../src/normalize/cohort.ts';
 import {
   addToSums,
   afterRefresh,
   BOOST_CYCLES,
   type ChangeHistory,
   calibrateScale,
-  cohortKey,
-  cohortLevels,
   cohortPriors,
   DATES_TRUSTED,
   dueAfter,

@@ -8,7 +8,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { processEnterprise, UNANSWERED } from '../../jobs/enterprise.ts';
+import { processEnterprise } from '../../jobs/enterprise.ts';
 import { openDatabase } from '../../src/db/connect.ts';
 import { budgetOf, ensureCycleBudget } from '../../src/purchase/credits.ts';
 import {
@@ -20,6 +20,7 @@ import {
   startCall,
   unansweredCalls,
 } from '../../src/purchase/fetches.ts';
+import { UNANSWERED } from '../../src/purchase/protocol.ts';
 import { FinalForCycleError } from '../../src/terms/job-errors.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { jobDepsAgainst } from '../support/job-deps.ts';

@@ -289,6 +289,27 @@ describe('the with_shareholders column', () => {
   });
 });
 
+describe('the direct column (watch list --csv)', () => {
+  it('marks false rows as watched through a holder, reads expected_uscc, and names any other value', () => {
+    const r = parseWatchlistCsv(
+      'keyword,priority,expected_uscc,direct,shareholder_depth\n甲公司,5,91110000600037341L,true,2\n乙公司,,,false,0\n丙公司,,,,\n丁公司,,,maybe,\n',
+    );
+    expect(r.entries.map((e) => [e.keyword, e.priority, e.uscc, e.direct, e.shareholders])).toEqual([
+      ['甲公司', 5, '91110000600037341L', true, 2],
+      ['乙公司', 0, null, false, 0],
+      ['丙公司', 0, null, true, null],
+    ]);
+    expect(r.errors).toEqual([
+      {
+        line: 5,
+        message:
+          'direct "maybe" is not true or false: give true (the row is an entry of yours), false (watched only as a shareholder of another), or leave it empty',
+      },
+    ]);
+    expect(r.ignored).toEqual([]);
+  });
+});
+
 describe('every problem of a row, each naming its column', () => {
   it('a bad priority and a bad code in one row are both reported, in column order', () => {
     const r = parseWatchlistCsv('name,priority,uscc\nA公司,abc,9135010\nB公司,1,\n');
