@@ -31,11 +31,5 @@ export interface JobDeps {
   onUpstreamCall?: (op: LimitedOperation, outcome: string, durationMs: number) => void;
 }
 
-/** What a processor reports back; the runtime logs it as the job's one line. */
-export interface JobReport {
-  outcome: 'succeeded' | 'skipped' | 'deferred' | 'paused';
-  entity?: string;
-  credits?: number;
-  detail?: string;
-  counts?: Record<string, number>;
-}
+/** What a processor reports back; the runtime logs it as the job's one line (src/terms/report.ts). */
+export type { JobReport } from '../src/terms/report.ts';

@@ -28,6 +28,7 @@ import { type Landed, landingOfExchange, landRaw } from '../landing/landing.ts';
 import { finishRun, startRun } from '../landing/runs.ts';
 import type { Logger } from '../log/log.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../terms/job-errors.ts';
+import type { JobReport } from '../terms/report.ts';
 import {
   presumedBillingOf,
   type UpstreamClient,
@@ -85,13 +86,7 @@ export interface BuyerDeps {
 }
 
 /** What became of a purchase, as the job reports it. */
-export interface PurchaseReport {
-  outcome: 'succeeded' | 'skipped' | 'deferred' | 'paused';
-  entity?: string;
-  credits?: number;
-  detail?: string;
-  counts?: Record<string, number>;
-}
+export type PurchaseReport = JobReport;
 
 /** An answer bought and booked, to apply. */
 export interface Bought {
