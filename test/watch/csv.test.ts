@@ -264,6 +264,7 @@ describe('read by csv-parse: what the hand-written reader read, and more', () =>
       priority: 99_999 % 7,
       uscc: null,
       shareholders: null,
+      direct: true,
     });
   });
 });
