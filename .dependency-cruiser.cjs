@@ -61,6 +61,11 @@ const rankRules = FOLDERS.filter(([folder]) => !OWN_RULES.has(folder)).flatMap((
   ];
 });
 
+/** A rule that `from` never imports `to` (both lists of folders), with the reason a reader is given. */
+function forbid(name, comment, from, to) {
+  return { name, comment, severity: 'error', from: { path: under(from) }, to: { path: under(to) } };
+}
+
 const DOMAIN_AND_BELOW = FOLDERS.filter(([, rank]) => rank < 4).map(([folder]) => folder);
 
 module.exports = {
@@ -89,14 +94,12 @@ module.exports = {
       from: { path: '^src/(delivery|export)/' },
       to: { path: '^src/(delivery|export)/', pathNot: '^src/$1/' },
     },
-    {
-      name: 'domain-not-jobs-or-runtime',
-      comment:
-        'The domain and everything below it never import jobs/ or src/runtime (src/cli: see cli-only-from-cli-and-bin).',
-      severity: 'error',
-      from: { path: under(DOMAIN_AND_BELOW) },
-      to: { path: under(['jobs', 'src/runtime']) },
-    },
+    forbid(
+      'domain-not-jobs-or-runtime',
+      'The domain and everything below it never import jobs/ or src/runtime (src/cli: see cli-only-from-cli-and-bin).',
+      DOMAIN_AND_BELOW,
+      ['jobs', 'src/runtime'],
+    ),
     {
       name: 'console-reads-only',
       comment:
@@ -105,21 +108,24 @@ module.exports = {
       from: { path: under(['src/console']) },
       to: { path: '^(jobs|src/runtime|src/events|src/watch|src/landing|src/purchase|src/plan|src/history|src/delivery|src/export|src/upstream|src/normalize|src/sim)/' },
     },
-    {
-      name: 'jobs-not-runtime',
-      comment:
-        'jobs/ are wired by src/runtime, never the other way round (src/cli: see cli-only-from-cli-and-bin).',
-      severity: 'error',
-      from: { path: under(['jobs']) },
-      to: { path: under(['src/runtime']) },
-    },
-    {
-      name: 'jobs-not-console',
-      comment: 'jobs/ and src/console share a layer and neither imports the other (docs/architecture.md).',
-      severity: 'error',
-      from: { path: under(['jobs']) },
-      to: { path: under(['src/console']) },
-    },
+    forbid(
+      'jobs-not-runtime',
+      'jobs/ are wired by src/runtime, never the other way round (src/cli: see cli-only-from-cli-and-bin).',
+      ['jobs'],
+      ['src/runtime'],
+    ),
+    forbid(
+      'jobs-not-console',
+      'jobs/ and src/console share a layer and neither imports the other (docs/architecture.md).',
+      ['jobs'],
+      ['src/console'],
+    ),
+    forbid(
+      'cli-asks-the-runtime',
+      'src/cli never imports jobs/: it asks src/runtime to run a job, and the runtime alone builds its dependencies.',
+      ['src/cli', 'bin'],
+      ['jobs'],
+    ),
     {
       name: 'sim-imports-leaves-and-contract',
       comment:

@@ -4,12 +4,10 @@
  */
 
 import type postgres from 'postgres';
-import type { JobDeps } from '../../jobs/deps.ts';
 import type { Config } from '../config/config.ts';
 import { DeliveryEngine } from '../delivery/engine.ts';
 import { type Mailer, smtpMailer, smtpSecrets } from '../delivery/mailer.ts';
 import { createLogger, type Logger } from '../log/log.ts';
-import { DatabaseRateLimiter, perMinute, type RateLimiter } from '../purchase/limiter.ts';
 import { backoffMs } from '../retry/backoff.ts';
 import { redisConnection } from '../runtime/queues.ts';
 import { ONE_SHOT_DISCONNECT_MS, redisPlace, redisVariable } from '../runtime/redis.ts';
@@ -64,18 +62,6 @@ export function clientFor(config: Config, now?: () => Date): UpstreamClient {
   });
 }
 
-export function rateRules(config: Config) {
-  return {
-    'enterprise-search': perMinute(config.DAYBOOK_ENTERPRISE_RATE),
-    'product-listing': perMinute(config.DAYBOOK_PRODUCT_RATE),
-  } as const;
-}
-
-/** The rate limiter every daybook process on the database shares, whatever its mode. */
-export function limiterFor(config: Config, sql: postgres.Sql): RateLimiter {
-  return new DatabaseRateLimiter(sql, rateRules(config));
-}
-
 /** The long-lived connection of workers and schedulers: it reconnects for as long as it takes. */
 export function redisFor(config: Config) {
   return redisConnection(config);
@@ -107,26 +93,6 @@ export async function oneShotRedis(config: Config) {
     );
   }
   return redis;
-}
-
-/** Job dependencies for a one-shot product command in this process: the shared limiter, no queue. */
-export function productCommandDeps(
-  config: Config,
-  client: UpstreamClient,
-  sql: postgres.Sql,
-  log: Logger,
-  now: () => Date = clockFor(config),
-): JobDeps {
-  return {
-    sql,
-    client,
-    limiter: limiterFor(config, sql),
-    config,
-    log,
-    now,
-    // Product jobs enqueue nothing.
-    enqueue: { enterprises: async () => 0, cycleComplete: async () => {} },
-  };
 }
 
 /** The delivery engine as configured. */

@@ -1,6 +1,6 @@
 /** `daybook compact`: the per-fetch bookkeeping of old cycles compacted. */
 import type { Command } from 'commander';
-import { compactBookkeeping } from '../../jobs/compact.ts';
+import { compactNow } from '../runtime/maintenance.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
@@ -23,12 +23,7 @@ export function compactCommand(): Command {
           'DAYBOOK_BOOKKEEPING_DAYS is 0 (keep everything): give --keep-days to compact anyway',
         );
       await withStore(config, async ({ sql }) => {
-        const s = await compactBookkeeping(
-          sql,
-          opts.cycle ?? cycleOf(new Date()),
-          keep,
-          config.DAYBOOK_ERROR_RETENTION_DAYS,
-        );
+        const s = await compactNow(sql, config, opts.cycle ?? cycleOf(new Date()), keep);
         if (opts.json) process.stdout.write(`${JSON.stringify(s)}\n`);
         else
           process.stdout.write(

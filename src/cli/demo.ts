@@ -8,14 +8,13 @@ import { rmSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type postgres from 'postgres';
-import { scheduledPulls } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../log/log.ts';
 import { DatabaseRateLimiter, perMinute } from '../purchase/limiter.ts';
 import { runInline } from '../runtime/inline.ts';
 import { defaultSimOptions, SANDBOX_KEY } from '../sim/options.ts';
 import type { RunningSimulator } from '../sim/server.ts';
-import { addDays, cycleStart, pacificDate } from '../time/cycles.ts';
+import { addDays, cycleStart } from '../time/cycles.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { addNewWatches } from '../watch/store.ts';
 import { command } from './about.ts';
@@ -92,7 +91,7 @@ async function runDemoCycles(
     const now = sim.sim.now();
     const summary = await runInline(
       { sql, client, limiter, config: demoConfig, log, now: () => sim.sim.now() },
-      { cycle, concurrency: 4, productDates: scheduledPulls(pacificDate(now), 2) },
+      { cycle, concurrency: 4, productLookbackDays: 2 },
     );
     const e = Object.entries(summary.enterprises)
       .map(([k, v]) => `${v} ${k}`)

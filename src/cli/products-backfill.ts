@@ -1,12 +1,12 @@
 /** `daybook products backfill`: the trending lists of a range of dates, in this process. */
 import type { Command } from 'commander';
-import { ProductsJobData, processProducts } from '../../jobs/products.ts';
 import type { Config } from '../config/config.ts';
 import type { Sql } from '../db/connect.ts';
-import { realSleep, withRetries } from '../runtime/inline.ts';
+import type { JobProcess } from '../runtime/process.ts';
+import { pullProductList } from '../runtime/products.ts';
 import { addDays, daysBetween, pacificDayOver } from '../time/cycles.ts';
 import { command } from './about.ts';
-import { clientFor, clockFor, loggerFor, productCommandDeps } from './assemble.ts';
+import { clientFor, clockFor, loggerFor } from './assemble.ts';
 import { configOrExit, openStore, type Store } from './context.ts';
 import { forTerminal } from './terminal.ts';
 import { dateOption, intArg, notAfterToday, UsageError } from './usage.ts';
@@ -69,7 +69,7 @@ async function pullRange(
 ) {
   const { config, client, log, now } = ctx;
   const days = opts.days;
-  const deps = productCommandDeps(config, client, db.sql, log, now);
+  const work: JobProcess = { sql: db.sql, client, config, log, now };
   const landed = await landedListDates(db.sql, opts.from, opts.to);
   const dates = Array.from({ length: days + 1 }, (_, i) => addDays(opts.from, i));
   const todo = opts.force ? dates : dates.filter((d) => !landed.has(d));
@@ -91,17 +91,10 @@ async function pullRange(
   const notFinal: string[] = [];
   try {
     for (const [i, date] of todo.entries()) {
-      const data = ProductsJobData.parse({
-        date,
-        pull: 'backfill',
-        limit: opts.limit ?? config.DAYBOOK_PRODUCT_LIMIT,
-      });
-      const r = await withRetries(
-        deps,
-        'product-listing',
-        `backfill ${date}`,
-        (last) => processProducts(deps, data, `backfill-${date}`, last),
-        realSleep,
+      const r = await pullProductList(
+        work,
+        { date, ...(opts.limit === undefined ? {} : { limit: opts.limit }) },
+        { jobId: `backfill-${date}`, label: `backfill ${date}` },
       );
       if (r.outcome === 'failed') result.failed.push(`${date}: ${r.detail ?? 'failed'}`);
       else result.pulled++;

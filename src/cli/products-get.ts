@@ -9,28 +9,13 @@
 
 import type { Command } from 'commander';
 import type postgres from 'postgres';
-import type { JobDeps, JobReport } from '../../jobs/deps.ts';
-import { ProductsJobData, processProducts } from '../../jobs/products.ts';
-import { applyProductDetailAnswer, ingestFailure, landExchange } from '../history/ingest.ts';
-import { databaseNow, finishRun, startRun } from '../landing/runs.ts';
-import { acquire } from '../purchase/limiter.ts';
-import {
-  chargeOfAnswer,
-  chargeOfFailure,
-  neverSent,
-  openProductCall,
-  PRODUCT_DETAIL_RUN,
-  recoverDetailCalls,
-  settleProductCall,
-} from '../purchase/products.ts';
-import { realSleep, withRetries } from '../runtime/inline.ts';
-import { FinalForCycleError } from '../terms/job-errors.ts';
-import { cycleOf, pacificDayOver } from '../time/cycles.ts';
-import type { UpstreamClient } from '../upstream/client.ts';
-import { InvalidRequestError, UpstreamError } from '../upstream/errors.ts';
+import type { JobProcess } from '../runtime/process.ts';
+import { type DetailSeen, type PullReport, pullProductDetail, pullProductList } from '../runtime/products.ts';
+import { pacificDayOver } from '../time/cycles.ts';
+import { InvalidRequestError } from '../upstream/errors.ts';
 import { checkProductName } from '../upstream/params.ts';
 import { command } from './about.ts';
-import { clientFor, clockFor, loggerFor, productCommandDeps } from './assemble.ts';
+import { clientFor, clockFor, loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { formatTable, forTerminal } from './terminal.ts';
 import { dateOption, intArg, notAfterToday, UsageError } from './usage.ts';
@@ -102,13 +87,6 @@ async function productOfDetail(
   return rows.map((r) => ({ ...r, votes_count: votes, comments_count: comments }));
 }
 
-/** What a detail answer said of its product. */
-interface DetailSeen {
-  productId: string;
-  votes: number | null;
-  comments: number | null;
-}
-
 /** The products as a text table; every cell is escaped for the terminal (formatTable). */
 export function productTable(products: readonly ShownProduct[], list: boolean): string {
   return formatTable(
@@ -134,129 +112,41 @@ interface GetResult {
 
 /** What one query came to: the job's outcome, and the products to show when it landed. */
 interface Pulled {
-  report: Awaited<ReturnType<typeof withRetries>>;
+  report: PullReport;
   shown: ShownProduct[] | null;
 }
 
 /** The trending list of a date, pulled and applied like a scheduled pull. */
-async function pullList(
-  deps: JobDeps,
-  sql: postgres.Sql,
-  query: { date: string; limit?: number },
-): Promise<Pulled> {
-  const data = ProductsJobData.parse({
-    date: query.date,
-    pull: 'backfill',
-    limit: query.limit ?? deps.config.DAYBOOK_PRODUCT_LIMIT,
-  });
+async function pullList(work: JobProcess, query: { date: string; limit?: number }): Promise<Pulled> {
   let rawResponseId: number | null = null;
-  const r = await withRetries(
-    deps,
-    'product-listing',
-    `products ${query.date}`,
-    (last) =>
-      processProducts(deps, data, `get-${query.date}`, last, (id) => {
-        rawResponseId = id;
-      }),
-    realSleep,
+  const r = await pullProductList(
+    work,
+    query,
+    { jobId: `get-${query.date}`, label: `products ${query.date}` },
+    (id) => {
+      rawResponseId = id;
+    },
   );
   // Set inside the retried body, which TypeScript's flow analysis does not follow.
   const landedId = rawResponseId as number | null;
   const shown =
-    r.outcome === 'succeeded' && landedId !== null ? await productsOfPull(sql, query.date, landedId) : null;
+    r.outcome === 'succeeded' && landedId !== null
+      ? await productsOfPull(work.sql, query.date, landedId)
+      : null;
   return { report: r, shown };
 }
 
-/**
- * One product's detail, asked once (a run of its own), booked in the credit ledger like a list
- * pull (src/purchase/products.ts), and applied to its history.
- */
-async function detailRun(
-  deps: JobDeps,
-  client: UpstreamClient,
-  sql: postgres.Sql,
-  name: string,
-  seen: (detail: DetailSeen) => void,
-): Promise<JobReport> {
-  const { config } = deps;
-  const cycle = cycleOf(await databaseNow(sql));
-  // A detail call of a killed `products get` is booked before this one is made.
-  await recoverDetailCalls(sql);
-  const runId = await startRun(sql, { kind: PRODUCT_DETAIL_RUN, entity: name });
-  await acquire(deps.limiter, 'product-listing');
-  const price = config.DAYBOOK_PRODUCT_CREDITS ?? null;
-  const opened = await openProductCall(sql, {
-    runId,
-    cycle,
-    price,
-    budget: config.DAYBOOK_CREDIT_BUDGET,
-    keyword: name,
-    date: null,
-  });
-  if (!opened.ok) {
-    const reason = `not asked: the product call costs ${price} credits (DAYBOOK_PRODUCT_CREDITS) and ${opened.reason === 'paused' ? `the cycle is paused: ${opened.detail}` : `the credit budget cannot take it: ${opened.detail}`}`;
-    await finishRun(sql, runId, { outcome: 'failed', errorCode: opened.reason, errorMessage: reason });
-    throw new FinalForCycleError(reason);
-  }
-  const call = { runId, cycle };
-  let got: Awaited<ReturnType<UpstreamClient['getProduct']>>;
-  try {
-    got = await client.getProduct(name);
-  } catch (err) {
-    if (neverSent(err)) await settleProductCall(sql, call, null, null);
-    if (!(err instanceof UpstreamError)) throw err;
-    const landed = await ingestFailure(sql, err, { runId, cycle });
-    const charge = chargeOfFailure(err, price);
-    await settleProductCall(sql, call, charge, landed);
-    await finishRun(sql, runId, {
-      outcome: err.errorClass === 'permanent' ? 'failed' : 'retrying',
-      errorCode: err.code,
-      errorMessage: err.message,
-      credits: charge?.credits ?? 0,
-    });
-    throw err;
-  }
-  const landed = await landExchange(sql, got.exchange, { runId, cycle });
-  const charge = chargeOfAnswer(got.exchange.bodyJson, price);
-  await settleProductCall(sql, call, charge, landed);
-  const { summary } = await applyProductDetailAnswer(sql, got, landed);
-  const p = got.data.metadata;
-  seen({
-    productId: p.product_id.trim(),
-    votes: p.votes_count ?? null,
-    comments: p.comments_count ?? null,
-  });
-  const counts = {
-    newVersions: summary.initial + summary.changed,
-    newComments: summary.newComments,
-  };
-  await finishRun(sql, runId, { outcome: 'succeeded', counts, credits: charge.credits ?? 0 });
-  return { outcome: 'succeeded' as const, entity: name, counts };
-}
-
-/** One product's detail, with the retries of a scheduled pull. */
-async function pullDetail(
-  deps: JobDeps,
-  client: UpstreamClient,
-  sql: postgres.Sql,
-  name: string,
-): Promise<Pulled> {
+/** One product's detail, asked once, with the retries of a scheduled pull. */
+async function pullDetail(work: JobProcess, name: string): Promise<Pulled> {
   let detail: DetailSeen | null = null;
-  const r = await withRetries(
-    deps,
-    'product-listing',
-    `product ${name}`,
-    () =>
-      detailRun(deps, client, sql, name, (d) => {
-        detail = d;
-      }),
-    realSleep,
-  );
+  const r = await pullProductDetail(work, name, (d) => {
+    detail = d;
+  });
   // Set inside the retried body, which TypeScript's flow analysis does not follow.
   const d = detail as DetailSeen | null;
   const shown =
     r.outcome === 'succeeded' && d !== null
-      ? await productOfDetail(sql, d.productId, d.votes, d.comments)
+      ? await productOfDetail(work.sql, d.productId, d.votes, d.comments)
       : null;
   return { report: r, shown };
 }
@@ -302,12 +192,10 @@ export function productsGetCommand(): Command {
       const client = clientFor(config, now);
       const log = loggerFor(config);
       const db = await openStore(config);
-      const deps = productCommandDeps(config, client, db.sql, log, now);
+      const work: JobProcess = { sql: db.sql, client, config, log, now };
       try {
         const { report, shown } =
-          'date' in query
-            ? await pullList(deps, db.sql, query)
-            : await pullDetail(deps, client, db.sql, query.name);
+          'date' in query ? await pullList(work, query) : await pullDetail(work, query.name);
         const result: GetResult = { query, ...report };
         if (shown) result.products = shown;
         // An empty list of a day not over yet may be one not published yet: it counts as no landing.

@@ -1,15 +1,10 @@
 /** `daybook resume`: takes up enterprise work paused by insufficient credits. */
 import type { Command } from 'commander';
-import { processPlan } from '../../jobs/plan.ts';
-import type { Sql } from '../db/connect.ts';
 import { resumeCycle } from '../purchase/credits.ts';
-import { replanDeferred } from '../purchase/fetches.ts';
-import { runInline } from '../runtime/inline.ts';
-import { Queues, retryPolicy } from '../runtime/queues.ts';
-import { coordinationKey } from '../runtime/redis.ts';
+import { resumeInline, resumeQueued } from '../runtime/resume.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { command } from './about.ts';
-import { clientFor, limiterFor, loggerFor, oneShotRedis } from './assemble.ts';
+import { clientFor, loggerFor, oneShotRedis } from './assemble.ts';
 import { configOrExit, withStore } from './context.ts';
 import { dateOption, intArg, UsageError } from './usage.ts';
 
@@ -30,73 +25,20 @@ export function resumeCommand(): Command {
         if (!(await resumeCycle(db.sql, cycle, opts.addBudget))) {
           throw new UsageError(`cycle ${cycle} has no budget yet: nothing was planned for it`);
         }
-        // Entries deferred with a row (by a worker refused credits, or a re-plan) are planned again,
-        // in the plan's own transaction under its lock; their jobs ran already, so they are
-        // enqueued under new ids (a resume round). The plan then decides over these and the
-        // entries it deferred without a row, within the budget.
-        let again = new Set<number>();
-        const replan = async (tx: Sql) => {
-          again = new Set(await replanDeferred(tx, cycle));
-        };
+        const work = { sql: db.sql, config, log: loggerFor(config), now: () => new Date() };
         if (opts.inline) {
-          const log = loggerFor(config);
-          const summary = await runInline(
-            {
-              sql: db.sql,
-              client: clientFor(config),
-              limiter: limiterFor(config, db.sql),
-              config,
-              log,
-              now: () => new Date(),
-            },
-            {
-              cycle,
-              only: 'enterprises',
-              concurrency: config.DAYBOOK_WORKER_CONCURRENCY,
-              beforePlan: replan,
-            },
-          );
+          const summary = await resumeInline({ ...work, client: clientFor(config) }, cycle);
           process.stdout.write(`cycle ${cycle} resumed inline: ${JSON.stringify(summary.enterprises)}\n`);
         } else {
           const redis = await oneShotRedis(config);
-          const queues = new Queues(redis, config.DAYBOOK_REDIS_PREFIX, retryPolicy(config));
-          let rerun = 0;
-          let report: Awaited<ReturnType<typeof processPlan>>;
           try {
-            const round = Number(
-              await redis.incr(coordinationKey(config.DAYBOOK_REDIS_PREFIX, 'resume', cycle)),
-            );
-            report = await processPlan(
-              {
-                sql: db.sql,
-                config,
-                log: loggerFor(config),
-                now: () => new Date(),
-                enqueue: {
-                  async enterprises(c, ids) {
-                    const before = ids.filter((id) => again.has(id));
-                    rerun += before.length;
-                    return (
-                      (await queues.enterprises(
-                        c,
-                        ids.filter((id) => !again.has(id)),
-                      )) + (await queues.enterprises(c, before, round))
-                    );
-                  },
-                },
-              },
-              { cycle },
-              `resume-${cycle}-r${round}`,
-              replan,
+            const r = await resumeQueued(work, redis, cycle);
+            process.stdout.write(
+              `cycle ${cycle} resumed: ${r.selected} entries planned and enqueued (${r.rerun} of them deferred earlier); ${r.deferred} still deferred\n`,
             );
           } finally {
-            await queues.close();
             await redis.quit();
           }
-          const c = report.counts ?? {};
-          process.stdout.write(
-            `cycle ${cycle} resumed: ${c.selected ?? 0} entries planned and enqueued (${rerun} of them deferred earlier); ${c.deferred ?? 0} still deferred\n`,
-          );
         }
       });
     });

@@ -14,7 +14,7 @@ import { runInline } from '../runtime/inline.ts';
 import { CREDIT_LABELS } from '../terms/fields.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { command } from './about.ts';
-import { clientFor, deliveryEngine, limiterFor, loggerFor } from './assemble.ts';
+import { clientFor, deliveryEngine, loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { shownWaiting, type WaitingShown, waitingLines } from './deliver.ts';
 import { forTerminal } from './terminal.ts';
@@ -92,7 +92,7 @@ export function runCommand(): Command {
       try {
         const cycle = opts.cycle ?? cycleOf(new Date());
         const summary = await runInline(
-          { sql: db.sql, client, limiter: limiterFor(config, db.sql), config, log, now: () => new Date() },
+          { sql: db.sql, client, config, log, now: () => new Date() },
           {
             cycle,
             concurrency: config.DAYBOOK_WORKER_CONCURRENCY,

@@ -4,7 +4,7 @@ import { isConnectionLoss } from '../db/outage.ts';
 import { limitHeapGrowth } from '../runtime/heap.ts';
 import { startWorkers } from '../runtime/worker.ts';
 import { command } from './about.ts';
-import { clientFor, deliveryEngine, limiterFor } from './assemble.ts';
+import { clientFor, deliveryEngine } from './assemble.ts';
 import { configOrExit, sharedDatabaseUrl } from './context.ts';
 import { serviceDatabase, startService } from './start.ts';
 import { intArg } from './usage.ts';
@@ -47,10 +47,8 @@ export function workerCommand(): Command {
         {
           sql: db.sql,
           client,
-          limiter: limiterFor(config, db.sql),
           config,
           log,
-          enqueue: queues,
           now: () => new Date(),
         },
         queues,

@@ -18,6 +18,7 @@ import { isFinalAttempt } from '../retry/decision.ts';
 import { pacificDate } from '../time/cycles.ts';
 import { MAX_SHAREHOLDER_DEPTH } from '../watch/related.ts';
 import { afterFailure } from './boundary.ts';
+import { type JobProcess, jobDepsOf } from './process.ts';
 import { retryDelayMs, retryPolicy } from './queues.ts';
 
 export interface InlineSummary {
@@ -94,6 +95,8 @@ export interface InlineOptions {
   only?: 'products' | 'enterprises';
   /** Product list dates to pull; by default the scheduled pulls of today's Pacific date. */
   productDates?: { date: string; pull: string }[];
+  /** Days the scheduled pulls look back (DAYBOOK_PRODUCT_LOOKBACK_DAYS by default). */
+  productLookbackDays?: number;
   concurrency: number;
   /** Runs in the plan's transaction, under its lock, before it plans (a resume re-plans deferred rows there). */
   beforePlan?: (tx: Sql) => Promise<void>;
@@ -101,33 +104,30 @@ export interface InlineOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-export async function runInline(
-  deps: Omit<JobDeps, 'enqueue'>,
-  options: InlineOptions,
-): Promise<InlineSummary> {
+export async function runInline(proc: JobProcess, options: InlineOptions): Promise<InlineSummary> {
   const sleep = options.sleep ?? realSleep;
   const summary: InlineSummary = { cycle: options.cycle, productPulls: [], enterprises: {}, failures: [] };
   const planned: number[] = [];
   let completeAsked = false;
-  const full: JobDeps = {
-    ...deps,
-    enqueue: {
-      enterprises: async (_cycle, ids) => {
-        planned.push(...ids);
-        return ids.length;
-      },
-      cycleComplete: async () => {
-        completeAsked = true;
-      },
+  const full = jobDepsOf(proc, {
+    enterprises: async (_cycle, ids) => {
+      planned.push(...ids);
+      return ids.length;
     },
-  };
+    cycleComplete: async () => {
+      completeAsked = true;
+    },
+  });
 
   if (options.only !== 'enterprises') {
     const pulls =
       options.productDates ??
-      scheduledPulls(pacificDate(deps.now()), deps.config.DAYBOOK_PRODUCT_LOOKBACK_DAYS);
+      scheduledPulls(
+        pacificDate(full.now()),
+        options.productLookbackDays ?? full.config.DAYBOOK_PRODUCT_LOOKBACK_DAYS,
+      );
     for (const p of pulls) {
-      const data = { ...p, limit: deps.config.DAYBOOK_PRODUCT_LIMIT, cycle: options.cycle };
+      const data = { ...p, limit: full.config.DAYBOOK_PRODUCT_LIMIT, cycle: options.cycle };
       const r = await withRetries(
         full,
         'product-listing',
@@ -140,7 +140,7 @@ export async function runInline(
         outcome: r.outcome,
         ...(r.detail ? { detail: r.detail } : {}),
       });
-      deps.log.info({ kind: 'products', date: p.date, ...r }, `products ${r.outcome}`);
+      full.log.info({ kind: 'products', date: p.date, ...r }, `products ${r.outcome}`);
     }
   }
 
@@ -154,9 +154,9 @@ export async function runInline(
       done = await runEnterprises(full, options, batch, summary, done, sleep);
       if (summary.paused) break;
       // As the scheduler's tick: only for entries added since the last plan of the cycle.
-      const last = await latestPlan(deps.sql, options.cycle);
-      if (!last || (await newSincePlan(deps.sql, options.cycle, last)).entries === 0) break;
-      const topUp = await topUpOf({ sql: deps.sql, config: deps.config, now: deps.now }, options.cycle);
+      const last = await latestPlan(full.sql, options.cycle);
+      if (!last || (await newSincePlan(full.sql, options.cycle, last)).entries === 0) break;
+      const topUp = await topUpOf({ sql: full.sql, config: full.config, now: full.now }, options.cycle);
       if (topUp.kind === 'due')
         await processPlan(
           full,

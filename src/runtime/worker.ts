@@ -18,6 +18,7 @@ import { finishRun, startRun } from '../landing/runs.ts';
 import type { LimitedOperation } from '../purchase/limiter.ts';
 import { isFinalAttempt } from '../retry/decision.ts';
 import { afterFailure, BadJobDataError, parseJobData } from './boundary.ts';
+import { type JobProcess, jobDepsOf } from './process.ts';
 import { backoffStrategy, QUEUE_NAMES, type QueueKind, type Queues } from './queues.ts';
 import { isRedisUnreachable, type Reachability } from './reachability.ts';
 import { queuePrefix, type RedisClient } from './redis.ts';
@@ -172,11 +173,13 @@ function jobProcessor(
 
 /** Starts the workers; `connection` must be a BullMQ-ready Redis (maxRetriesPerRequest null). */
 export function startWorkers(
-  deps: JobDeps,
+  proc: JobProcess,
   queues: Queues,
   connection: RedisClient,
   options: WorkerOptions,
 ): RunningWorkers {
+  // The jobs put what they plan on these queues.
+  const deps = jobDepsOf(proc, queues);
   const events = new EventEmitter<{ job: [JobEvent] }>();
   const lockDuration = options.lockMs ?? DEFAULT_LOCK_MS;
   const maxStalledCount = options.maxStalledCount ?? DEFAULT_MAX_STALLED_COUNT;

@@ -9,6 +9,7 @@
  * once, by the next run, from what it landed; the plan leaves room for the cycle's priced pulls.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobDeps } from '../../jobs/deps.ts';
 import { processProducts } from '../../jobs/products.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { landExchange } from '../../src/history/ingest.ts';
@@ -43,7 +44,7 @@ interface World {
   sim: RunningSimulator;
   cycle: string;
   config: Config;
-  deps: Parameters<typeof runInline>[0];
+  deps: Omit<JobDeps, 'enqueue'>;
   close(): Promise<void>;
 }
 
