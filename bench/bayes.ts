@@ -6,7 +6,7 @@
  * (from its own fetches) could gain: the distance from `new` to `bayes` is what estimation leaves,
  * the distance from `bayes` to `oracle` is what the fetches cannot tell.
  */
-import { type ChangeHistory, datedExposure, MAX_RATE, MIN_RATE } from '../src/plan/estimate.ts';
+import { type ChangeHistory, datedExposure, MAX_RATE, MIN_RATE } from '../src/plan/model.ts';
 
 /** The rates the posterior is taken over: a log grid from MIN_RATE to MAX_RATE, 8 points a factor of e. */
 const STEPS = 106;

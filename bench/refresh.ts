@@ -38,24 +38,24 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cohortKey } from '../src/normalize/cohort.ts';
 import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
 import {
-  afterRefresh,
-  type ChangeHistory,
-  type CohortPrior,
   DEFAULT_MAX_STALENESS_DAYS,
   dueAfter,
-  emptyHistory,
-  estimateRate,
   INITIAL_MODEL,
-  isClosedStatus,
   LEGACY_MODEL,
-  learnPlanner,
   type PlannerModel,
   plannedWeight,
-  priorFor,
-  type RatePrior,
   shortTermRate,
+} from '../src/plan/due.ts';
+import {
+  afterRefresh,
+  type CohortPrior,
+  estimateRate,
+  isClosedStatus,
+  priorFor,
   weightOf,
 } from '../src/plan/estimate.ts';
+import { learnPlanner } from '../src/plan/learn.ts';
+import { type ChangeHistory, emptyHistory, type RatePrior } from '../src/plan/model.ts';
 import { planCycle, type WatchCandidate } from '../src/plan/planner.ts';
 import { addDays, cycleStart } from '../src/time/cycles.ts';
 import { bayesRate, spreadPrior } from './bayes.ts';

@@ -131,7 +131,7 @@ export async function processPlan(
       topUp: topUp ?? 0,
       scale: Number.isFinite(planner.scale) ? planner.scale : String(planner.scale),
       cohorts: planner.cohorts,
-      // What the plan learned from the whole watchlist (src/plan/estimate.ts PlannerModel).
+      // What the plan learned from the whole watchlist (src/plan/due.ts PlannerModel).
       equal: planner.model.equal,
       hot: planner.model.hot,
       boost: planner.model.boost ? 1 : 0,

@@ -162,7 +162,7 @@ export const ENV_SCHEMA = z.object({
       message: 'DAYBOOK_RELATED_SHARE must be a percentage from 0 to 100, as 20 or 20%',
     })
     .default(20),
-  /** Cycles after which a watch entry is owed a refresh before the planner's choice (src/plan/estimate.ts). */
+  /** Cycles after which a watch entry is owed a refresh before the planner's choice (src/plan/due.ts). */
   DAYBOOK_MAX_STALENESS_DAYS: int('DAYBOOK_MAX_STALENESS_DAYS', 1, 3650).default(30),
   /** Days the per-fetch bookkeeping is kept row by row (jobs/compact.ts); 0 keeps it forever. */
   DAYBOOK_BOOKKEEPING_DAYS: int('DAYBOOK_BOOKKEEPING_DAYS', 0, 3650).default(14),

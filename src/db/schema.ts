@@ -565,7 +565,7 @@ export const watchlist = pgTable(
      */
     resolutionMismatch: text('resolution_mismatch'),
     /**
-     * When the entry is next due for a refresh (src/plan/estimate.ts): its last refresh plus an
+     * When the entry is next due for a refresh (src/plan/due.ts): its last refresh plus an
      * interval from its estimated change rate and weight, within the staleness bound. Null until
      * its first fetch.
      */
@@ -574,7 +574,7 @@ export const watchlist = pgTable(
     changeRate: doublePrecision('change_rate'),
     /** Weight of a change of this firm, from the severity of its past changes (1 to 3). */
     changeWeight: doublePrecision('change_weight').notNull().default(1),
-    /** Its observations: counts of intervals by length, changed or not (src/plan/estimate.ts). */
+    /** Its observations: counts of intervals by length, changed or not (src/plan/model.ts). */
     changeHistory: jsonb('change_history'),
     /** Its cohort: status|type|industry|capital band of its current version. */
     changeCohort: text('change_cohort'),
@@ -672,7 +672,7 @@ export const plannerState = pgTable('planner_state', {
   capacity: integer('capacity').notNull().default(0),
   entries: integer('entries').notNull().default(0),
   /**
-   * What the last plan learned from the whole watchlist (src/plan/estimate.ts PlannerModel: the
+   * What the last plan learned from the whole watchlist (src/plan/due.ts PlannerModel: the
    * spread of rates, how far intervals are pulled to equal, the registry dates' weight, the hot
    * factor, the longest interval); null before the first plan.
    */

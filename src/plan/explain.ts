@@ -11,18 +11,9 @@ import type { DriverRow } from '../db/rows.ts';
 import type { watchlist } from '../db/schema.ts';
 import { daysBetween } from '../time/cycles.ts';
 import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
-import {
-  type ChangeHistory,
-  datedExposure,
-  estimateShift,
-  historyOf,
-  intervalDays,
-  type PlannerModel,
-  plannedWeight,
-  type RatePrior,
-  shortTermRate,
-  weightOf,
-} from './estimate.ts';
+import { intervalDays, type PlannerModel, plannedWeight, shortTermRate } from './due.ts';
+import { estimateShift, weightOf } from './estimate.ts';
+import { type ChangeHistory, datedExposure, historyOf, type RatePrior } from './model.ts';
 import { type Plan, type PlanClass, planClassOf, planOrder, type WatchCandidate } from './planner.ts';
 import { plannerState, priorOf } from './store.ts';
 

@@ -3,7 +3,7 @@
  * credits left and the rate window, choose this cycle's work. The order (`planOrder`) is priority
  * first, always; within a priority, entries never fetched, then entries owed a refresh by the
  * staleness bound (last refreshed `maxStalenessDays` cycles ago or more, oldest first), then the
- * rest by due time (src/plan/estimate.ts: the entries whose expected value per credit is highest
+ * rest by due time (src/plan/due.ts: the entries whose expected value per credit is highest
  * are due first), then id. Everything that does not fit is deferred
  * with the constraint that bound it; nothing is dropped: every candidate ends up selected,
  * deferred or skipped, exactly once.
@@ -18,7 +18,7 @@
 import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
 import { addDays, daysBetween } from '../time/cycles.ts';
 import { RELATED_PRIORITY } from '../watch/csv.ts';
-import { DEFAULT_MAX_STALENESS_DAYS } from './estimate.ts';
+import { DEFAULT_MAX_STALENESS_DAYS } from './due.ts';
 
 export interface WatchCandidate {
   id: number;
@@ -31,7 +31,7 @@ export interface WatchCandidate {
   lastOutcome: string | null;
   lastCycle: string | null;
   addedAt: Date;
-  /** When the entry is next due (src/plan/estimate.ts); null when it was never fetched. */
+  /** When the entry is next due (src/plan/due.ts); null when it was never fetched. */
   dueAt: Date | null;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Where the change-rate planner keeps its state (src/plan/estimate.ts): each watch entry's
+ * Where the change-rate planner keeps its state (src/plan/estimate.ts, due.ts, learn.ts): each watch entry's
  * observations, estimate, weight, boost and due time (columns of `watchlist`), the cohort priors
  * (`change_cohorts`) and the scale (`planner_state`).
  *
@@ -15,32 +15,27 @@ import type { Severity } from '../terms/changes.ts';
 import { cycleStart } from '../time/cycles.ts';
 import { type EntryEstimate, setEstimates } from '../watch/store.ts';
 import {
-  afterRefresh,
-  type CohortObservations,
-  type CohortPrior,
-  cohortPriors,
-  DEFAULT_PRIOR,
   dueAfter,
-  emptySums,
-  estimateRate,
-  historyOf,
   INITIAL_MODEL,
-  learnModel,
-  MAX_RATE,
-  MIN_RATE,
-  type ModelSums,
   modelOf,
   type PlannerModel,
   plannedScale,
   plannedWeight,
-  priorFor,
-  type RatePrior,
-  RECENT_APPROVAL_DAYS,
   type ScaleBucket,
   shortTermRate,
   tailDays,
+} from './due.ts';
+import {
+  afterRefresh,
+  type CohortObservations,
+  type CohortPrior,
+  cohortPriors,
+  estimateRate,
+  priorFor,
   weightOf,
 } from './estimate.ts';
+import { emptySums, learnModel, type ModelSums, RECENT_APPROVAL_DAYS } from './learn.ts';
+import { DEFAULT_PRIOR, historyOf, MAX_RATE, MIN_RATE, type RatePrior } from './model.ts';
 
 /** What a successful fetch saw, for the estimate. */
 export interface RefreshObservation {
@@ -243,7 +238,7 @@ export async function refreshPlannerState(
   }));
   const fallback = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
   const model = { ...learnModel(await modelSums(sql, priors), maxStalenessDays, fallback) };
-  // √(w·λ) of every active entry as the model plans it (src/plan/estimate.ts shortTermRate and
+  // √(w·λ) of every active entry as the model plans it (src/plan/due.ts shortTermRate and
   // plannedWeight), in buckets of 1/16 of a natural log (about 6%): an entry never estimated
   // counts at the whole watchlist's prior.
   const e = model.equal;
@@ -275,7 +270,7 @@ export async function refreshPlannerState(
 }
 
 /**
- * The sums the model is learned from (src/plan/estimate.ts addToSums), over every active entry in
+ * The sums the model is learned from (src/plan/learn.ts addToSums), over every active entry in
  * one aggregate scan: each entry's cohort rate is its full cohort's prior (`priors`).
  */
 export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrior>): Promise<ModelSums> {
@@ -306,7 +301,7 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
       left join jsonb_to_recordset(${sql.json(rates as never)}) as p(cohort text, rate float8) on p.cohort = w.change_cohort
       where w.active and w.change_cohort is not null
     ), w as (
-      -- The whole watchlist's rate from its intervals alone (estimate.ts intervalRate).
+      -- The whole watchlist's rate from its intervals alone (learn.ts intervalRate).
       select case when sum(n) > 0 and sum(days) > 0 then
                least(${MAX_RATE}::float8, greatest(${MIN_RATE}::float8,
                  -sum(n) * ln(1 - least(sum(c) / sum(n), 1 - 1 / (2 * sum(n) + 2))) / sum(days)))

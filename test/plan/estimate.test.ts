@@ -1,41 +1,42 @@
 /**
- * The change-rate estimator (src/plan/estimate.ts) on synthetic observation histories whose true
- * rate is known: it converges, it is unbiased within tolerance, the prior and the registry's dates
- * weigh as they should; and the pieces around it (intervals, the scale, cohorts, a refresh's
- * effect on an entry).
+ * The change-rate estimator (src/plan/model.ts, estimate.ts) on synthetic observation histories
+ * whose true rate is known: it converges, it is unbiased within tolerance, the prior and the
+ * registry's dates weigh as they should; and the pieces around it (intervals, the scale, cohorts,
+ * a refresh's effect on an entry, the model learned from the watchlist: src/plan/due.ts, learn.ts).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cohortKey, cohortLevels } from '../../src/normalize/cohort.ts';
 import {
-  addToSums,
-  afterRefresh,
   BOOST_CYCLES,
-  type ChangeHistory,
   calibrateScale,
-  cohortPriors,
-  DATES_TRUSTED,
   dueAfter,
-  emptyHistory,
-  emptySums,
-  estimateRate,
-  estimateShift,
-  HALF_LIFE_DAYS,
-  historyOf,
   INITIAL_MODEL,
   intervalDays,
-  isClosedStatus,
-  learnModel,
-  MAX_RATE,
-  observe,
   plannedScale,
-  priorFor,
-  priorStrength,
   SCALE_FILL,
+} from '../../src/plan/due.ts';
+import {
+  afterRefresh,
+  cohortPriors,
+  estimateRate,
+  estimateShift,
+  isClosedStatus,
+  priorFor,
   seedOf,
   weightOf,
 } from '../../src/plan/estimate.ts';
 import { reasonOf } from '../../src/plan/explain.ts';
+import { addToSums, DATES_TRUSTED, emptySums, learnModel } from '../../src/plan/learn.ts';
+import {
+  type ChangeHistory,
+  emptyHistory,
+  HALF_LIFE_DAYS,
+  historyOf,
+  MAX_RATE,
+  observe,
+  priorStrength,
+} from '../../src/plan/model.ts';
 import { Rng } from '../../src/sim/rng.ts';
 import { addDays } from '../../src/time/cycles.ts';
 

@@ -1,27 +1,22 @@
 /**
  * The plan job learns from the whole watchlist with aggregates in SQL (src/plan/store.ts:
  * `refreshPlannerState`, `modelSums`); the backtest and the properties test learn with
- * `learnPlanner` in memory (src/plan/estimate.ts). The two must agree: on the same entries in a
+ * `learnPlanner` in memory (src/plan/learn.ts). The two must agree: on the same entries in a
  * real database, the cohort priors, the model's sums, the model, the tail bound and the scale are
  * the same, for watchlists whose rates differ (and intervals do too) and for one whose rates do not.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INITIAL_MODEL, type PlannerModel } from '../../src/plan/due.ts';
+import { afterRefresh, type EntryState, estimateRate, priorFor, weightOf } from '../../src/plan/estimate.ts';
 import {
   addToSums,
-  afterRefresh,
-  type EntryState,
-  emptyHistory,
   emptySums,
-  estimateRate,
-  INITIAL_MODEL,
   intervalRate,
   type LearnEntry,
   learnPlanner,
   type ModelSums,
-  type PlannerModel,
-  priorFor,
-  weightOf,
-} from '../../src/plan/estimate.ts';
+} from '../../src/plan/learn.ts';
+import { emptyHistory } from '../../src/plan/model.ts';
 import { modelSums, plannerState, refreshPlannerState } from '../../src/plan/store.ts';
 import { Rng } from '../../src/sim/rng.ts';
 import { addDays } from '../../src/time/cycles.ts';

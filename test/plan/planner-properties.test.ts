@@ -13,21 +13,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  afterRefresh,
   BOOST_CYCLES,
   calibrateScale,
   dueAfter,
-  type EntryState,
-  emptyHistory,
-  estimateRate,
   INITIAL_MODEL,
-  learnPlanner,
   type PlannerModel,
   plannedWeight,
-  priorFor,
   shortTermRate,
-  weightOf,
-} from '../../src/plan/estimate.ts';
+} from '../../src/plan/due.ts';
+import { afterRefresh, type EntryState, estimateRate, priorFor, weightOf } from '../../src/plan/estimate.ts';
+import { learnPlanner } from '../../src/plan/learn.ts';
+import { emptyHistory } from '../../src/plan/model.ts';
 import { type PlanInput, planCycle, planOrder, type WatchCandidate } from '../../src/plan/planner.ts';
 import { Rng } from '../../src/sim/rng.ts';
 import { addDays, cycleStart, daysBetween } from '../../src/time/cycles.ts';

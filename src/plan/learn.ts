@@ -1,0 +1,271 @@
+/**
+ * What the watchlist as a whole teaches the planner (its `PlannerModel`, src/plan/due.ts): sums
+ * over every entry's observations (`addToSums`) and the tests run on them (`learnModel`): whether
+ * the firms' rates differ beyond chance (`shape`, `equal`), whether the registry's approval dates
+ * predict changes (the dates test: the entries with a recent approval against the others, which
+ * sets `datedWeight`), and whether changes cluster (`hot`). `learnPlanner` is the plan job's
+ * whole learning step in memory; src/plan/store.ts does the same with aggregates in SQL.
+ */
+
+import {
+  bucketOf,
+  INITIAL_MODEL,
+  MAX_HOT,
+  MAX_SHAPE,
+  MIN_BOOST_HOT,
+  MIN_SHAPE,
+  type PlannerModel,
+  plannedScale,
+  type ScaleBucket,
+  tailDays,
+} from './due.ts';
+import {
+  type CohortObservations,
+  type CohortPrior,
+  cohortPriors,
+  noObservations,
+  priorFor,
+} from './estimate.ts';
+import { type ChangeHistory, DEFAULT_PRIOR, DEFAULT_PRIOR_RATE, MAX_RATE, MIN_RATE } from './model.ts';
+import { SHIFT_PRIOR } from './shift-test.ts';
+
+/** One entry's part of what the model is learned from (`addToSums`). */
+export interface ModelRow {
+  history: ChangeHistory;
+  /** The rate of its cohort's prior. */
+  cohortRate: number;
+  /** The whole watchlist's rate from its intervals alone (`intervalRate`): the centre of the test for `equal`. */
+  watchlistRate?: number;
+}
+
+/** Sums over the watchlist that the model is learned from (aggregates: SQL computes the same). */
+export interface ModelSums {
+  /**
+   * Shape: Σ (changed − expected)², Σ binomial variance v, Σ the variance of (changed − expected)²
+   * under one shared rate (2v² + v(1 − 6pq) for n intervals each changed with probability p, q = 1 − p:
+   * from the binomial's fourth moment), Σ (d expected / d rate · rate)².
+   */
+  r2: number;
+  v: number;
+  v2: number;
+  d2: number;
+  /** Dates: intervals, changed intervals, days, dated changes and days, of entries with a recent approval (a) and the others (b). */
+  a: [number, number, number, number, number];
+  b: [number, number, number, number, number];
+  /** Hot intervals: count, changed, expected. */
+  hot: [number, number, number];
+  /**
+   * The same r2, v and v2 around one rate for the whole watchlist, from its intervals alone (no
+   * cohort, no registry date): the test for `equal`, whether the firms' rates differ at all. Dates
+   * that mislead cannot make it see a spread that is not there.
+   */
+  g: [number, number, number];
+}
+
+export function emptySums(): ModelSums {
+  return { r2: 0, v: 0, v2: 0, d2: 0, a: [0, 0, 0, 0, 0], b: [0, 0, 0, 0, 0], hot: [0, 0, 0], g: [0, 0, 0] };
+}
+
+/**
+ * The rate n intervals over `days` show when `changes` of them ended changed: the changes they most
+ * likely held (−n·ln(1 − p), p capped below 1). Null without intervals.
+ */
+export function intervalRate(n: number, changes: number, days: number): number | null {
+  if (!(n > 0) || !(days > 0)) return null;
+  const p = Math.min(changes / n, 1 - 1 / (2 * n + 2));
+  return Math.min(MAX_RATE, Math.max(MIN_RATE, (-n * Math.log1p(-p)) / days));
+}
+
+/** Evidence that rates differ, in standard deviations of the spread beyond chance: weak below, strong above. */
+export const EVIDENCE_Z = 4;
+export const STRONG_Z = 7;
+
+/**
+ * The weight from which the registry dates are trusted as evidence that rates differ (the test for
+ * `equal` then also runs around the cohorts' rates, which the first fetches' dates help set).
+ */
+export const DATES_TRUSTED = 0.5;
+
+/** An approval this recent (days) puts an entry in the "recent" group of the dates' test. */
+export const RECENT_APPROVAL_DAYS = 365;
+
+/** Adds one entry's observations to the sums. */
+export function addToSums(s: ModelSums, row: ModelRow): void {
+  const h = row.history;
+  const [n, changes, days] = h.all ?? [0, 0, 0];
+  if (n > 0 && days > 0) {
+    const m = Math.max(MIN_RATE, row.cohortRate);
+    const length = days / n;
+    const q = Math.exp(-m * length);
+    const e = n * (1 - q);
+    const v = n * (1 - q) * q;
+    const d = days * q * m;
+    s.r2 += (changes - e) ** 2;
+    s.v += v;
+    s.v2 += 2 * v * v + v * (1 - 6 * q * (1 - q));
+    s.d2 += d * d;
+    if (row.watchlistRate !== undefined) {
+      const gq = Math.exp(-Math.max(MIN_RATE, row.watchlistRate) * length);
+      const gv = n * (1 - gq) * gq;
+      s.g[0] += (changes - n * (1 - gq)) ** 2;
+      s.g[1] += gv;
+      s.g[2] += 2 * gv * gv + gv * (1 - 6 * gq * (1 - gq));
+    }
+  }
+  if (h.seedDays !== undefined && h.seedDays > 0) {
+    const g = (h.seedEvents ?? 0) > 0 && h.seedDays < RECENT_APPROVAL_DAYS ? s.a : s.b;
+    g[0] += n;
+    g[1] += changes;
+    g[2] += days;
+    g[3] += h.seedEvents ?? 0;
+    g[4] += h.seedDays;
+  }
+  if (h.hot) {
+    s.hot[0] += h.hot[0];
+    s.hot[1] += h.hot[1];
+    s.hot[2] += h.hot[2];
+  }
+}
+
+/**
+ * The model from the sums, for a watchlist whose mean rate (the prior of everyone) is `meanRate`.
+ * Deterministic. Every part leans to round robin when its evidence is weak: the shape needs a
+ * spread of counts two standard deviations beyond chance, the dates need a few hundred intervals
+ * in both groups, the hot factor a few expected changes.
+ */
+export function learnModel(
+  s: ModelSums,
+  maxStalenessDays: number,
+  meanRate = DEFAULT_PRIOR_RATE,
+): PlannerModel {
+  // Under one shared rate Σ(changed − expected)² is about Σ variance, give or take √v2. With few
+  // intervals per entry the fourth moment's own part dominates: a handful of Bernoulli outcomes
+  // says little about whether rates differ.
+  const sd = Math.sqrt(Math.max(0, s.v2));
+  const gsd = Math.sqrt(Math.max(0, s.g[2]));
+  const cohortZ = sd > 0 ? (s.r2 - s.v) / sd : 0;
+  const globalZ = gsd > 0 ? (s.g[0] - s.g[1]) / gsd : 0;
+  let datedWeight = INITIAL_MODEL.datedWeight;
+  let datesTested = false;
+  const rateOf = (g: readonly number[]) =>
+    intervalRate(g[0] as number, g[1] as number, g[2] as number) as number;
+  if (s.a[0] >= 100 && s.b[0] >= 100 && s.a[1] >= 5 && s.b[1] >= 5 && s.a[4] > 0 && s.b[4] > 0) {
+    const observed = Math.log(rateOf(s.a) / rateOf(s.b));
+    const said = Math.log(s.a[3] / s.a[4] / Math.max(1e-9, s.b[3] / s.b[4]));
+    datedWeight = said > 0 ? Math.min(1, Math.max(0, observed / said)) : 0;
+    datesTested = true;
+  }
+  // Around the cohorts' rates the test also sees how far the first fetches' approval dates
+  // disagree with the intervals: evidence that rates differ only where such dates are known to
+  // follow the changes. Until then the test is around the watchlist's own interval rate alone.
+  const z = datesTested && datedWeight >= DATES_TRUSTED ? Math.max(cohortZ, globalZ) : globalZ;
+  const excess = s.r2 - s.v - EVIDENCE_Z * sd;
+  const shape = excess <= 0 ? MAX_SHAPE : Math.min(MAX_SHAPE, Math.max(MIN_SHAPE, s.d2 / excess));
+  const equal = Math.min(1, Math.max(0, (STRONG_Z - z) / (STRONG_Z - EVIDENCE_Z)));
+  // Hot only when the intervals after a change ended changed clearly more often than expected.
+  const [, hc, he] = s.hot;
+  const hot = he >= 5 && hc - he > EVIDENCE_Z * Math.sqrt(he) ? Math.min(MAX_HOT, hc / he) : 1;
+  return {
+    shape,
+    equal,
+    rate: Math.min(MAX_RATE, Math.max(MIN_RATE, meanRate)),
+    datedWeight,
+    hot,
+    boost: hot > MIN_BOOST_HOT && equal < 1,
+    // Set apart, from the intervals the estimates give (`tailDays`).
+    tailDays: maxStalenessDays,
+    shift: SHIFT_PRIOR,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan job's learning step, whole.
+
+/** One active entry as the plan job reads it. */
+export interface LearnEntry {
+  history: ChangeHistory;
+  /** Its cohort key (null before its first usable fetch: it joins no cohort and no test). */
+  cohort: string | null;
+  /** The rate it was last estimated at; null when never (it counts at the whole watchlist's prior). */
+  rate: number | null;
+  /** Its own weight (`weightOf`), before the model pulls it. */
+  weight: number;
+}
+
+/** What the plan job learns from the whole watchlist for the cycles that follow. */
+export interface LearnedPlan {
+  priors: Map<string, CohortPrior>;
+  /** The model, `tailDays` set to the longest interval planned. */
+  model: PlannerModel;
+  buckets: ScaleBucket[];
+  scale: number;
+}
+
+/**
+ * The plan job's learning step over every active entry, in memory: the cohorts' priors (the
+ * registry dates weighed as the `previous` model found they predict), the model (`adjust` may
+ * change it, as the backtest's ablation does), every entry's bucket, the tail bound (unless the
+ * model turns it off with an infinite `tailDays`) and the scale for `perDay` refreshes a day.
+ * src/plan/store.ts does the same with aggregates in SQL; a test holds the two together.
+ */
+export function learnPlanner(
+  entries: readonly LearnEntry[],
+  perDay: number,
+  maxStalenessDays: number,
+  previous: Pick<PlannerModel, 'datedWeight'>,
+  adjust: (learned: PlannerModel) => PlannerModel = (m) => m,
+): LearnedPlan {
+  const pooled = new Map<string, CohortObservations>();
+  // Every interval of the entries in a cohort, for the watchlist's own rate.
+  let [gn, gc, gd] = [0, 0, 0];
+  for (const e of entries) {
+    if (e.cohort === null) continue;
+    const [n, c, d] = e.history.all ?? [0, 0, 0];
+    gn += n;
+    gc += c;
+    gd += d;
+    let p = pooled.get(e.cohort);
+    if (!p) {
+      p = { cohort: e.cohort, ...noObservations() };
+      pooled.set(e.cohort, p);
+    }
+    const h = e.history;
+    p.entries++;
+    p.n += h.n;
+    p.changes += h.changes;
+    p.days += h.days;
+    p.datedDays = (p.datedDays ?? 0) + (h.datedDays ?? 0);
+    p.datedEvents = (p.datedEvents ?? 0) + (h.datedEvents ?? 0);
+    p.seedDays = (p.seedDays ?? 0) + (h.seedDays ?? 0);
+    p.seedEvents = (p.seedEvents ?? 0) + (h.seedEvents ?? 0);
+  }
+  const priors = cohortPriors([...pooled.values()], previous.datedWeight);
+  const everyone = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
+  const sums = emptySums();
+  const watchlistRate = intervalRate(gn, gc, gd) ?? undefined;
+  const cohortRate = new Map<string, number>();
+  for (const e of entries) {
+    if (e.cohort === null) continue;
+    let m = cohortRate.get(e.cohort);
+    if (m === undefined) {
+      m = priorFor(e.cohort, priors).rate;
+      cohortRate.set(e.cohort, m);
+    }
+    addToSums(sums, {
+      history: e.history,
+      cohortRate: m,
+      ...(watchlistRate === undefined ? {} : { watchlistRate }),
+    });
+  }
+  const model = { ...adjust(learnModel(sums, maxStalenessDays, everyone)) };
+  const counts = new Map<number, number>();
+  for (const e of entries) {
+    const b = bucketOf(e.rate ?? everyone, e.weight, e.history.lastChanged === true, model);
+    counts.set(b, (counts.get(b) ?? 0) + 1);
+  }
+  const buckets = [...counts].map(([b, k]) => ({ root: Math.exp(b / 16), entries: k }));
+  model.tailDays = Number.isFinite(model.tailDays)
+    ? tailDays(buckets, perDay, maxStalenessDays)
+    : maxStalenessDays;
+  return { priors, model, buckets, scale: plannedScale(buckets, perDay, model.tailDays, model) };
+}
