@@ -33,6 +33,8 @@ export const ABOUT = {
     'Write what is new since the last export to a folder, as one load package (load_id=<n>/: a file per table, schema.json, and manifest.json written last). A warehouse loads the packages in order and keeps every version of every enterprise and product (SCD type 2), every change and event. Nothing new: nothing is written. The tables, their columns and loading recipes are in docs/export.md.',
   migrate: 'Apply the database migrations (safe to run twice, and from several processes at once).',
   plan: 'Inspect the planner: which watch entries a cycle refreshes, in what order, and why (docs/planner.md).',
+  'plan explain':
+    "Explain the plan of a cycle for watch entries: each one's change-rate estimate (changes per month, from its own fetches and its cohort's prior) and how sure it is, its weight, the chance it changed since its last refresh, its interval and due time, its class in the plan order and why it stands there, and whether the cycle selects, defers or skips it, and why. Read-only: plans the cycle as the plan job would without recording anything.",
   products: 'Product trending lists.',
   'products backfill':
     'Pull the trending lists of a range of dates, in this process. Resumable: dates already landed are skipped unless --force (an empty list answered before its US-Pacific day was over does not count as landed: it may not have been published yet).',

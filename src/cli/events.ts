@@ -1,32 +1,11 @@
 /** `daybook events`: the event outbox from any point of its history (the pull feed). */
 import type { Command } from 'commander';
-import { replay } from '../delivery/store.ts';
 import { readEvents } from '../events/feed.ts';
 import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
+import { eventsReplayCommand } from './events-replay.ts';
 import { listOutput } from './terminal.ts';
-import { checkEventTypes, collect, dateOption, intArg, UsageError } from './usage.ts';
-
-function replayCommand(): Command {
-  return command('events replay')
-    .requiredOption('--subscription <id>', 'the subscription (subscribe list)', intArg('--subscription', 1))
-    .option('--after <seq>', 'events after this sequence number', intArg('--after', 0))
-    .addOption(dateOption('--since', 'events found on or after this date, UTC (YYYY-MM-DD)'))
-    .action(async (opts: { subscription: number; after?: number; since?: string }) => {
-      if ((opts.after === undefined) === (opts.since === undefined))
-        throw new UsageError('give one of --after <seq> and --since <date>');
-      await withStore(configOrExit(), async ({ sql }) => {
-        const n = await replay(
-          sql,
-          opts.subscription,
-          opts.after !== undefined ? { after: opts.after } : { since: new Date(`${opts.since}T00:00:00Z`) },
-        );
-        if (n === null)
-          throw new UsageError(`there is no subscription ${opts.subscription} (subscribe list shows them)`);
-        process.stdout.write(`subscription ${opts.subscription}: ${n} events queued again\n`);
-      });
-    });
-}
+import { checkEventTypes, collect, intArg } from './usage.ts';
 
 export function eventsCommand(): Command {
   return (
@@ -48,7 +27,7 @@ export function eventsCommand(): Command {
       )
       .option('--pid <pid>', 'only events of this enterprise')
       .option('--json', 'print one JSON event per line (the shape webhooks send)')
-      .addCommand(replayCommand())
+      .addCommand(eventsReplayCommand())
       .action(
         async (opts: { after: number; limit: number; type: string[]; pid?: string; json?: boolean }) => {
           checkEventTypes(opts.type);

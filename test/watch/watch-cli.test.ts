@@ -264,6 +264,29 @@ describe('daybook watch', { timeout: 120_000 }, () => {
     expect(JSON.parse(skip.stdout)).toEqual({ imported: 1, alreadyWatched: 0, invalid: 2 });
   });
 
+  it('says the rows left to their holder among the other problems, in the order of the file', async () => {
+    const file = csvFile(
+      'shareholder-rows.csv',
+      'name,priority,direct,note\n甲公司,1,true,\n乙公司,,false,\n丙公司,abc,,\n丁公司,,false,\n戊公司,2,maybe,\n',
+    );
+    const r = await daybook('watch', 'import', file, '--skip-invalid');
+    expect(r.code).toBe(0);
+    const left = (name: string) =>
+      `${name} is not imported as an entry: it is watched only as a shareholder (direct is false); watching its holder with shareholders watches it again`;
+    expect(r.stderr.split('\n')).toEqual([
+      'line 1: warning: column "note" is ignored: daybook reads no column of that name',
+      `line 3: ${left('乙公司')}`,
+      'line 4: priority "abc" is not a whole number from -1000 to 1000',
+      `line 5: ${left('丁公司')}`,
+      'line 6: direct "maybe" is not true or false: give true (the row is an entry of yours), false (watched only as a shareholder of another), or leave it empty',
+      '',
+    ]);
+    expect(r.stdout).toBe(
+      'imported 1, already watched 0, invalid 2, shareholder rows left to their holders 2; ignored columns: note\n',
+    );
+    expect((await listWatches(t.sql)).map((x) => x.keyword)).toEqual(['甲公司']);
+  });
+
   it('a missing file exits 2 with a message', async () => {
     const r = await daybook('watch', 'import', join(c.dir, 'nope.csv'));
     expect(r.code).toBe(2);
@@ -284,6 +307,10 @@ describe('daybook watch', { timeout: 120_000 }, () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('--skip-invalid');
     expect(r.stdout).toContain('Example');
+    // Wrapped like the other help texts: no line wider than 95 columns (a Chinese character takes 2).
+    const columns = (line: string) =>
+      [...line].reduce((n, ch) => n + (/[\u2e80-\ua4cf\uff00-\uff60]/.test(ch) ? 2 : 1), 0);
+    expect(r.stdout.split('\n').filter((line) => columns(line) > 95)).toEqual([]);
   });
 });
 
