@@ -94,12 +94,24 @@ function checkedCsv(file: string, opts: ImportOptions): ParsedWatchlist {
   const parsed = parseWatchlistCsv(readCsv(file));
   const { entries, errors, ignored } = parsed;
   const refusal = refusalOf(file, parsed, opts);
+  // The columns a list wrote for reading are said in one line, unless --strict refuses them.
+  const listed = opts.strict ? [] : ignored.filter((c) => c.listed);
   const said = [
     ...errors.map((e) => ({ line: e.line, text: e.message })),
-    ...ignored.map((c) => ({
-      line: c.line,
-      text: opts.strict ? `${c.label}: ${c.why}` : `warning: ${c.label} is ignored: ${c.why}`,
-    })),
+    ...ignored
+      .filter((c) => !listed.includes(c))
+      .map((c) => ({
+        line: c.line,
+        text: opts.strict ? `${c.label}: ${c.why}` : `warning: ${c.label} is ignored: ${c.why}`,
+      })),
+    ...(listed.length === 0
+      ? []
+      : [
+          {
+            line: (listed[0] as IgnoredColumn).line,
+            text: `${listed.length} column(s) that watch list --csv writes for reading are not imported: ${listed.map((c) => c.name).join(', ')}`,
+          },
+        ]),
     // Rows watched only as another entry's shareholder (`watch list --csv`, direct false) are not
     // entries of their own: their holder's sync watches them again.
     ...(refusal === null ? entries : [])
@@ -138,10 +150,12 @@ watch list --csv writes it: it is not imported as an entry, its holder brings it
 fields, a BOM, CRLF and blank lines are fine. A name already watched keeps its priority; a code
 given sets its expected code.
 
-Every other column is ignored, with a warning on stderr naming it and the known name it is
-closest to (line 1: warning: column "prioirty" is ignored: daybook reads no column of that
-name; did you mean "priority"?); --strict refuses such a file. Every problem of every row is
-listed on stderr, one per line, naming the line and the column.
+The other columns watch list --csv writes (id, pid, added_at, ...) are not imported, and are
+named in one line: a list imports back. Every other column is ignored, with a warning on stderr
+naming it and the known name it is closest to (line 1: warning: column "prioirty" is ignored:
+daybook reads no column of that name; did you mean "priority"?); --strict refuses such a file,
+and a list's own columns too. Every problem of every row is listed on stderr, one per line,
+naming the line and the column.
 
 Example file:
   name,priority,uscc

@@ -3,6 +3,7 @@
  * 1,000 unless --limit says otherwise), a JSON array or CSV that `watch import` reads back.
  */
 import type { Command } from 'commander';
+import { LISTED_COLUMNS } from '../watch/csv.ts';
 import { countWatches, listWatches, RELATED_PRIORITY, type WatchRow } from '../watch/store.ts';
 import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
@@ -17,33 +18,11 @@ function expectedText(r: WatchRow): string | null {
 /** The table shows at most this many entries unless --limit says otherwise. */
 const LIST_TABLE_LIMIT = 1_000;
 
+/** The columns of `--csv` (src/watch/csv.ts, which reads them back), each a key of `--json`. */
+const COLUMNS = LISTED_COLUMNS satisfies readonly (keyof WatchRow)[];
+
 /** A count as a person reads it: 100,000. */
 const count = (n: number) => n.toLocaleString('en-US');
-
-/** The columns of `watch list --csv`: the keys of `--json`, in this order. */
-const LIST_CSV_COLUMNS = [
-  'id',
-  'keyword',
-  'priority',
-  'active',
-  'pid',
-  'added_at',
-  'last_refreshed_at',
-  'last_cycle',
-  'last_outcome',
-  'last_error',
-  'expected_uscc',
-  'pin_uscc',
-  'resolved_name',
-  'resolved_uscc',
-  'match',
-  'resolution_mismatch',
-  'changes_per_month',
-  'due_at',
-  'direct',
-  'shareholder_depth',
-  'watched_through',
-] as const satisfies readonly (keyof WatchRow)[];
 
 /**
  * An entry watched only as a shareholder has no priority of the user's: null (its place in the
@@ -129,10 +108,8 @@ Examples:
           if (opts.json) process.stdout.write(`${JSON.stringify(rows.map(withoutRelatedPriority))}\n`);
           else {
             const lines = [
-              LIST_CSV_COLUMNS.join(','),
-              ...rows.map((r) =>
-                LIST_CSV_COLUMNS.map((c) => csvField(withoutRelatedPriority(r)[c])).join(','),
-              ),
+              COLUMNS.join(','),
+              ...rows.map((r) => COLUMNS.map((c) => csvField(withoutRelatedPriority(r)[c])).join(',')),
             ];
             process.stdout.write(`${lines.join('\n')}\n`);
           }

@@ -52,6 +52,8 @@ export interface IgnoredColumn {
   label: string;
   /** Why it is not read: `daybook reads no column of that name; did you mean "priority"?`. */
   why: string;
+  /** A column `watch list --csv` writes for reading (LISTED_COLUMNS), not a misspelling. */
+  listed: boolean;
 }
 
 export interface ParsedWatchlist {
@@ -87,6 +89,34 @@ export const KNOWN_COLUMNS: readonly string[] = [
   ...SHAREHOLDER_COLUMNS,
   ...DIRECT_COLUMNS,
 ];
+/**
+ * The columns `watch list --csv` writes: the keys of its `--json`, in this order. Those an import
+ * does not read are said in one line, not one warning each: a list imports back.
+ */
+export const LISTED_COLUMNS = [
+  'id',
+  'keyword',
+  'priority',
+  'active',
+  'pid',
+  'added_at',
+  'last_refreshed_at',
+  'last_cycle',
+  'last_outcome',
+  'last_error',
+  'expected_uscc',
+  'pin_uscc',
+  'resolved_name',
+  'resolved_uscc',
+  'match',
+  'resolution_mismatch',
+  'changes_per_month',
+  'due_at',
+  'direct',
+  'shareholder_depth',
+  'watched_through',
+] as const;
+
 const YES = ['true', 'yes', 'y', '1', '是'];
 const NO = ['false', 'no', 'n', '0', '否'];
 export const PRIORITY_MIN = -1000;
@@ -296,6 +326,7 @@ function readHeader(header: CsvRecord): Columns | string {
         name,
         suggestion,
         label: `column ${JSON.stringify(name)}`,
+        listed: (LISTED_COLUMNS as readonly string[]).includes(n),
         why: `daybook reads no column of that name${suggestion === null ? '' : `; did you mean ${JSON.stringify(suggestion)}?`}`,
       },
     ];
@@ -348,6 +379,7 @@ function unnamedColumns(header: CsvRecord, rows: readonly CsvRecord[]): IgnoredC
       suggestion: null,
       label: `column ${i + 1}`,
       why: 'the header gives it no name',
+      listed: false,
     }));
 }
 

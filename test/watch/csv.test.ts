@@ -362,6 +362,7 @@ describe('columns daybook does not read', () => {
         suggestion: 'priority',
         label: 'column "prioirty"',
         why: 'daybook reads no column of that name; did you mean "priority"?',
+        listed: false,
       },
       {
         line: 1,
@@ -370,6 +371,7 @@ describe('columns daybook does not read', () => {
         suggestion: null,
         label: 'column "analyst_note"',
         why: 'daybook reads no column of that name',
+        listed: false,
       },
     ]);
   });
@@ -384,6 +386,7 @@ describe('columns daybook does not read', () => {
         suggestion: null,
         label: 'column 2',
         why: 'the header gives it no name',
+        listed: false,
       },
       {
         line: 3,
@@ -392,9 +395,23 @@ describe('columns daybook does not read', () => {
         suggestion: null,
         label: 'column 4',
         why: 'the header gives it no name',
+        listed: false,
       },
     ]);
   });
+
+  it('the columns watch list --csv writes for reading are marked as listed, not misspellings', () =>
+    expect(
+      parseWatchlistCsv('id,keyword,pid,resolved_name,note\n1,A公司,p1,A,x\n').ignored.map((c) => [
+        c.name,
+        c.listed,
+      ]),
+    ).toEqual([
+      ['id', true],
+      ['pid', true],
+      ['resolved_name', true],
+      ['note', false],
+    ]));
 
   it('known columns are not warned about, in any case', () =>
     expect(parseWatchlistCsv('NAME,Priority,统一社会信用代码\nA公司,1,\n').ignored).toEqual([]));
