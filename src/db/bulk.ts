@@ -3,6 +3,11 @@ import type { Sql } from './connect.ts';
 
 const MAX_PARAMS = 60_000;
 
+/** A computed shape: an id drawn from a bigserial's sequence (`nextval`, an int8: a string). */
+interface DrawnId {
+  id: string;
+}
+
 /** Inserts `rows` (objects with the same keys) into `table` in as few statements as fit. */
 export async function insertRows(
   sql: Sql,
@@ -22,7 +27,7 @@ export async function insertRows(
 /** `count` fresh ids from a table's bigserial sequence, so parents and children go in one pass. */
 export async function reserveIds(sql: Sql, table: string, count: number): Promise<number[]> {
   if (count === 0) return [];
-  const rows = await sql<{ id: string }[]>`
+  const rows = await sql<DrawnId[]>`
     select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${count})`;
   return rows.map((r) => Number(r.id));
 }

@@ -19,6 +19,14 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.m
 // locks share one key space, so this also excludes a runner of the former session-lock code.
 const LOCK_KEY = 7_302_414_771;
 
+/**
+ * A row of drizzle's own table `__drizzle_migrations` (not in src/db/schema.ts), as read here: its
+ * `created_at` is an int8, which the driver returns as a string.
+ */
+interface MigrationRecord {
+  created_at: string | null;
+}
+
 /** Migrates the database at `url`; returns how many migrations were newly applied. */
 export async function migrateDatabase(url: string): Promise<number> {
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_DIR });
@@ -36,7 +44,7 @@ export async function migrateDatabase(url: string): Promise<number> {
           created_at bigint
         )`;
       // Read after the lock: a runner that waited sees what the one before it committed.
-      const [last] = await tx<{ created_at: string | null }[]>`
+      const [last] = await tx<MigrationRecord[]>`
         select created_at from "drizzle"."__drizzle_migrations" order by created_at desc limit 1`;
       let applied = 0;
       for (const migration of migrations) {

@@ -7,6 +7,17 @@ import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type { Sql } from './connect.ts';
 import { MIGRATIONS_DIR } from './migrate.ts';
 
+/** A computed shape: whether drizzle's table exists and may be read (to_regclass, has_table_privilege). */
+interface RecordTable {
+  exists: boolean;
+  readable: boolean;
+}
+
+/** A computed shape: the latest `created_at` recorded (its int8 `max`, read `::text`). */
+interface LastMigration {
+  last: string | null;
+}
+
 export interface MigrationState {
   /** The migrations this daybook has. */
   total: number;
@@ -22,12 +33,12 @@ export interface MigrationState {
 export async function migrationState(sql: Sql): Promise<MigrationState> {
   const all = readMigrationFiles({ migrationsFolder: MIGRATIONS_DIR }).map((m) => m.folderMillis);
   const newest = Math.max(0, ...all);
-  const [t] = await sql<{ exists: boolean; readable: boolean }[]>`
+  const [t] = await sql<RecordTable[]>`
     select to_regclass('drizzle.__drizzle_migrations') is not null as exists,
       coalesce(has_table_privilege(to_regclass('drizzle.__drizzle_migrations'), 'SELECT'), false) as readable`;
   if (!t?.exists) return { total: all.length, applied: 0, newer: false, readable: true };
   if (!t.readable) return { total: all.length, applied: 0, newer: false, readable: false };
-  const [r] = await sql<{ last: string | null }[]>`
+  const [r] = await sql<LastMigration[]>`
     select max(created_at)::text as last from drizzle.__drizzle_migrations`;
   const last = Number(r?.last ?? 0);
   return {

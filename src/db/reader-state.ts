@@ -3,7 +3,19 @@
  * place, read without making it or reading its password.
  */
 import type { Sql } from './connect.ts';
-import { sqlReaderProblem } from './roles.ts';
+import { type SqlReader, sqlReaderProblem } from './roles.ts';
+
+/** A computed shape: whether `sql_reader` exists and may be read (to_regclass, has_table_privilege). */
+interface ReaderTable {
+  exists: boolean;
+  readable: boolean;
+}
+
+/** A computed shape: what the recorded role may do (has_database_privilege, has_schema_privilege). */
+interface ReaderRights {
+  connect: boolean;
+  analytics: boolean;
+}
 
 export type ReaderState =
   /** The table `sql_reader` is missing: the database is not migrated that far. */
@@ -16,16 +28,16 @@ export type ReaderState =
   | { kind: 'role'; role: string; problem: string | null; canConnect: boolean; readsAnalytics: boolean };
 
 export async function readerState(sql: Sql): Promise<ReaderState> {
-  const [t] = await sql<{ exists: boolean; readable: boolean }[]>`
+  const [t] = await sql<ReaderTable[]>`
     select to_regclass('public.sql_reader') is not null as exists,
       coalesce(has_table_privilege(to_regclass('public.sql_reader'), 'SELECT'), false) as readable`;
   if (!t?.exists) return { kind: 'no-table' };
   if (!t.readable) return { kind: 'unreadable' };
-  const [row] = await sql<{ role: string }[]>`select role from public.sql_reader`;
+  const [row] = await sql<Pick<SqlReader, 'role'>[]>`select role from public.sql_reader`;
   if (!row) return { kind: 'none' };
   const problem = await sqlReaderProblem(sql, row.role);
   if (problem) return { kind: 'role', role: row.role, problem, canConnect: false, readsAnalytics: false };
-  const [can] = await sql<{ connect: boolean; analytics: boolean }[]>`
+  const [can] = await sql<ReaderRights[]>`
     select has_database_privilege(${row.role}, current_database(), 'CONNECT') as connect,
       coalesce(has_schema_privilege(${row.role}, to_regnamespace('analytics')::oid, 'USAGE'), false) as analytics`;
   return {

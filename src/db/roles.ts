@@ -39,6 +39,53 @@ const LO_CREATORS = ['lo_create(oid)', 'lo_creat(integer)', 'lo_from_bytea(oid, 
 /** The statement timeout the analytics role gets unless told otherwise: 60 s. */
 export const ANALYTICS_STATEMENT_TIMEOUT_MS = 60_000;
 
+// The rows below are computed shapes: each is what a query of the system catalogs computes.
+
+/** The name of this database (`current_database()`). */
+interface CurrentDatabase {
+  db: string;
+}
+
+/** Whether a role may create temporary tables here (has_database_privilege … 'TEMPORARY'). */
+interface TemporaryRight {
+  can: boolean;
+}
+
+/** A large-object function a role may still execute (of LO_CREATORS, by has_function_privilege). */
+interface LargeObjectCreator {
+  fn: string;
+}
+
+/** Another database a role may connect to (`pg_database.datname`, by has_database_privilege). */
+interface OpenDatabase {
+  datname: string;
+}
+
+/** Whether the user may make the sql reader (ensure) and read `sql_reader` (read). */
+interface ReaderAccess {
+  ensure: boolean;
+  read: boolean;
+}
+
+/** A role's dangerous attributes and the roles it is a member of (pg_roles, pg_auth_members). */
+interface RoleStanding {
+  attrs: string[];
+  member_of: string[];
+}
+
+/** The session user, whether it is a superuser, and the DANGEROUS_ROLES it is a member of. */
+interface SessionUser {
+  user: string;
+  superuser: boolean;
+  dangerous: string[];
+}
+
+/** Whether a role may run set_config, and the inline languages it may use (pg_language). */
+interface RoleEscapes {
+  set_config: boolean;
+  languages: string[];
+}
+
 /**
  * Creates (or updates) `role` as a login role that can read the analytics schema only, whose
  * statements are cancelled after `statementTimeoutMs` (its own statement_timeout, which a session
@@ -70,7 +117,7 @@ export async function grantAnalyticsRole(
   const timeout =
     statementTimeoutMs % 1000 === 0 ? `${statementTimeoutMs / 1000}s` : `${statementTimeoutMs}ms`;
   await sql.unsafe(`alter role ${role} set statement_timeout = '${timeout}'`);
-  const [{ db } = { db: '' }] = await sql<{ db: string }[]>`select current_database() as db`;
+  const [{ db } = { db: '' }] = await sql<CurrentDatabase[]>`select current_database() as db`;
   const database = ident(db);
   await sql.unsafe(`grant connect on database ${database} to ${role}`);
   await sql.unsafe(`revoke all on all tables in schema public from ${role}`);
@@ -84,14 +131,14 @@ export async function grantAnalyticsRole(
   );
 
   const left: string[] = [];
-  const [temp] = await sql<{ can: boolean }[]>`
+  const [temp] = await sql<TemporaryRight[]>`
     select has_database_privilege(${role}, current_database(), 'TEMPORARY') as can`;
   if (temp?.can) {
     left.push(
       `role ${role} can still create temporary tables in this database: only its owner may revoke TEMPORARY from PUBLIC`,
     );
   }
-  const lo = await sql<{ fn: string }[]>`
+  const lo = await sql<LargeObjectCreator[]>`
     select f as fn from unnest(${LO_CREATORS}::text[]) f
     where has_function_privilege(${role}, to_regprocedure('pg_catalog.' || f), 'EXECUTE')`;
   if (lo.length > 0) {
@@ -99,7 +146,7 @@ export async function grantAnalyticsRole(
       `role ${role} can still create large objects (${lo.map((r) => r.fn.replace(/\(.*/, '')).join(', ')}): only a superuser may revoke EXECUTE on them from PUBLIC`,
     );
   }
-  const others = await sql<{ datname: string }[]>`
+  const others = await sql<OpenDatabase[]>`
     select datname from pg_database
     where datallowconn and datname <> current_database()
       and has_database_privilege(${role}, oid, 'CONNECT')
@@ -127,7 +174,7 @@ export interface SqlReader {
  * owner of `sql_reader` and superusers may).
  */
 export async function ensureSqlReader(sql: Sql): Promise<SqlReader | 'unreadable' | null> {
-  const [can] = await sql<{ ensure: boolean; read: boolean }[]>`
+  const [can] = await sql<ReaderAccess[]>`
     select
       coalesce(has_function_privilege(to_regprocedure('public.daybook_sql_reader_ensure()'), 'EXECUTE'), false) as ensure,
       coalesce(has_table_privilege(to_regclass('public.sql_reader'), 'SELECT'), false) as read`;
@@ -144,7 +191,7 @@ export async function ensureSqlReader(sql: Sql): Promise<SqlReader | 'unreadable
  * role at all (so of none of DANGEROUS_ROLES, through any path).
  */
 export async function sqlReaderProblem(sql: Sql, role: string): Promise<string | null> {
-  const [r] = await sql<{ attrs: string[]; member_of: string[] }[]>`
+  const [r] = await sql<RoleStanding[]>`
     select
       array_remove(array[
         case when rolsuper then 'SUPERUSER' end, case when rolcreatedb then 'CREATEDB' end,
@@ -165,7 +212,7 @@ export async function sqlReaderProblem(sql: Sql, role: string): Promise<string |
  * DANGEROUS_ROLES, even through SET ROLE. It may still signal the backends of its own role.
  */
 export async function sessionUserProblem(sql: Sql): Promise<{ user: string; problem: string | null }> {
-  const [r] = await sql<{ user: string; superuser: boolean; dangerous: string[] }[]>`
+  const [r] = await sql<SessionUser[]>`
     select session_user::text as user, rolsuper as superuser,
       array(select d from unnest(${[...DANGEROUS_ROLES]}::text[]) d
             where pg_has_role(session_user, d, 'MEMBER') order by 1) as dangerous
@@ -186,7 +233,7 @@ export async function sessionUserProblem(sql: Sql): Promise<{ user: string; prob
  */
 export async function closeRoleEscapes(sql: Sql, role: string): Promise<string | null> {
   const open = async () => {
-    const [r] = await sql<{ set_config: boolean; languages: string[] }[]>`
+    const [r] = await sql<RoleEscapes[]>`
       select
         has_function_privilege(${role}, 'pg_catalog.set_config(text, text, boolean)', 'EXECUTE') as set_config,
         array(select lanname::text from pg_language

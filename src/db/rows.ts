@@ -5,7 +5,9 @@
  * The driver names each value by its SQL column (snake_case here) and parses by the Postgres
  * type: timestamps and dates become a Date, int8 and numeric stay strings. `DriverRow` maps a
  * table to that shape; `Recast` states what a query's cast (`::text`, `::int`) or a CHECK-bound
- * text column makes of a column.
+ * text column makes of a column; `NonNull` and `LeftJoined` what a query makes of null (a
+ * `coalesce` or an `is not null`; the optional side of a left join). Shapes a query computes (an
+ * aggregate, an expression, a catalog read) are named interfaces beside their query.
  *
  * A column's SQL name is its literal name where drizzle kept one, else (names passed through
  * schema.ts's `tstz` and `id` are typed `string`) the snake_case of its property name;
@@ -64,3 +66,14 @@ export type DriverRow<T extends Table> = {
 export type Recast<R, K extends keyof R, V> = {
   [P in keyof R]: P extends K ? (unknown extends R[P] ? V : Nullable<R[P], V>) : R[P];
 };
+
+/**
+ * `R` with the columns `K` never null: what a query makes sure of (`coalesce`, a `where … is not
+ * null`, a value it has just written) and the column's type does not say.
+ */
+export type NonNull<R, K extends keyof R> = {
+  [P in keyof R]: P extends K ? NonNullable<R[P]> : R[P];
+};
+
+/** `R` read from the optional side of a left join: every column may be null. */
+export type LeftJoined<R> = { [P in keyof R]: R[P] | null };

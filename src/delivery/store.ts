@@ -6,7 +6,7 @@
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
 import { leaseUntil, letGo, stillHeld, take } from '../db/lease.ts';
-import type { DriverRow, Recast } from '../db/rows.ts';
+import type { DriverRow, NonNull, Recast } from '../db/rows.ts';
 import type { subscriptions } from '../db/schema.ts';
 import { type Envelope, readEventsBySeq } from '../events/feed.ts';
 import { RATE_LIMITED } from './channels/limits.ts';
@@ -37,6 +37,33 @@ export type Subscription = Recast<
   'state',
   SubscriptionState
 > & { lang: Lang };
+
+/** A subscription's id and event cursor, both read `::int`. */
+type SubscriptionCursor = Recast<
+  Pick<DriverRow<typeof subscriptions>, 'id' | 'cursor_seq'>,
+  'id' | 'cursor_seq',
+  number
+>;
+
+/** A failing endpoint's state: its `failing_since`, just set when it was null. */
+export type FailingState = NonNull<
+  Pick<DriverRow<typeof subscriptions>, 'failing_since' | 'state'>,
+  'failing_since'
+>;
+
+/** A computed shape: the latest event's sequence number (`max(seq)`, an int8: a string). */
+interface LatestSeq {
+  max: string | null;
+}
+
+/**
+ * A computed shape: of the sends wanted, how many a rate-limited window grants, and when its
+ * oldest counted send leaves it (`takeSends`).
+ */
+interface WindowGrant {
+  granted: number;
+  free_at: Date;
+}
 
 const LISTED = (sql: Sql) =>
   sql`id::int as id, url, types, min_severity, pids, digest_only, format, lang, allow_private, state,
@@ -144,7 +171,9 @@ export async function replay(
   id: number,
   from: { after: number } | { since: Date },
 ): Promise<number | null> {
-  const [sub] = await sql<{ id: number }[]>`select id::int as id from subscriptions where id = ${id}`;
+  const [sub] = await sql<
+    Pick<SubscriptionCursor, 'id'>[]
+  >`select id::int as id from subscriptions where id = ${id}`;
   if (!sub) return null;
   const rows = await sql`
     insert into delivery_queue (subscription_id, event_seq)
@@ -164,10 +193,10 @@ export async function replay(
  * a cursor never skips one. Returns how many deliveries were queued.
  */
 export async function fanOut(sql: postgres.Sql, batch = 5000): Promise<number> {
-  const [top] = await sql<{ max: string | null }[]>`select max(seq) as max from events`;
+  const [top] = await sql<LatestSeq[]>`select max(seq) as max from events`;
   const max = Number(top?.max ?? 0);
   let queued = 0;
-  const subs = await sql<{ id: number; cursor_seq: number }[]>`
+  const subs = await sql<SubscriptionCursor[]>`
     select id::int as id, cursor_seq::int as cursor_seq from subscriptions
     where state <> 'disabled' and cursor_seq < ${max}`;
   for (const s of subs) {
@@ -176,7 +205,7 @@ export async function fanOut(sql: postgres.Sql, batch = 5000): Promise<number> {
       const upto = Math.min(max, cursor + batch);
       queued += await sql.begin(async (tx) => {
         // The row lock makes two engines fan out one subscription one after the other.
-        const [locked] = await tx<{ cursor_seq: number }[]>`
+        const [locked] = await tx<Pick<SubscriptionCursor, 'cursor_seq'>[]>`
           select cursor_seq::int as cursor_seq from subscriptions where id = ${s.id} and state <> 'disabled' for update`;
         if (!locked || locked.cursor_seq >= upto) return 0;
         const inserted = await tx`
@@ -194,7 +223,6 @@ export async function fanOut(sql: postgres.Sql, batch = 5000): Promise<number> {
   return queued;
 }
 
-/** A claimed delivery: what to send, where, signed with which secrets. */
 /** Where and how one delivery goes: the endpoint, its format and language, its secrets. */
 export interface Target {
   url: string;
@@ -205,6 +233,10 @@ export interface Target {
   secrets: string[];
 }
 
+/** A subscription's target with its id (read `::int`), as `deliveryTarget` reads it. */
+export type SubscriptionTarget = Target & Pick<SubscriptionCursor, 'id'>;
+
+/** A claimed delivery: what to send, where, signed with which secrets. */
 export interface Claimed extends Target {
   id: number;
   subscription_id: number;
@@ -308,7 +340,7 @@ export async function recordAttempt(sql: Sql, a: AttemptRecord): Promise<boolean
  * (null when it was not, or another attempt recorded the recovery first).
  */
 export async function markRecovered(tx: Sql, subscriptionId: number | string): Promise<Date | null> {
-  const [s] = await tx<{ failing_since: Date | null }[]>`
+  const [s] = await tx<Pick<DriverRow<typeof subscriptions>, 'failing_since'>[]>`
       update subscriptions u set failing_since = null
       from (select id, failing_since from subscriptions where id = ${subscriptionId}
             and failing_since is not null for update) old
@@ -321,8 +353,8 @@ export async function markFailing(
   tx: Sql,
   subscriptionId: number | string,
   at: Date,
-): Promise<{ failing_since: Date; state: string } | undefined> {
-  const [s] = await tx<{ failing_since: Date; state: string }[]>`
+): Promise<FailingState | undefined> {
+  const [s] = await tx<FailingState[]>`
       update subscriptions set failing_since = coalesce(failing_since, ${at})
       where id = ${subscriptionId} returning failing_since, state`;
   return s;
@@ -338,20 +370,8 @@ export async function disableSubscription(
 }
 
 /** What sending to subscription `id` needs, secrets included (for `subscribe test`); null if none. */
-export async function deliveryTarget(
-  sql: Sql,
-  id: number,
-): Promise<
-  | (Omit<Claimed, 'id' | 'subscription_id' | 'event_seq' | 'attempts' | 'event' | 'failing_since'> & {
-      id: number;
-    })
-  | null
-> {
-  const [row] = await sql<
-    (Omit<Claimed, 'id' | 'subscription_id' | 'event_seq' | 'attempts' | 'event' | 'failing_since'> & {
-      id: number;
-    })[]
-  >`
+export async function deliveryTarget(sql: Sql, id: number): Promise<SubscriptionTarget | null> {
+  const [row] = await sql<SubscriptionTarget[]>`
     select id::int as id, url, format, lang, signing_secret, allow_private,
       array_remove(array[secret, case when previous_secret_until > now() then previous_secret end], null) as secrets
     from subscriptions where id = ${id}`;
@@ -369,7 +389,7 @@ export async function takeSends(
   o: { want: number; perWindow: number; windowMs: number },
 ): Promise<{ granted: number; freeAt: Date }> {
   const w = sql`(${o.windowMs}::int * interval '1 millisecond')`;
-  const [row] = await sql<{ granted: number; free_at: Date }[]>`
+  const [row] = await sql<WindowGrant[]>`
     with cur as (
       select id, array(select t from unnest(recent_sends) t where t > clock_timestamp() - ${w} order by t) as kept
       from subscriptions where id = ${id} for update

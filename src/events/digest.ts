@@ -4,6 +4,8 @@
  * `renderDigest` is pure; `cycleDigest` reads the cycle's events.
  */
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { events as eventsTable } from '../db/schema.ts';
 import { type Envelope, readEvents } from './feed.ts';
 
 export interface DigestCompany {
@@ -93,7 +95,7 @@ export function renderDigest(cycle: string, events: readonly Envelope[]): Digest
 /** The digest of cycle `cycle`, from the outbox. */
 export async function cycleDigest(sql: Sql, cycle: string): Promise<Digest> {
   const rows = await sql<
-    { seq: string }[]
+    Pick<DriverRow<typeof eventsTable>, 'seq'>[]
   >`select seq from events where cycle = ${cycle} and pid is not null order by seq`;
   const seqs = rows.map((r) => Number(r.seq));
   const events = seqs.length ? await readEvents(sql, { after: 0, limit: seqs.length, seqs }) : [];

@@ -4,6 +4,8 @@
  * consumer sees (catalogue.ts, schemas/events/).
  */
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow, Recast } from '../db/rows.ts';
+import type { events } from '../db/schema.ts';
 import type { EventType } from './catalogue.ts';
 
 /** One event as the feed and webhooks send it. */
@@ -21,6 +23,39 @@ export interface Envelope {
   raw_response_id: number | null;
   data: Record<string, unknown>;
 }
+
+/** An event as `readEvents` reads it: its dates read `::text`, its type and severity as named. */
+type EventRow = Recast<
+  Recast<
+    Recast<
+      Recast<
+        Pick<
+          DriverRow<typeof events>,
+          | 'seq'
+          | 'id'
+          | 'type'
+          | 'company_seq'
+          | 'severity'
+          | 'pid'
+          | 'name'
+          | 'cycle'
+          | 'detected_at'
+          | 'effective_date'
+          | 'raw_response_id'
+          | 'data'
+        >,
+        'type',
+        EventType
+      >,
+      'severity',
+      Envelope['severity']
+    >,
+    'cycle' | 'effective_date',
+    string
+  >,
+  'data',
+  Record<string, unknown>
+>;
 
 export interface FeedQuery {
   /** Events after this sequence number (0: from the start). */
@@ -51,22 +86,7 @@ export async function readEvents(sql: Sql, q: FeedQuery): Promise<Envelope[]> {
   const byType = q.types?.length
     ? sql`and (type = any(${exact}::text[]) or type like any(${prefixes}::text[]))`
     : sql``;
-  const rows = await sql<
-    {
-      seq: string;
-      id: string;
-      type: EventType;
-      company_seq: number | null;
-      severity: Envelope['severity'];
-      pid: string | null;
-      name: string | null;
-      cycle: string | null;
-      detected_at: Date;
-      effective_date: string | null;
-      raw_response_id: string | null;
-      data: Record<string, unknown>;
-    }[]
-  >`
+  const rows = await sql<EventRow[]>`
     select seq, id, type, company_seq, severity, pid, name, cycle::text as cycle, detected_at,
            effective_date::text as effective_date, raw_response_id, data
     from events

@@ -12,9 +12,14 @@
  */
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { cycleBudgets, cycleFetches } from '../db/schema.ts';
 import type { EnterpriseChangeCategory, Severity } from '../terms/changes.ts';
 import { changeEventType, type EventType, observationEventType, severityOfEvent } from './catalogue.ts';
 import { cycleDigest } from './digest.ts';
+
+/** A computed shape: how many of a cycle's fetches are in each status (`count(*)::int` by status). */
+type StatusCount = Pick<DriverRow<typeof cycleFetches>, 'status'> & { n: number };
 
 /** The advisory lock key of outbox writers ('dbevents' as 64-bit ASCII, taken by nothing else). */
 export const EVENTS_LOCK = 7_233_174_018_574_889_587n;
@@ -154,9 +159,11 @@ export async function writeCycleCompletion(sql: postgres.Sql, cycle: string, now
     await tx`select pg_advisory_xact_lock(${EVENTS_LOCK.toString()}::bigint)`;
     const [done] = await tx`select 1 from events where type = 'cycle.completed' and cycle = ${cycle} limit 1`;
     if (done) return false;
-    const counts = await tx<{ status: string; n: number }[]>`
+    const counts = await tx<StatusCount[]>`
       select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status`;
-    const [budget] = await tx<{ spent: number }[]>`select spent from cycle_budgets where cycle = ${cycle}`;
+    const [budget] = await tx<
+      Pick<DriverRow<typeof cycleBudgets>, 'spent'>[]
+    >`select spent from cycle_budgets where cycle = ${cycle}`;
     const digest = await cycleDigest(tx, cycle);
     await appendEvents(tx, [
       {

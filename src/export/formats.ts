@@ -25,6 +25,11 @@ export interface FileWritten {
   inexact?: Record<string, number>;
 }
 
+/** A computed shape: one line of a text format, made by the query itself (`writeLines`). */
+interface Line {
+  line: string;
+}
+
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /** A column's value as the text formats carry it (timestamps in UTC, decimals as text). */
@@ -80,7 +85,7 @@ async function writeLines(
   });
   async function* lines(): AsyncGenerator<string> {
     if (options.header !== undefined) yield `${options.header}${options.eol}`;
-    for await (const batch of tx.unsafe<{ line: string }[]>(query).cursor(2000)) {
+    for await (const batch of tx.unsafe<Line[]>(query).cursor(2000)) {
       let text = '';
       for (const r of batch) text += `${r.line}${options.eol}`;
       rows += batch.length;

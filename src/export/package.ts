@@ -34,7 +34,7 @@ import {
   take,
 } from '../db/lease.ts';
 import type { DriverRow, Recast } from '../db/rows.ts';
-import type { exports as exportsTable } from '../db/schema.ts';
+import type { exports as exportsTable, rebuildGeneration } from '../db/schema.ts';
 import {
   EXPORT_TABLES,
   type ExportTable,
@@ -151,6 +151,20 @@ type LedgerRow = Recast<
   'manifest',
   Manifest | null
 > & { lease_live: boolean };
+
+/** The generation the history is at (`rebuild_generation`). */
+type Generation = Pick<DriverRow<typeof rebuildGeneration>, 'generation'>;
+
+/**
+ * A computed shape: where a new package ends (`pg_current_snapshot()::text`), with the
+ * generation and the time it was cut at.
+ */
+type Cut = Generation & { hi: string; now: Date };
+
+/** A computed shape: whether a table has a row in a range (`select exists (…) as n`). */
+interface AnyRow {
+  n: boolean;
+}
 
 const ledgerColumns = (sql: Sql) => sql`id::text, load_no, load_id, previous_load_id, kind, format, tables,
   from_snapshot, to_snapshot, generation, schema_version, state, holder, ${leaseLive(sql)} as lease_live, manifest`;
@@ -397,7 +411,7 @@ function refuseMismatch(
 /** Whether any table has a row in the range. */
 async function anyRows(tx: Sql, tables: ExportTable[], lo: string, hi: string): Promise<boolean> {
   for (const t of tables) {
-    const [row] = await tx.unsafe<{ n: boolean }[]>(
+    const [row] = await tx.unsafe<AnyRow[]>(
       rangeSql(`select exists (select 1 from ${t.from} where ${t.where}) as n`, lo, hi),
     );
     if (row?.n) return true;
@@ -453,7 +467,7 @@ async function adoptLeftover(
       hi: manifest.cursor.to_snapshot,
       createdAt: manifest.created_at,
     };
-    const [gen] = await sql<{ generation: number }[]>`select generation from rebuild_generation`;
+    const [gen] = await sql<Generation[]>`select generation from rebuild_generation`;
     await complete(sql, row, plan, manifest, gen?.generation ?? 0);
     progress(
       `load ${row.load_id}: adopted (found whole in ${onDisk}, left unrecorded by an export that stopped)`,
@@ -518,7 +532,7 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
         if (emptied && !options.full)
           progress(`${destination} holds no package: writing a full one (load ${row.load_id})`);
         const result = await sql.begin('isolation level repeatable read read only', async (tx) => {
-          const [cut] = await tx<{ hi: string; generation: number; now: Date }[]>`
+          const [cut] = await tx<Cut[]>`
             select pg_current_snapshot()::text as hi,
                    (select generation from rebuild_generation) as generation, now() as now`;
           const generation = cut?.generation ?? 0;
@@ -593,7 +607,7 @@ export async function replayPackages(
     throw new ExportUsage(
       `${destination} has no complete package ${missing.join(', ')}: replay a range of the packages it has (daybook status names the last)`,
     );
-  const [gen] = await sql<{ generation: number }[]>`select generation from rebuild_generation`;
+  const [gen] = await sql<Generation[]>`select generation from rebuild_generation`;
   const stale = rows.find((r) => r.generation !== (gen?.generation ?? 0));
   if (stale)
     throw new ExportUsage(

@@ -18,6 +18,8 @@
 
 import { deleteSuperseded, insertRows, truncateTables } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow, LeftJoined, Recast } from '../db/rows.ts';
+import type { enterprises, enterpriseVersions, keywordResolutions } from '../db/schema.ts';
 import { appendEvents, changeEvent, type NewEvent, observationEvent } from '../events/outbox.ts';
 import type { NormalizedEnterprise, NormalizedPerson } from '../normalize/types.ts';
 import { changeFacts } from '../terms/changes.ts';
@@ -216,6 +218,25 @@ export async function applyEnterprises(
   return summary;
 }
 
+/**
+ * An enterprise's row, locked, with its current version (none yet: the version's columns null),
+ * whose `normalized` record is read as one.
+ */
+type LockedEnterprise = Pick<
+  DriverRow<typeof enterprises>,
+  'pid' | 'last_seen_at' | 'last_seen_raw_id' | 'presence'
+> &
+  LeftJoined<
+    Recast<
+      Pick<DriverRow<typeof enterpriseVersions>, 'id' | 'version' | 'content_hash' | 'normalized'>,
+      'normalized',
+      NormalizedEnterprise
+    >
+  >;
+
+/** What a keyword resolved to. */
+type Resolution = Pick<DriverRow<typeof keywordResolutions>, 'keyword' | 'pid'>;
+
 /** Makes sure every enterprise of the batch has a row, locks them in PID order, reads their current state. */
 async function lockEnterprises(
   sql: Sql,
@@ -228,18 +249,7 @@ async function lockEnterprises(
     sql,
     pids.map((pid) => ({ pid, first_seen_at: firstSeen.get(pid), last_seen_at: firstSeen.get(pid) })),
   );
-  const rows = await sql<
-    {
-      pid: string;
-      last_seen_at: Date;
-      last_seen_raw_id: string | null;
-      presence: string;
-      id: string | null;
-      version: number | null;
-      content_hash: string | null;
-      normalized: NormalizedEnterprise | null;
-    }[]
-  >`
+  const rows = await sql<LockedEnterprise[]>`
     select e.pid, e.last_seen_at, e.last_seen_raw_id, e.presence, v.id, v.version, v.content_hash, v.normalized
     from enterprises e left join enterprise_versions v on v.id = e.current_version_id
     where e.pid = any(${pids}::text[])
@@ -269,7 +279,7 @@ async function lockResolutions(
   const keywords = [...new Set(items.flatMap((o) => (o.keyword === null ? [] : [o.keyword])))].sort();
   const resolved = new Map<string, string>();
   if (keywords.length > 0) {
-    const rs = await sql<{ keyword: string; pid: string }[]>`
+    const rs = await sql<Resolution[]>`
       select keyword, pid from keyword_resolutions where keyword = any(${keywords}::text[])
       order by keyword for update`;
     for (const r of rs) resolved.set(r.keyword, r.pid);
@@ -519,7 +529,9 @@ export async function disappearKeyword(
   sql: Sql,
   o: { keyword: string; fetchedAt: Date; rawResponseId: number | null; cycle: string },
 ): Promise<number> {
-  const [r] = await sql<{ pid: string }[]>`select pid from keyword_resolutions where keyword = ${o.keyword}`;
+  const [r] = await sql<
+    Pick<Resolution, 'pid'>[]
+  >`select pid from keyword_resolutions where keyword = ${o.keyword}`;
   if (!r) return 0;
   return markDisappeared(sql, [{ pid: r.pid, ...o }]);
 }

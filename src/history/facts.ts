@@ -4,6 +4,8 @@
  * when a message is written, so an event's payload stays as it was recorded.
  */
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { enterpriseVersions } from '../db/schema.ts';
 
 export interface CompanyFacts {
   /** By PID: the current version's name and credit code. */
@@ -12,20 +14,17 @@ export interface CompanyFacts {
   currency: Map<string, string | null>;
 }
 
+/** A version as the facts read it. */
+type VersionFacts = Pick<
+  DriverRow<typeof enterpriseVersions>,
+  'pid' | 'version' | 'is_current' | 'ent_name' | 'uncid' | 'capital_currency'
+>;
+
 /** The facts of the companies `pids` (only those daybook holds are in the answer). */
 export async function companyFacts(sql: Sql, pids: readonly string[]): Promise<CompanyFacts> {
   const facts: CompanyFacts = { current: new Map(), currency: new Map() };
   if (pids.length === 0) return facts;
-  const rows = await sql<
-    {
-      pid: string;
-      version: number;
-      is_current: boolean;
-      ent_name: string | null;
-      uncid: string | null;
-      capital_currency: string | null;
-    }[]
-  >`
+  const rows = await sql<VersionFacts[]>`
     select pid, version, is_current, ent_name, uncid, capital_currency
     from enterprise_versions where pid = any(${pids as string[]}::text[])`;
   for (const r of rows) {

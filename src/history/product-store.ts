@@ -7,6 +7,8 @@
  */
 import { deleteSuperseded, truncateTables } from '../db/bulk.ts';
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow, LeftJoined } from '../db/rows.ts';
+import type { products, productVersions } from '../db/schema.ts';
 import type { NormalizedProduct, NormalizedTrendingSnapshot } from '../normalize/types.ts';
 import { productContentHash } from './hash.ts';
 import { insertChildRows, pointerRows, type VersionTable, type VersionWrite, writeVersions } from './scd2.ts';
@@ -87,6 +89,10 @@ export async function applyProductPulls(
   return summary;
 }
 
+/** A product's row, locked, with its current version (none yet: the version's columns null). */
+type LockedProduct = Pick<DriverRow<typeof products>, 'product_id' | 'last_seen_at'> &
+  LeftJoined<Pick<DriverRow<typeof productVersions>, 'id' | 'version' | 'content_hash'>>;
+
 /** Makes sure every product of the batch has a row, locks them in id order, reads their current state. */
 async function lockProducts(sql: Sql, items: readonly PulledProduct[]): Promise<Map<string, ProductState>> {
   const firstSeen = new Map<string, Date>();
@@ -102,15 +108,7 @@ async function lockProducts(sql: Sql, items: readonly PulledProduct[]): Promise<
     const part = seedRows.slice(i, i + 10_000);
     await sql`insert into products ${sql(part, 'product_id', 'first_seen_at', 'last_seen_at')} on conflict (product_id) do nothing`;
   }
-  const rows = await sql<
-    {
-      product_id: string;
-      last_seen_at: Date;
-      id: string | null;
-      version: number | null;
-      content_hash: string | null;
-    }[]
-  >`
+  const rows = await sql<LockedProduct[]>`
     select p.product_id, p.last_seen_at, v.id, v.version, v.content_hash
     from products p left join product_versions v on v.id = p.current_version_id
     where p.product_id = any(${ids}::text[])

@@ -77,6 +77,11 @@ type RawRow = Recast<
 > &
   Pick<DriverRow<typeof rawBodies>, 'body_json' | 'body_text'> & { bytes_kept: boolean };
 
+/** A computed shape: how many landed answers a rebuild replays (`count(*)::int`). */
+interface ReplayCount {
+  n: number;
+}
+
 interface KeptEvent {
   pid: string;
   kind: string;
@@ -130,7 +135,7 @@ export async function rebuild(
     await emptyDrift(tx);
     // Every derived row is written again: the next warehouse export is a full one (src/export/).
     await tx`update rebuild_generation set generation = generation + 1`;
-    const [count] = await tx<{ n: number }[]>`
+    const [count] = await tx<ReplayCount[]>`
       select count(*)::int as n from raw_responses where outcome in ${tx(REPLAYED)}`;
     const total = count?.n ?? 0;
     const replay: Replay = { tx, summary, kept, refused, enterprises: [], products: [], drift: [] };

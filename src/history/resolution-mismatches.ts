@@ -6,6 +6,8 @@
  */
 
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { resolutionMismatches } from '../db/schema.ts';
 import { appendEvents, observationEvent } from '../events/outbox.ts';
 import { insertObservations } from './enterprise-store.ts';
 import type { Expected, ResolutionVerdict } from './resolution.ts';
@@ -80,7 +82,7 @@ export async function insertMismatchEvent(sql: Sql, a: RefusedAnswer): Promise<v
 /** What was expected when each refused answer was refused (a code, a PID), by raw response id. */
 export async function refusedAnswerCodes(sql: Sql): Promise<Map<number, Expected>> {
   const rows = await sql<
-    { raw_response_id: string; expected_uscc: string | null; expected_pid: string | null }[]
+    Pick<DriverRow<typeof resolutionMismatches>, 'raw_response_id' | 'expected_uscc' | 'expected_pid'>[]
   >`
     select raw_response_id, expected_uscc, expected_pid from resolution_mismatches`;
   return new Map(

@@ -5,10 +5,18 @@
  * product-store.ts drop their own).
  */
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { compactionMarks } from '../db/schema.ts';
 
 export interface SightingMark {
   enterprise: string;
   product: string;
+}
+
+/** A mark's row, its two ids read under short names (`e`, `p`). */
+interface MarkRow {
+  e: DriverRow<typeof compactionMarks>['enterprise_sighting_id'];
+  p: DriverRow<typeof compactionMarks>['product_sighting_id'];
 }
 
 /** Marks where the sightings stand now, for `cycle` (once per cycle). */
@@ -22,7 +30,7 @@ export async function markSightings(tx: Sql, cycle: string): Promise<void> {
 
 /** The mark of the newest cycle on or before `before`, if any. */
 export async function sightingMarkBefore(tx: Sql, before: string): Promise<SightingMark | null> {
-  const [mark] = await tx<{ e: string; p: string }[]>`
+  const [mark] = await tx<MarkRow[]>`
       select enterprise_sighting_id as e, product_sighting_id as p from compaction_marks
       where cycle <= ${before} order by cycle desc limit 1`;
   return mark ? { enterprise: mark.e, product: mark.p } : null;

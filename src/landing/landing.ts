@@ -8,8 +8,13 @@
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { rawBodies, rawResponses } from '../db/schema.ts';
 import type { Exchange } from '../upstream/client.ts';
 import type { Operation, UpstreamError } from '../upstream/errors.ts';
+
+/** A stored body's id, with its key computed as hex (`encode(sha256, 'hex') as sha`). */
+type BodyKey = Pick<DriverRow<typeof rawBodies>, 'id'> & { sha: string };
 
 export interface LandingRow {
   runId: number | null;
@@ -144,7 +149,7 @@ async function landBatch(sql: Sql, rows: readonly LandingRow[], asText: boolean)
     const ids = new Map<string, number>();
     const find = async (wanted: string[]) => {
       if (wanted.length === 0) return;
-      const found = await q<{ id: string; sha: string }[]>`
+      const found = await q<BodyKey[]>`
         select id, encode(sha256, 'hex') as sha from raw_bodies
         where sha256 = any(select decode(x, 'hex') from unnest(${wanted}::text[]) x)`;
       for (const f of found) ids.set(f.sha, Number(f.id));
@@ -157,7 +162,7 @@ async function landBatch(sql: Sql, rows: readonly LandingRow[], asText: boolean)
       return true;
     });
     if (missing.length > 0) {
-      const made = await q<{ id: string; sha: string }[]>`
+      const made = await q<BodyKey[]>`
         insert into raw_bodies (sha256, body_json, body_text, body_bytes)
         select decode(sha, 'hex'), j::jsonb, t, decode(b, 'base64')
         from unnest(${missing.map((i) => i.sha as string)}::text[],
@@ -171,7 +176,7 @@ async function landBatch(sql: Sql, rows: readonly LandingRow[], asText: boolean)
       await find(missing.flatMap((i) => (i.sha && !ids.has(i.sha) ? [i.sha] : [])));
     }
     const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
-    const landed = await q<{ id: string; landed_at: Date }[]>`
+    const landed = await q<Pick<DriverRow<typeof rawResponses>, 'id' | 'landed_at'>[]>`
       insert into raw_responses (run_id, cycle, operation, params, http_status, body_id, outcome, fetched_at, duration_ms)
       select run_id, cycle, operation, params::jsonb, http_status, body_id, outcome, fetched_at, duration_ms
       from unnest(${col((i) => i.r.runId)}::bigint[], ${col((i) => i.r.cycle)}::date[], ${col((i) => i.r.operation)}::text[],
@@ -222,7 +227,7 @@ export async function dropErrorAnswers(tx: Sql, before: string): Promise<{ calls
   const notPointedTo = RAW_REFERENCES.map(
     ([table, column]) => `not exists (select 1 from ${table} x where x.${column} = r.id)`,
   ).join(' and ');
-  const gone = await tx.unsafe<{ body_id: string | null }[]>(
+  const gone = await tx.unsafe<Pick<DriverRow<typeof rawResponses>, 'body_id'>[]>(
     `delete from raw_responses r
      where r.id in (
        select id from raw_responses

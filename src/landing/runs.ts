@@ -1,5 +1,18 @@
 /** The `runs` table: one row per job run, opened when it starts and closed with its outcome. */
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { runs } from '../db/schema.ts';
+
+/** A computed shape: the database's clock (`now()`). */
+interface DatabaseNow {
+  now: Date;
+}
+
+/** A computed shape: how many runs a compaction deleted and summaries it wrote (counts `::int`). */
+interface Summarized {
+  runs: number;
+  summaries: number;
+}
 
 export type RunOutcome =
   | 'running'
@@ -31,7 +44,7 @@ export async function startRun(sql: Sql, run: RunStart): Promise<number> {
       where kind = ${run.kind} and started_at > now() - interval '31 days'
         and job_id = ${run.jobId} and outcome = 'running'`;
   }
-  const [row] = await sql<{ id: string }[]>`
+  const [row] = await sql<Pick<DriverRow<typeof runs>, 'id'>[]>`
     insert into runs (kind, cycle, list_date, entity, job_id)
     values (${run.kind}, ${run.cycle ?? null}, ${run.listDate ?? null}, ${run.entity ?? null}, ${run.jobId ?? null})
     returning id`;
@@ -55,7 +68,7 @@ export async function finishRun(sql: Sql, id: number, finish: RunFinish): Promis
 
 /** The database's clock: what every machine agrees on, whatever its own clock says. */
 export async function databaseNow(sql: Sql): Promise<Date> {
-  const [row] = await sql<{ now: Date }[]>`select now() as now`;
+  const [row] = await sql<DatabaseNow[]>`select now() as now`;
   return row?.now ?? new Date();
 }
 
@@ -66,7 +79,7 @@ export async function databaseNow(sql: Sql): Promise<Date> {
  */
 export async function summarizeRuns(tx: Sql, before: string): Promise<{ runs: number; summaries: number }> {
   // The runs counted are those deleted (an upsert returns a summary's total, not what it added).
-  const [summed] = await tx<{ runs: number; summaries: number }[]>`
+  const [summed] = await tx<Summarized[]>`
       with gone as (
         delete from runs
         where cycle < ${before} and kind = 'enterprise' and outcome in ('succeeded', 'skipped', 'deferred', 'abandoned', 'paused')

@@ -26,13 +26,7 @@ export async function reserveCredits(sql: Sql, cycle: string, credits: number): 
     returning cycle`;
   if (rows.length > 0) return { ok: true };
   const [b] = await sql<
-    {
-      budget: number;
-      reserved: number;
-      spent: number;
-      paused_reason: string | null;
-      paused_at: Date | null;
-    }[]
+    Pick<DriverRow<typeof cycleBudgets>, 'budget' | 'reserved' | 'spent' | 'paused_reason' | 'paused_at'>[]
   >`
     select budget, reserved, spent, paused_reason, paused_at from cycle_budgets where cycle = ${cycle}`;
   if (!b) return { ok: false, reason: 'budget_exhausted', detail: `no budget row for cycle ${cycle}` };
@@ -68,7 +62,7 @@ export async function pauseCycle(
 ): Promise<void> {
   await inTransaction(sql, async (tx) => {
     // The event is written once per pause: by whoever moved the cycle from running to paused.
-    const [was] = await tx<{ paused_at: Date | null }[]>`
+    const [was] = await tx<Pick<DriverRow<typeof cycleBudgets>, 'paused_at'>[]>`
       select paused_at from cycle_budgets where cycle = ${cycle} for update`;
     await tx`update cycle_budgets set paused_at = coalesce(paused_at, now()), paused_reason = ${reason} where cycle = ${cycle}`;
     if (!was || was.paused_at !== null) return;

@@ -22,8 +22,8 @@
 
 import { inTransaction, type Sql } from '../db/connect.ts';
 import { leaseLive, letGo, mayTake, renew, stillHeld, take } from '../db/lease.ts';
-import type { DriverRow, Recast } from '../db/rows.ts';
-import type { cycleFetches, watchlist } from '../db/schema.ts';
+import type { DriverRow, NonNull, Recast } from '../db/rows.ts';
+import type { creditLedger, cycleFetches, watchlist } from '../db/schema.ts';
 import { appendEvents } from '../events/outbox.ts';
 import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
@@ -46,6 +46,35 @@ export type FetchStatus = (typeof FETCH_STATUSES)[number];
 export const SETTLED: readonly FetchStatus[] = ['succeeded', 'duplicate', 'failed'];
 /** What a buyer may claim: planned by the plan, or left to retry, or held by a lapsed lease. */
 const CLAIMABLE: readonly FetchStatus[] = ['planned', 'retrying', 'fetching'];
+
+/** A computed shape: how many calls of an entry went unanswered (`count(*)::int`). */
+interface UnansweredCount {
+  n: number;
+}
+
+/**
+ * A computed shape: whether a cycle is still open (rows unsettled, or none, or paused) and the
+ * mark of its latest change (`settledMark`).
+ */
+interface SettledState {
+  open: boolean;
+  mark: string | null;
+}
+
+/** The call a fetch has under way (its fence) and the credits it holds reserved. */
+type CallState = Pick<DriverRow<typeof cycleFetches>, 'call_fence' | 'credits_reserved'>;
+
+/**
+ * The ledger row of a call. Its credits are read as set: the row is looked at only when it is
+ * `presumed`, and a takeover writes a presumed row with the credits it reserved.
+ */
+type LedgerCall = NonNull<Pick<DriverRow<typeof creditLedger>, 'id' | 'status' | 'credits'>, 'credits'>;
+
+/** A claim whose holder's lease lapsed (`holder is not null`), its cycle read `::text`. */
+type LapsedClaim = NonNull<
+  Recast<Pick<DriverRow<typeof cycleFetches>, 'cycle' | 'watch_id' | 'holder'>, 'cycle', string>,
+  'holder'
+>;
 
 /** A claim on one cycle fetch. `fence` is the token checked before the call. */
 export interface Claim {
@@ -108,7 +137,7 @@ export async function claimFetch(
     if (row.holder !== null && !mayTake(row, holder, { reentrant: true })) {
       return { kind: 'held', holder: row.holder, leaseUntil: row.lease_until ?? new Date() };
     }
-    const [claimed] = await tx<{ fence: string }[]>`
+    const [claimed] = await tx<Pick<DriverRow<typeof cycleFetches>, 'fence'>[]>`
       update cycle_fetches set status = 'fetching', ${take(tx, holder, leaseMs, { fence: true })},
         attempts = attempts + 1, updated_at = now()
       where cycle = ${cycle} and watch_id = ${watchId}
@@ -155,7 +184,7 @@ export async function presumeLapsedCall(sql: Sql, claim: Claim, now: Date): Prom
   const call = claim.lapsedCall;
   if (!call) return;
   await inTransaction(sql, async (tx) => {
-    const [row] = await tx<{ call_fence: string | null }[]>`
+    const [row] = await tx<Pick<CallState, 'call_fence'>[]>`
       select call_fence from cycle_fetches where cycle = ${claim.cycle} and watch_id = ${claim.watchId}
       for update`;
     if (row?.call_fence === null || Number(row?.call_fence) !== call.fence) return;
@@ -181,7 +210,7 @@ export type ReserveResult = ReserveOutcome | { ok: false; reason: 'lost'; detail
  */
 export async function reserveForCall(sql: Sql, claim: Claim, cost: number): Promise<ReserveResult> {
   return inTransaction(sql, async (tx) => {
-    const [row] = await tx<{ credits_reserved: number }[]>`
+    const [row] = await tx<Pick<CallState, 'credits_reserved'>[]>`
       select credits_reserved from cycle_fetches
       where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and ${stillHeld(tx, claim)}
       for update`;
@@ -233,10 +262,10 @@ export async function settleCall(
   callFence: number,
   billing: Billing | null,
 ): Promise<void> {
-  const [row] = await tx<{ call_fence: string | null; credits_reserved: number }[]>`
+  const [row] = await tx<CallState[]>`
     select call_fence, credits_reserved from cycle_fetches
     where cycle = ${claim.cycle} and watch_id = ${claim.watchId} for update`;
-  const [prior] = await tx<{ id: string; status: string; credits: number }[]>`
+  const [prior] = await tx<LedgerCall[]>`
     select id, status, credits from credit_ledger
     where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and call_fence = ${callFence}
     for update`;
@@ -309,7 +338,7 @@ export async function settleUnanswered(
   u: Unanswered,
 ): Promise<number> {
   return inTransaction(sql, async (tx) => {
-    const [row] = await tx<{ call_fence: string | null; credits_reserved: number }[]>`
+    const [row] = await tx<CallState[]>`
       select call_fence, credits_reserved from cycle_fetches
       where cycle = ${claim.cycle} and watch_id = ${claim.watchId} for update`;
     const inserted = await tx`
@@ -326,7 +355,7 @@ export async function settleUnanswered(
       await tx`update cycle_fetches set call_fence = null, call_started_at = null, credits_reserved = 0,
                updated_at = now()
                where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
-    const [n] = await tx<{ n: number }[]>`
+    const [n] = await tx<UnansweredCount[]>`
       select count(*)::int as n from credit_ledger
       where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and status = 'unconfirmed'`;
     return n?.n ?? 0;
@@ -335,7 +364,7 @@ export async function settleUnanswered(
 
 /** How many calls of the entry went unanswered in the cycle (its `unconfirmed` ledger rows). */
 export async function unansweredCalls(sql: Sql, claim: Pick<Claim, 'cycle' | 'watchId'>): Promise<number> {
-  const [n] = await sql<{ n: number }[]>`
+  const [n] = await sql<UnansweredCount[]>`
     select count(*)::int as n from credit_ledger
     where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and status = 'unconfirmed'`;
   return n?.n ?? 0;
@@ -382,7 +411,7 @@ export async function failFetch(
 ): Promise<void> {
   await inTransaction(sql, async (tx) => {
     if (failure.final) {
-      const [left] = await tx<{ credits_reserved: number }[]>`
+      const [left] = await tx<Pick<CallState, 'credits_reserved'>[]>`
         select credits_reserved from cycle_fetches
         where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
           and status = 'fetching' and call_fence is null and credits_reserved > 0
@@ -507,7 +536,7 @@ export async function recordPlan(tx: Sql, plan: PlanDecisions): Promise<void> {
 
 /** `daybook resume`: the cycle's deferred rows are planned again; returns their watch ids. */
 export async function replanDeferred(tx: Sql, cycle: string): Promise<number[]> {
-  const rows = await tx<{ watch_id: string }[]>`
+  const rows = await tx<Pick<DriverRow<typeof cycleFetches>, 'watch_id'>[]>`
     update cycle_fetches set status = 'planned', error_code = null, error_message = null, updated_at = now()
     where cycle = ${cycle} and status = 'deferred' returning watch_id`;
   return rows.map((r) => Number(r.watch_id));
@@ -515,7 +544,7 @@ export async function replanDeferred(tx: Sql, cycle: string): Promise<number[]> 
 
 /** The entries of the cycle a buyer took and did not settle (their jobs may need enqueuing again). */
 export async function fetchesInFlight(sql: Sql, cycle: string): Promise<number[]> {
-  const rows = await sql<{ watch_id: string }[]>`
+  const rows = await sql<Pick<DriverRow<typeof cycleFetches>, 'watch_id'>[]>`
     select watch_id from cycle_fetches where cycle = ${cycle} and status in ('fetching', 'retrying')`;
   return rows.map((r) => Number(r.watch_id));
 }
@@ -529,7 +558,7 @@ export async function fetchesInFlight(sql: Sql, cycle: string): Promise<number[]
  * that disagrees) is swept like today's.
  */
 export async function lapsedClaims(sql: Sql): Promise<{ cycle: string; watchId: number; holder: string }[]> {
-  const rows = await sql<{ cycle: string; watch_id: string; holder: string }[]>`
+  const rows = await sql<LapsedClaim[]>`
     select cycle::text as cycle, watch_id, holder from cycle_fetches
     where cycle >= (select max(cycle) from cycle_fetches) - 7 and status = 'fetching' and holder is not null
       and not ${leaseLive(sql, 'lease_until')}
@@ -548,7 +577,7 @@ function lostMessage(claim: Claim): string {
  * read the same mark once both have committed.
  */
 export async function settledMark(sql: Sql, cycle: string): Promise<string | null> {
-  const [row] = await sql<{ open: boolean; mark: string | null }[]>`
+  const [row] = await sql<SettledState[]>`
     select exists (select 1 from cycle_fetches where cycle = ${cycle} and status in ('planned', 'fetching', 'retrying'))
         or not exists (select 1 from cycle_fetches where cycle = ${cycle})
         or exists (select 1 from cycle_budgets where cycle = ${cycle} and paused_at is not null) as open,
@@ -589,7 +618,7 @@ export async function bookProductCall(
   where: { cycle: string; operation: string; runId: number },
   b: ProductBooking | null,
 ): Promise<number> {
-  const [prior] = await tx<{ id: string; credits: number | null }[]>`
+  const [prior] = await tx<Pick<DriverRow<typeof creditLedger>, 'id' | 'credits'>[]>`
     select id, credits from credit_ledger
     where cycle = ${where.cycle} and operation = ${where.operation} and watch_id is null
       and run_id = ${where.runId} for update`;

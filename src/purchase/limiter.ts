@@ -11,6 +11,13 @@
  * (429), `block` stops everyone for the time it asked and counts the refusal.
  */
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { rateLimits } from '../db/schema.ts';
+
+/** A computed shape: how many ms to wait before the call (`daybook_rate_admit`, an integer). */
+interface AdmitWait {
+  wait: number;
+}
 
 export type LimitedOperation = 'enterprise-search' | 'product-listing';
 
@@ -78,14 +85,14 @@ export class DatabaseRateLimiter implements RateLimiter {
 
   async tryAcquire(op: LimitedOperation): Promise<number> {
     const rule = this.rules[op];
-    const [row] = await this.sql<{ wait: number }[]>`
+    const [row] = await this.sql<AdmitWait[]>`
       select daybook_rate_admit(${op}, ${rule.limit}, ${rule.windowMs + rule.marginMs}, ${minGapMs(rule)}) as wait`;
     return Number(row?.wait ?? 0);
   }
 
   async block(op: LimitedOperation, ms: number): Promise<number> {
     this.refused[op] = true;
-    const [row] = await this.sql<{ refusals: number }[]>`
+    const [row] = await this.sql<Pick<DriverRow<typeof rateLimits>, 'refusals'>[]>`
       insert into rate_limits (operation, blocked_until, refusals)
       values (${op}, clock_timestamp() + ${Math.max(0, Math.ceil(ms))} * interval '1 millisecond', 1)
       on conflict (operation) do update set

@@ -14,6 +14,8 @@
  * makes one call, so the run is the call's key: never booked twice, whoever settles it.
  */
 import { inTransaction, type Sql } from '../db/connect.ts';
+import type { DriverRow, LeftJoined } from '../db/rows.ts';
+import type { creditLedger, rawBodies, rawResponses, runs } from '../db/schema.ts';
 import { abandonStaleRuns, clearRunCall, markRunCall } from '../landing/runs.ts';
 import { brokenSuccessOf, presumedBillingOf, unansweredCallOf } from '../upstream/client.ts';
 import { InvalidRequestError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
@@ -132,6 +134,20 @@ interface CallMark {
   date: string | null;
 }
 
+/** A computed shape: the call a run has marked under way, if any (`counts->'productCall'`). */
+interface RunCallMark {
+  mark: CallMark | null;
+}
+
+/** A computed shape: how many keywords of a cycle had their call booked (`count(distinct keyword)`). */
+interface BookedPulls {
+  n: number;
+}
+
+/** What a run's call landed, as the `raw_answers` view reads it: the call and its body, if any. */
+type LandedCall = Pick<DriverRow<typeof rawResponses>, 'id' | 'outcome' | 'http_status' | 'landed_at'> &
+  LeftJoined<Pick<DriverRow<typeof rawBodies>, 'body_json' | 'body_text'>>;
+
 export type OpenedCall =
   | { ok: true; runId: number; cycle: string; reserved: number }
   | { ok: false; reason: 'budget_exhausted' | 'paused'; detail: string };
@@ -186,7 +202,7 @@ export async function settleProductCall(
 ): Promise<void> {
   const { runId, cycle } = call;
   await inTransaction(sql, async (tx) => {
-    const [run] = await tx<{ mark: CallMark | null }[]>`
+    const [run] = await tx<RunCallMark[]>`
       select counts->'productCall' as mark from runs where id = ${runId} for update`;
     const mark = run?.mark ?? null;
     if (mark) {
@@ -196,7 +212,7 @@ export async function settleProductCall(
     }
     // Settled already, or presumed by a recovery (whose row this answer corrects; the recovery
     // settled the reservation).
-    const [prior] = await tx<{ keyword: string | null }[]>`
+    const [prior] = await tx<Pick<DriverRow<typeof creditLedger>, 'keyword'>[]>`
       select keyword from credit_ledger
       where ${productRows(tx, cycle)} and run_id = ${runId} and status = 'presumed'`;
     if (prior)
@@ -243,7 +259,7 @@ async function book(
  * counts), so only those are read. Returns how many were settled.
  */
 export async function recoverProductCalls(sql: Sql, kind: string): Promise<number> {
-  const cut = await sql<{ id: string }[]>`
+  const cut = await sql<Pick<DriverRow<typeof runs>, 'id'>[]>`
     select id from runs
     where kind = ${kind} and started_at > now() - interval '31 days'
       and outcome <> 'running' and counts ? 'productCall'`;
@@ -251,21 +267,12 @@ export async function recoverProductCalls(sql: Sql, kind: string): Promise<numbe
   for (const { id } of cut) {
     const runId = Number(id);
     const done = await inTransaction(sql, async (tx) => {
-      const [run] = await tx<{ mark: CallMark | null }[]>`
+      const [run] = await tx<RunCallMark[]>`
         select counts->'productCall' as mark from runs where id = ${runId} for update`;
       const mark = run?.mark ?? null;
       if (!mark) return false;
       await clearRunCall(tx, runId, CALL_MARK);
-      const [answer] = await tx<
-        {
-          id: string;
-          outcome: string;
-          http_status: number | null;
-          body_json: unknown;
-          body_text: string | null;
-          landed_at: Date;
-        }[]
-      >`
+      const [answer] = await tx<LandedCall[]>`
         select id, outcome, http_status, body_json, body_text, landed_at from raw_answers
         where operation = ${PRODUCT_OPERATION} and run_id = ${runId}
           and params->>'date' ${mark.date === null ? tx`is null` : tx`= ${mark.date}`}
@@ -355,7 +362,7 @@ export async function productCreditsOwed(
   pulls: number,
 ): Promise<number> {
   if (price === null || price === 0) return 0;
-  const [r] = await sql<{ n: number }[]>`
+  const [r] = await sql<BookedPulls[]>`
     select count(distinct keyword)::int as n from credit_ledger
     where ${productRows(sql, cycle)} and status = 'booked'`;
   return Math.max(0, pulls - (r?.n ?? 0)) * price;

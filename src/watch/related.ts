@@ -16,6 +16,14 @@
  * (DAYBOOK_RELATED_SHARE, src/plan/planner.ts).
  */
 import type { Sql } from '../db/connect.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type {
+  enterpriseShareholders,
+  enterprises,
+  enterpriseVersions,
+  watchlist,
+  watchRelations,
+} from '../db/schema.ts';
 import type { Logger } from '../log/log.ts';
 import { keywordKey } from './keyword.ts';
 import { unwatchUnreached, watchShareholders } from './store.ts';
@@ -38,6 +46,27 @@ export interface Reached {
   pathNames: string[];
 }
 
+/** A watched company that asked for its shareholders: its depth, and its current name if held. */
+interface Root {
+  id: DriverRow<typeof watchlist>['id'];
+  pid: DriverRow<typeof watchlist>['pid'];
+  depth: DriverRow<typeof watchlist>['shareholder_depth'];
+  /** `ent_name` of its current version (left joined: null when none is held). */
+  name: DriverRow<typeof enterpriseVersions>['ent_name'] | null;
+}
+
+/** A shareholder with a PID of a company held (`holder`), from that company's current version. */
+interface ShareholderLink {
+  holder: DriverRow<typeof enterprises>['pid'];
+  /** `shareholder_pid`, never null here (`is not null`). */
+  pid: NonNullable<DriverRow<typeof enterpriseShareholders>['shareholder_pid']>;
+  name: DriverRow<typeof enterpriseShareholders>['name'];
+}
+
+/** A chain to a watched entry, with the entry's PID (null while only its expected PID is known). */
+type ChainRow = Pick<DriverRow<typeof watchlist>, 'pid'> &
+  Pick<DriverRow<typeof watchRelations>, 'path_pids' | 'path_names'>;
+
 /** What a rewrite of the chains did. */
 export interface RelatedSync {
   /** Shareholders watched by it that were not watched before. */
@@ -56,7 +85,7 @@ export interface RelatedSync {
 export async function syncRelated(sql: Sql, rootIds?: readonly number[]): Promise<RelatedSync> {
   const run = async (tx: Sql): Promise<RelatedSync> => {
     await tx`select pg_advisory_xact_lock(${RELATED_LOCK.toString()}::bigint)`;
-    const roots = await tx<{ id: string; pid: string | null; depth: number; name: string | null }[]>`
+    const roots = await tx<Root[]>`
       select w.id, w.pid, w.shareholder_depth as depth, v.ent_name as name
       from watchlist w
       left join enterprises e on e.pid = w.pid
@@ -122,7 +151,7 @@ async function reachOf(
     { pid, pathPids: [pid], pathNames: [name] },
   ];
   for (let level = 1; level <= Math.min(depth, MAX_SHAREHOLDER_DEPTH) && frontier.length > 0; level++) {
-    const links = await sql<{ holder: string; pid: string; name: string | null }[]>`
+    const links = await sql<ShareholderLink[]>`
       select e.pid as holder, s.shareholder_pid as pid, s.name
       from enterprises e
       join enterprise_shareholders s on s.version_id = e.current_version_id
@@ -149,7 +178,7 @@ async function reachOf(
  * of the chains its own watch entry is on. A refresh of `pid` may change their chains.
  */
 export async function rootsAround(sql: Sql, pid: string): Promise<number[]> {
-  const rows = await sql<{ id: string }[]>`
+  const rows = await sql<Pick<DriverRow<typeof watchlist>, 'id'>[]>`
     select w.id from watchlist w
     where w.pid = ${pid} and w.active and w.direct and w.shareholder_depth > 0
     union
@@ -175,7 +204,7 @@ export interface Holder {
 export async function holdersOf(sql: Sql, pids: readonly string[]): Promise<Map<string, Holder[]>> {
   const out = new Map<string, Holder[]>();
   if (pids.length === 0) return out;
-  const rows = await sql<{ pid: string; path_pids: string[]; path_names: string[] }[]>`
+  const rows = await sql<ChainRow[]>`
     select w.pid, r.path_pids, r.path_names
     from watch_relations r join watchlist w on w.id = r.entry_id
     where w.pid = any(${pids as string[]}::text[]) or w.expected_pid = any(${pids as string[]}::text[])

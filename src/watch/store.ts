@@ -1,7 +1,7 @@
 /** Watchlist reads and writes: the enterprises daybook re-queries every cycle. */
 import type { Sql } from '../db/connect.ts';
-import type { DriverRow } from '../db/rows.ts';
-import type { watchlist } from '../db/schema.ts';
+import type { DriverRow, NonNull } from '../db/rows.ts';
+import type { enterpriseVersions, watchlist } from '../db/schema.ts';
 import { RELATED_PRIORITY } from './csv.ts';
 import { keywordKey } from './keyword.ts';
 import { type MatchLevel, matchLevel } from './match.ts';
@@ -47,6 +47,51 @@ export interface WatchRow
    */
   watched_through: string | null;
 }
+
+/** A watch entry as `listWatches` reads it, before its id is a number and its match is known. */
+type ListedWatch = Omit<WatchRow, 'id' | 'match'> &
+  Pick<DriverRow<typeof watchlist>, 'id'> & {
+    /** `history_name` of the current version (left joined: null when none is held). */
+    resolved_history_name: DriverRow<typeof enterpriseVersions>['history_name'];
+  };
+
+/** An entry `addWatches` wrote, with whether it was active (a computed shape: `was_active`). */
+type UpsertedWatch = Pick<DriverRow<typeof watchlist>, 'id' | 'keyword_key'> & {
+  /** Whether the entry was watched by the user before (`active and direct`); null for a new one. */
+  was_active: boolean | null;
+};
+
+/** A computed shape: how many of some keywords are watched already (`count(*)::int`). */
+interface WatchedCount {
+  existing: number;
+}
+
+/** A computed shape: how many entries are active, and how many there are (`count(*)::int`). */
+interface WatchCounts {
+  active: number;
+  total: number;
+}
+
+/**
+ * A computed shape: the code and PID an answer must carry, from its refusal if it was refused
+ * before (`resolution_mismatches`), else from the entry (`coalesce`, `expectedOf`).
+ */
+interface ExpectedOfAnswer {
+  uscc: string | null;
+  pid: string | null;
+}
+
+/** An entry that may already watch a shareholder: by its PID, expected PID or keyword key. */
+type ShareholderEntry = Pick<
+  DriverRow<typeof watchlist>,
+  'id' | 'pid' | 'expected_pid' | 'keyword_key' | 'active'
+>;
+
+/** An entry just written to watch a shareholder, with the expected PID it was written with. */
+type NewShareholderEntry = NonNull<
+  Pick<DriverRow<typeof watchlist>, 'id' | 'expected_pid' | 'keyword'>,
+  'expected_pid'
+>;
 
 export interface NewWatch {
   keyword: string;
@@ -99,7 +144,7 @@ export async function addWatches(
   const values = [...distinct.values()];
   // unnest keeps the statement at three parameters whatever the number of rows, and the CTE
   // `prior` sees the table as it was before the insert, which tells new from reactivated.
-  const rows = await sql<{ id: string; keyword_key: string; was_active: boolean | null }[]>`
+  const rows = await sql<UpsertedWatch[]>`
     with input as (
       select * from unnest(
         ${values.map((v) => v.keyword)}::text[],
@@ -179,7 +224,7 @@ export async function previewWatches(
 ): Promise<{ added: number; existing: number }> {
   const keys = [...new Set(entries.map((e) => keywordKey(e.keyword)))];
   if (keys.length === 0) return { added: 0, existing: 0 };
-  const [row] = await sql<{ existing: number }[]>`
+  const [row] = await sql<WatchedCount[]>`
     select count(*)::int as existing from watchlist where keyword_key = any(${keys}::text[]) and active`;
   const existing = row?.existing ?? 0;
   return { added: keys.length - existing, existing };
@@ -194,9 +239,7 @@ export async function listWatches(
   sql: Sql,
   options: { all?: boolean; limit?: number } = {},
 ): Promise<WatchRow[]> {
-  const rows = await sql<
-    (Omit<WatchRow, 'id' | 'match'> & { id: string; resolved_history_name: string | null })[]
-  >`
+  const rows = await sql<ListedWatch[]>`
     select w.id, w.keyword, w.priority, w.active, w.pid, w.added_at, w.last_refreshed_at,
       w.last_cycle::text as last_cycle, w.last_outcome, w.last_error, w.uscc as expected_uscc, w.pin_uscc,
       v.ent_name as resolved_name, v.uncid as resolved_uscc, v.history_name as resolved_history_name,
@@ -232,8 +275,8 @@ export async function expectedOf(
   sql: Sql,
   watchId: number,
   rawResponseId: number,
-): Promise<{ uscc: string | null; pid: string | null }> {
-  const [row] = await sql<{ uscc: string | null; pid: string | null }[]>`
+): Promise<ExpectedOfAnswer> {
+  const [row] = await sql<ExpectedOfAnswer[]>`
     select coalesce(m.expected_uscc, case when m.raw_response_id is null then w.uscc end) as uscc,
            coalesce(m.expected_pid, case when m.raw_response_id is null then w.expected_pid end) as pid
     from (select 1) one
@@ -309,9 +352,7 @@ export async function watchShareholders(
   if (items.length === 0) return out;
   const pids = items.map((i) => i.pid);
   const keys = items.map((i) => i.keywordKey);
-  const found = await tx<
-    { id: string; pid: string | null; expected_pid: string | null; keyword_key: string; active: boolean }[]
-  >`
+  const found = await tx<ShareholderEntry[]>`
     select id, pid, expected_pid, keyword_key, active from watchlist
     where pid = any(${pids}::text[]) or expected_pid = any(${pids}::text[]) or keyword_key = any(${keys}::text[])
     order by active desc, direct desc, id`;
@@ -342,7 +383,7 @@ export async function watchShareholders(
         expected_pid = coalesce(expected_pid, pid)
       where id = any(${reactivate.map(String)}::bigint[])`;
   if (fresh.length > 0) {
-    const rows = await tx<{ id: string; expected_pid: string; keyword: string }[]>`
+    const rows = await tx<NewShareholderEntry[]>`
       insert into watchlist ${tx(
         fresh.map((f) => ({
           keyword: f.keyword,
@@ -376,7 +417,7 @@ export async function unwatchUnreached(tx: Sql): Promise<number> {
 
 /** How many entries are watched, and how many rows exist including removed ones. */
 export async function countWatches(sql: Sql): Promise<{ active: number; total: number }> {
-  const [row] = await sql<{ active: number; total: number }[]>`
+  const [row] = await sql<WatchCounts[]>`
     select (count(*) filter (where active))::int as active, count(*)::int as total from watchlist`;
   return { active: row?.active ?? 0, total: row?.total ?? 0 };
 }
@@ -400,7 +441,7 @@ export async function noteFailure(
   watchId: number,
   failure: { code: string; error: string; cycle: string; restUntil?: Date | null },
 ): Promise<string | undefined> {
-  const [entry] = await tx<{ keyword: string }[]>`
+  const [entry] = await tx<Pick<DriverRow<typeof watchlist>, 'keyword'>[]>`
       update watchlist set last_outcome = ${failure.code}, last_error = ${failure.error},
                last_cycle = ${failure.cycle}, due_at = coalesce(${failure.restUntil ?? null}::timestamptz, due_at)
       where id = ${watchId} returning keyword`;

@@ -1,7 +1,7 @@
 /** Row types from the schema (src/db/rows.ts): the driver's row shape of a drizzle table. */
 import { getTableColumns, getTableName, is, Table } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import type { DriverRow, Recast, SnakeCase } from '../../src/db/rows.ts';
+import type { DriverRow, LeftJoined, NonNull, Recast, SnakeCase } from '../../src/db/rows.ts';
 import * as schema from '../../src/db/schema.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
@@ -37,6 +37,15 @@ describe('the types', () => {
     expectTypeOf<W['added_at']>().toEqualTypeOf<Date>();
     type Json = Recast<DriverRow<typeof schema.watchlist>, 'change_history', { n: number }>;
     expectTypeOf<Json['change_history']>().toEqualTypeOf<{ n: number }>();
+  });
+
+  it('drop null where a query rules it out, and add it on the optional side of a left join', () => {
+    type W = NonNull<DriverRow<typeof schema.watchlist>, 'pid' | 'keyword'>;
+    expectTypeOf<W['pid']>().toEqualTypeOf<string>();
+    expectTypeOf<W['keyword']>().toEqualTypeOf<string>();
+    expectTypeOf<W['last_cycle']>().toEqualTypeOf<Date | null>();
+    type V = LeftJoined<Pick<DriverRow<typeof schema.enterpriseVersions>, 'id' | 'version' | 'valid_to'>>;
+    expectTypeOf<V>().toEqualTypeOf<{ id: string | null; version: number | null; valid_to: Date | null }>();
   });
 });
 
