@@ -185,7 +185,7 @@ export function stateDiagram(): string {
   const lines = ['stateDiagram-v2'];
   for (const s of BUY_STATES) {
     const status = STORED_STATUS[s];
-    if (status !== null && status !== s) lines.push(`  ${s}: ${s} (${status})`);
+    if (status !== null && status !== s) lines.push(`  ${s}: stored as ${status}`);
   }
   for (const t of TRANSITIONS) lines.push(`  ${node(t.from)} --> ${node(t.to)}: ${t.step}`);
   return lines.join('\n');
