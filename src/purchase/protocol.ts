@@ -17,7 +17,10 @@
  * book what it cost, each commit on its own. The steps that need history (applying an answer,
  * landing a failed one with its drift) are the job's: this module is below history and hands
  * them back as the next step. Each write is a named function of src/purchase/fetches.ts (the
- * cycle fetch state machine and the ledger) or src/purchase/credits.ts.
+ * cycle fetch state machine and the ledger) or src/purchase/credits.ts. The claim carries the
+ * state of the buy (src/purchase/states.ts): fetches.ts moves it where it writes the status, and
+ * this module through the steps that keep the row `fetching` (presume, reserve, call, land, book,
+ * recover, apply); a step out of order throws.
  */
 
 import type { Config } from '../config/config.ts';
