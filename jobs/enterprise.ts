@@ -27,6 +27,7 @@ import {
   refuseAnswer,
   settleFailure,
 } from '../src/purchase/protocol.ts';
+import { ClaimHeldError } from '../src/terms/job-errors.ts';
 import { followShareholders } from '../src/watch/related.ts';
 import { expectedOf } from '../src/watch/store.ts';
 import type { JobDeps, JobReport } from './deps.ts';
@@ -61,6 +62,8 @@ export async function processEnterprise(
   try {
     const got = await claimEntry(deps, data.cycle, data.watchId, jobId);
     if ('report' in got) return got.report;
+    // Another holder buys it now: the runtime looks again once its lease lapses (no attempt used).
+    if ('held' in got) throw new ClaimHeldError(got.held.detail, got.held.until);
     const { claim } = got;
     return await holdingLease(deps.sql, claim, deps.config.DAYBOOK_JOB_LOCK_MS, (lost) =>
       refresh(deps, claim, jobId, lastAttempt, lost),

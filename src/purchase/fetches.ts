@@ -1,14 +1,10 @@
 /**
  * The state machine of a cycle fetch: one `cycle_fetches` row per (cycle, watch entry), the one
  * owner of buying that entry in that cycle. Every transition is a named function here; jobs, the
- * plan and the CLI call them and never write the status themselves. A CHECK constraint holds the
- * states.
- *
- *   (plan) ─> planned ─claim─> fetching ─complete─> succeeded | duplicate
- *             │  ▲                 │  ├─fail─> retrying ─claim─> fetching
- *             │  └──── resume ─────┤  └─fail (final)─> failed
- *             └─> deferred <─defer─┘
- *   (plan) ─> skipped
+ * plan and the CLI call them and never write the status themselves. The states and the moves
+ * between them are the table of src/purchase/states.ts: the status each write stores is the one
+ * the table moves the claim to, and a move the table does not have throws before it writes. A
+ * CHECK constraint holds the statuses.
  *
  * The row is the claim (src/db/lease.ts, whose rule this follows): `claimFetch` sets a holder, a
  * lease and a new fence in one transaction, whatever mode the buyer runs in (a worker, `daybook
@@ -29,23 +25,22 @@ import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcome
 import { addDays, cycleStart } from '../time/cycles.ts';
 import { noteFailure, noteRefreshed } from '../watch/store.ts';
 import { type ReserveOutcome, reserveCredits, settleCredits } from './credits.ts';
+import {
+  type BuyState,
+  enter,
+  FETCH_STATUSES,
+  type FetchStatus,
+  SETTLED,
+  statesBefore,
+  statusAfter,
+  statusOf,
+  transition,
+} from './states.ts';
 
-export const FETCH_STATUSES = [
-  'planned',
-  'deferred',
-  'skipped',
-  'fetching',
-  'retrying',
-  'succeeded',
-  'duplicate',
-  'failed',
-] as const;
-export type FetchStatus = (typeof FETCH_STATUSES)[number];
+export { FETCH_STATUSES, type FetchStatus, SETTLED };
 
-/** Settled for the cycle: never bought again in it. */
-export const SETTLED: readonly FetchStatus[] = ['succeeded', 'duplicate', 'failed'];
 /** What a buyer may claim: planned by the plan, or left to retry, or held by a lapsed lease. */
-const CLAIMABLE: readonly FetchStatus[] = ['planned', 'retrying', 'fetching'];
+const CLAIMABLE: readonly FetchStatus[] = statesBefore('claim').flatMap((s) => statusOf(s) ?? []);
 
 /** A computed shape: how many calls of an entry went unanswered (`count(*)::int`). */
 interface UnansweredCount {
@@ -90,6 +85,8 @@ export interface Claim {
   creditsReserved: number;
   /** A call of an earlier holder that was sent and never settled: its outcome is unknown. */
   lapsedCall: { fence: number; reserved: number; startedAt: Date } | null;
+  /** Where the buy stands, as this holder knows it (src/purchase/states.ts); each step moves it. */
+  state: BuyState;
 }
 
 export type ClaimResult =
@@ -137,32 +134,34 @@ export async function claimFetch(
     if (row.holder !== null && !mayTake(row, holder, { reentrant: true })) {
       return { kind: 'held', holder: row.holder, leaseUntil: row.lease_until ?? new Date() };
     }
+    // The state the row is claimed from: planned, left to retry, or a `fetching` row let go.
+    const from = statesBefore('claim').find((s) => statusOf(s) === row.status) ?? 'lapsed';
     const [claimed] = await tx<Pick<DriverRow<typeof cycleFetches>, 'fence'>[]>`
-      update cycle_fetches set status = 'fetching', ${take(tx, holder, leaseMs, { fence: true })},
+      update cycle_fetches set status = ${statusAfter(from, 'claim')}, ${take(tx, holder, leaseMs, { fence: true })},
         attempts = attempts + 1, updated_at = now()
       where cycle = ${cycle} and watch_id = ${watchId}
       returning fence`;
-    return {
-      kind: 'claimed',
-      claim: {
-        cycle,
-        watchId,
-        holder,
-        fence: Number(claimed?.fence),
-        keyword: row.keyword,
-        pid: row.pid,
-        active: row.active,
-        creditsReserved: row.call_fence === null ? row.credits_reserved : 0,
-        lapsedCall:
-          row.call_fence === null
-            ? null
-            : {
-                fence: Number(row.call_fence),
-                reserved: row.credits_reserved,
-                startedAt: row.call_started_at ?? new Date(0),
-              },
-      },
+    const claim: Claim = {
+      cycle,
+      watchId,
+      holder,
+      fence: Number(claimed?.fence),
+      keyword: row.keyword,
+      pid: row.pid,
+      active: row.active,
+      creditsReserved: row.call_fence === null ? row.credits_reserved : 0,
+      lapsedCall:
+        row.call_fence === null
+          ? null
+          : {
+              fence: Number(row.call_fence),
+              reserved: row.credits_reserved,
+              startedAt: row.call_started_at ?? new Date(0),
+            },
+      state: from,
     };
+    enter(claim, 'claim');
+    return { kind: 'claimed', claim };
   });
 }
 
@@ -377,16 +376,17 @@ export async function unansweredCalls(sql: Sql, claim: Pick<Claim, 'cycle' | 'wa
  */
 export async function completeFetch(
   tx: Sql,
-  claim: Pick<Claim, 'cycle' | 'watchId'>,
+  claim: Pick<Claim, 'cycle' | 'watchId' | 'state'>,
   done: {
     pid: string;
     rawResponseId: number;
     refreshedAt: Date;
   },
-): Promise<'succeeded' | 'duplicate'> {
+): Promise<FetchStatus> {
   const [dup] = await tx`select 1 from cycle_fetches where cycle = ${claim.cycle} and pid = ${done.pid}
                          and status = 'succeeded' and watch_id <> ${claim.watchId}`;
-  const status = dup ? 'duplicate' : 'succeeded';
+  const step = dup ? 'duplicate' : 'complete';
+  const status = statusAfter(claim.state, step);
   await tx`update cycle_fetches set status = ${status}, pid = ${done.pid}, raw_response_id = ${done.rawResponseId},
              ${letGo(tx)}, error_code = null, error_message = null, updated_at = now()
            where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
@@ -395,22 +395,29 @@ export async function completeFetch(
     refreshedAt: done.refreshedAt,
     cycle: claim.cycle,
   });
+  enter(claim, step);
   return status;
 }
 
+/** The steps that end an attempt in failure: `retry` leaves the entry to retry, the others fail it. */
+export type FailStep = 'retry' | 'fail' | 'unanswered' | 'unusable' | 'refuse' | 'abandon';
+
 /**
- * A failed attempt: `retrying` (the claim is let go, so the retry can take it at once) or, when
- * `final`, `failed` for the cycle. The watch entry keeps the error where users see it. A final
+ * A failed attempt, by `failure.step` from where the claim stands: `retrying` (the claim is let
+ * go, so the retry can take it at once) or `failed` for the cycle (final), as the table of
+ * src/purchase/states.ts says. The watch entry keeps the error where users see it. A final
  * failure gives back a reservation left on the row by a claim that lapsed before its call: no
  * call will use it in this cycle.
  */
 export async function failFetch(
   sql: Sql,
   claim: Claim,
-  failure: { final: boolean; code: string; message: string; entryError: string },
+  failure: { step: FailStep; code: string; message: string; entryError: string },
 ): Promise<void> {
+  const status = statusAfter(claim.state, failure.step);
+  const final = status === statusOf('failed');
   await inTransaction(sql, async (tx) => {
-    if (failure.final) {
+    if (final) {
       const [left] = await tx<Pick<CallState, 'credits_reserved'>[]>`
         select credits_reserved from cycle_fetches
         where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
@@ -423,15 +430,14 @@ export async function failFetch(
         claim.creditsReserved = 0;
       }
     }
-    const moved =
-      await tx`update cycle_fetches set status = ${failure.final ? 'failed' : 'retrying'}, ${letGo(tx)},
+    const moved = await tx`update cycle_fetches set status = ${status}, ${letGo(tx)},
                error_code = ${failure.code}, error_message = ${failure.message}, updated_at = now()
              where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
                and status = 'fetching' returning watch_id`;
     // A permanent error rests for PERMANENT_ERROR_QUIET_DAYS: the entry is due again after them,
     // so it does not sit at the head of the plan order meanwhile.
     const restUntil =
-      failure.final && PERMANENT_OUTCOMES.has(failure.code)
+      final && PERMANENT_OUTCOMES.has(failure.code)
         ? cycleStart(addDays(claim.cycle, PERMANENT_ERROR_QUIET_DAYS))
         : null;
     const keyword = await noteFailure(tx, claim.watchId, {
@@ -440,7 +446,7 @@ export async function failFetch(
       cycle: claim.cycle,
       restUntil,
     });
-    if (failure.final && moved.length > 0)
+    if (final && moved.length > 0)
       await appendEvents(tx, [
         {
           type: 'entry.failed',
@@ -458,20 +464,25 @@ export async function failFetch(
         },
       ]);
   });
+  enter(claim, failure.step);
 }
 
-/** Not bought in this attempt: `deferred` (no credits, a paused cycle) or `skipped` (entry removed). */
+/**
+ * Not bought in this attempt: `defer` (no credits, a paused cycle before the call) and `pause`
+ * (out of credits, the upstream said) set it `deferred`, `remove` (entry removed) `skipped`.
+ */
 export async function setAside(
   sql: Sql,
   claim: Claim,
-  status: 'deferred' | 'skipped',
+  step: 'defer' | 'pause' | 'remove',
   code: string,
   message: string,
 ): Promise<void> {
-  await sql`update cycle_fetches set status = ${status}, ${letGo(sql)},
+  await sql`update cycle_fetches set status = ${statusAfter(claim.state, step)}, ${letGo(sql)},
               error_code = ${code}, error_message = ${message}, updated_at = now()
             where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and fence = ${claim.fence}
               and status = 'fetching'`;
+  enter(claim, step);
 }
 
 /**
@@ -480,8 +491,11 @@ export async function setAside(
  * presume billed.
  */
 export async function releaseClaim(sql: Sql, claim: Claim): Promise<void> {
-  await sql`update cycle_fetches set ${letGo(sql)}, updated_at = now()
-            where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and ${stillHeld(sql, claim)}`;
+  const held = await sql`update cycle_fetches set ${letGo(sql)}, updated_at = now()
+            where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and ${stillHeld(sql, claim)}
+            returning 1`;
+  // A claim its holder had settled, or lost, is no longer held: nothing moves.
+  if (held.length > 0) enter(claim, 'let go');
 }
 
 /** The text kept with a deferral by the plan. */
@@ -508,15 +522,15 @@ export async function recordPlan(tx: Sql, plan: PlanDecisions): Promise<void> {
   const { cycle } = plan;
   const selected = plan.selected.map((e) => e.id);
   await tx`
-    update cycle_fetches set status = 'deferred', error_code = ${plan.deferReason},
+    update cycle_fetches set status = ${statusOf(transition('planned', 'defer'))}, error_code = ${plan.deferReason},
       error_message = ${deferralMessage(plan.deferReason)}, updated_at = now()
     where cycle = ${cycle} and status = 'planned' and holder is null
       and not (watch_id = any(${selected}::bigint[]))`;
   if (selected.length > 0) {
     await tx`
       insert into cycle_fetches (cycle, watch_id, status)
-      select ${cycle}::date, w, 'planned' from unnest(${selected}::bigint[]) as t(w)
-      on conflict (cycle, watch_id) do update set status = 'planned', error_code = null,
+      select ${cycle}::date, w, ${statusOf(transition('unplanned', 'plan'))} from unnest(${selected}::bigint[]) as t(w)
+      on conflict (cycle, watch_id) do update set status = ${statusOf(transition('deferred', 'plan'))}, error_code = null,
         error_message = null, updated_at = now()
       where cycle_fetches.status in ('planned', 'deferred', 'skipped')`;
   }
@@ -524,11 +538,11 @@ export async function recordPlan(tx: Sql, plan: PlanDecisions): Promise<void> {
   if (skipped.length > 0) {
     await tx`
       insert into cycle_fetches (cycle, watch_id, status, error_code, error_message)
-      select ${cycle}::date, w, 'skipped', c, m
+      select ${cycle}::date, w, ${statusOf(transition('unplanned', 'skip'))}, c, m
       from unnest(${skipped.map((s) => s.entry.id)}::bigint[], ${skipped.map((s) => s.reason)}::text[],
                   ${skipped.map((s) => `skipped by the planner: ${s.detail ?? s.reason.replaceAll('_', ' ')}`)}::text[])
         as t(w, c, m)
-      on conflict (cycle, watch_id) do update set status = 'skipped', error_code = excluded.error_code,
+      on conflict (cycle, watch_id) do update set status = ${statusOf(transition('planned', 'skip'))}, error_code = excluded.error_code,
         error_message = excluded.error_message, updated_at = now()
       where cycle_fetches.status in ('planned', 'deferred', 'skipped')`;
   }
@@ -537,7 +551,8 @@ export async function recordPlan(tx: Sql, plan: PlanDecisions): Promise<void> {
 /** `daybook resume`: the cycle's deferred rows are planned again; returns their watch ids. */
 export async function replanDeferred(tx: Sql, cycle: string): Promise<number[]> {
   const rows = await tx<Pick<DriverRow<typeof cycleFetches>, 'watch_id'>[]>`
-    update cycle_fetches set status = 'planned', error_code = null, error_message = null, updated_at = now()
+    update cycle_fetches set status = ${statusOf(transition('deferred', 'resume'))}, error_code = null,
+      error_message = null, updated_at = now()
     where cycle = ${cycle} and status = 'deferred' returning watch_id`;
   return rows.map((r) => Number(r.watch_id));
 }

@@ -17,7 +17,10 @@
  * book what it cost, each commit on its own. The steps that need history (applying an answer,
  * landing a failed one with its drift) are the job's: this module is below history and hands
  * them back as the next step. Each write is a named function of src/purchase/fetches.ts (the
- * cycle fetch state machine and the ledger) or src/purchase/credits.ts.
+ * cycle fetch state machine and the ledger) or src/purchase/credits.ts. The claim carries the
+ * state of the buy (src/purchase/states.ts): fetches.ts moves it where it writes the status, and
+ * this module through the steps that keep the row `fetching` (presume, reserve, call, land, book,
+ * recover, apply); a step out of order throws.
  */
 
 import type { Config } from '../config/config.ts';
@@ -27,7 +30,7 @@ import { whileUnreachable } from '../db/outage.ts';
 import { type Landed, landingOfExchange, landRaw } from '../landing/landing.ts';
 import { finishRun, startRun } from '../landing/runs.ts';
 import type { Logger } from '../log/log.ts';
-import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../terms/job-errors.ts';
+import { FinalForCycleError, LostClaimError } from '../terms/job-errors.ts';
 import type { JobReport } from '../terms/report.ts';
 import {
   presumedBillingOf,
@@ -59,6 +62,7 @@ import {
   unansweredCalls,
 } from './fetches.ts';
 import { acquire, type LimitedOperation, type RateLimiter } from './limiter.ts';
+import { enter } from './states.ts';
 
 /** The kind of an enterprise purchase's runs (and of its job). */
 export const ENTERPRISE_KIND = 'enterprise';
@@ -109,17 +113,26 @@ export type Next =
   | { step: 'apply'; runId: number; bought: Bought; recovered: boolean }
   | { step: 'failed'; runId: number; err: UpstreamError };
 
+/** Another holder's live claim on the entry: ask again once its lease lapses, `until`. */
+export interface HeldElsewhere {
+  holder: string;
+  until: Date;
+  detail: string;
+}
+
+/** What claiming an entry found: the claim, the report of why there is nothing to buy, or its holder. */
+export type ClaimOutcome = { claim: Claim } | { report: PurchaseReport } | { held: HeldElsewhere };
+
 /**
- * Claims the fetch of `watchId` in `cycle` for the job `jobId`: the claim, or the report of why
- * there is nothing to buy. A live claim of another holder throws ClaimHeldError (ask again once
- * its lease lapses).
+ * Claims the fetch of `watchId` in `cycle` for the job `jobId`: the claim, the report of why
+ * there is nothing to buy, or, when another holder's claim is live, who holds it and until when.
  */
 export async function claimEntry(
   deps: Pick<BuyerDeps, 'sql' | 'config'>,
   cycle: string,
   watchId: number,
   jobId: string,
-): Promise<{ claim: Claim } | { report: PurchaseReport }> {
+): Promise<ClaimOutcome> {
   const got = await claimFetch(deps.sql, cycle, watchId, holderOf(jobId), deps.config.DAYBOOK_JOB_LOCK_MS);
   switch (got.kind) {
     case 'claimed':
@@ -137,10 +150,13 @@ export async function claimEntry(
         },
       };
     case 'held':
-      throw new ClaimHeldError(
-        `watch entry ${watchId} of cycle ${cycle} is being bought by ${got.holder} (lease until ${got.leaseUntil.toISOString()})`,
-        got.leaseUntil,
-      );
+      return {
+        held: {
+          holder: got.holder,
+          until: got.leaseUntil,
+          detail: `watch entry ${watchId} of cycle ${cycle} is being bought by ${got.holder} (lease until ${got.leaseUntil.toISOString()})`,
+        },
+      };
   }
 }
 
@@ -194,7 +210,7 @@ export async function buyEntry(
   const cost = config.DAYBOOK_CREDITS_PER_QUERY;
   const entity = keyword;
   if (!claim.active) {
-    await setAside(sql, claim, 'skipped', 'inactive', 'the watch entry was removed');
+    await setAside(sql, claim, 'remove', 'inactive', 'the watch entry was removed');
     return { step: 'done', report: { outcome: 'skipped', entity, detail: 'watch entry removed' } };
   }
 
@@ -202,20 +218,24 @@ export async function buyEntry(
   // An answer of this entry already bought in this cycle (booked, or landed by a holder that died
   // before booking it) is finished from, and nothing is bought.
   const recovered = await recoverLanded(deps, claim);
-  if (recovered) return { step: 'apply', runId, bought: recovered, recovered: true };
+  if (recovered) {
+    enter(claim, 'recover');
+    return { step: 'apply', runId, bought: recovered, recovered: true };
+  }
   // A call a holder before this one sent and never settled may have been billed: it counts.
-  await presumeLapsedCall(sql, claim, deps.now());
+  await presume(deps, claim);
   // Two calls already went unanswered (a holder that booked the second died before failing it).
   if ((await unansweredCalls(sql, claim)) >= MAX_UNANSWERED_CALLS) {
     const reason = `${NO_ANSWER_TWICE} (${MAX_UNANSWERED_CALLS} unconfirmed calls in the ledger)`;
-    await failForCycle(sql, claim, runId, { code: UNANSWERED, message: reason });
+    await failForCycle(sql, claim, runId, 'unanswered', { code: UNANSWERED, message: reason });
     throw new FinalForCycleError(reason);
   }
 
   const reserved = await reserveForCall(sql, claim, cost);
-  if (!reserved.ok) {
+  if (reserved.ok) enter(claim, 'reserve');
+  else {
     if (reserved.reason === 'lost') throw new LostClaimError(reserved.detail);
-    await setAside(sql, claim, 'deferred', reserved.reason, reserved.detail);
+    await setAside(sql, claim, 'defer', reserved.reason, reserved.detail);
     const outcome = reserved.reason === 'paused' ? 'paused' : 'deferred';
     await finishRun(sql, runId, { outcome, errorCode: reserved.reason, errorMessage: reserved.detail });
     return { step: 'done', report: { outcome, entity, detail: reserved.detail } };
@@ -229,6 +249,7 @@ export async function buyEntry(
       `watch entry ${watchId} of cycle ${cycle}: the claim lapsed before the call; nothing was bought`,
     );
   }
+  enter(claim, 'call');
   let result: UpstreamResult<EnterpriseSuccess>;
   try {
     result = await deps.client.searchEnterprise(keyword);
@@ -261,6 +282,8 @@ export async function buyEntry(
     );
     return { rawResponseId: l.id, landedAt: l.landedAt };
   });
+  enter(claim, 'land');
+  enter(claim, 'book');
   return {
     step: 'apply',
     runId,
@@ -281,6 +304,7 @@ export async function completePurchase(
   b: Bought,
   accepted: { pid: string | null; uncid: string | null; counts: Record<string, number> },
 ): Promise<void> {
+  enter(claim, 'apply');
   await completeFetch(tx, claim, {
     pid: accepted.pid ?? '',
     rawResponseId: b.rawResponseId,
@@ -311,7 +335,11 @@ export async function failUnusable(
       0,
       1000,
     );
-  await failForCycle(sql, claim, runId, { code: 'unusable_answer', message: reason, credits: b.credits });
+  await failForCycle(sql, claim, runId, 'unusable', {
+    code: 'unusable_answer',
+    message: reason,
+    credits: b.credits,
+  });
   throw new FinalForCycleError(reason, { cause: err });
 }
 
@@ -340,7 +368,7 @@ export async function refuseAnswer(
   await inTransaction(sql, async (tx) => {
     await flagResolutionMismatch(tx, claim.watchId, flag);
     await failFetch(tx, claim, {
-      final: true,
+      step: 'refuse',
       code: 'resolution_mismatch',
       message: reason,
       entryError: m.message,
@@ -370,6 +398,8 @@ export async function settleFailure(
   const { claim, runId, lastAttempt } = attempt;
   const { cycle, keyword } = claim;
   const { sql, config } = deps;
+  // History landed the failed answer (the job's step before this one).
+  enter(claim, 'land');
   const billing = billingOfFailure(err, config.DAYBOOK_CREDITS_PER_QUERY, landed.id, landed.landedAt, runId);
   // A call sent and not answered may have been billed: booked unconfirmed, tried once more at most.
   const unanswered = billing === null ? unansweredCallOf(err) : null;
@@ -386,7 +416,11 @@ export async function settleFailure(
     });
     if (calls >= MAX_UNANSWERED_CALLS) {
       const reason = `${NO_ANSWER_TWICE}: ${err.message}`;
-      await failForCycle(sql, claim, runId, { code: UNANSWERED, message: reason, credits: cost });
+      await failForCycle(sql, claim, runId, 'unanswered', {
+        code: UNANSWERED,
+        message: reason,
+        credits: cost,
+      });
       throw new FinalForCycleError(reason, { cause: err });
     }
   } else await inTransaction(sql, (tx) => settleCall(tx, claim, claim.fence, billing));
@@ -401,13 +435,18 @@ export async function settleFailure(
         ? `gave up after the last attempt${unanswered ? ' (no answer; may have been billed)' : ''}: ${err.message}`
         : err.message;
   if (err.errorClass === 'budget') {
-    await setAside(sql, claim, 'deferred', err.code, err.message);
+    await setAside(sql, claim, 'pause', err.code, err.message);
     await noteFailure(sql, claim.watchId, { code: err.code, error: err.message, cycle });
     await pauseCycle(sql, cycle, `insufficient_credits at ${deps.now().toISOString()}: ${err.message}`);
     await finishRun(sql, runId, { outcome: 'paused', errorCode: err.code, errorMessage: err.message });
     return { outcome: 'paused', entity: keyword, detail: err.message };
   }
-  await failFetch(sql, claim, { final, code: err.code, message: reason, entryError: err.message });
+  await failFetch(sql, claim, {
+    step: final ? 'fail' : 'retry',
+    code: err.code,
+    message: reason,
+    entryError: err.message,
+  });
   await finishRun(sql, runId, {
     outcome: final ? 'failed' : 'retrying',
     errorCode: err.code,
@@ -441,21 +480,16 @@ export async function abandonEntry(
   reason: string,
 ): Promise<AbandonOutcome> {
   const { sql } = deps;
-  let got: Awaited<ReturnType<typeof claimEntry>>;
-  try {
-    got = await claimEntry(deps, cycle, watchId, jobId);
-  } catch (err) {
-    if (!(err instanceof ClaimHeldError)) throw err;
-    return { outcome: 'held', leaseUntil: err.until, detail: err.message };
-  }
+  const got = await claimEntry(deps, cycle, watchId, jobId);
+  if ('held' in got) return { outcome: 'held', leaseUntil: got.held.until, detail: got.held.detail };
   if ('report' in got) return { outcome: 'skipped', detail: got.report.detail ?? '' };
   const claim = got.claim;
   const presumed = claim.lapsedCall?.reserved ?? 0;
   const runId = await startRun(sql, { kind: ENTERPRISE_KIND, cycle, entity: claim.keyword, jobId });
-  await presumeLapsedCall(sql, claim, deps.now());
+  await presume(deps, claim);
   const detail =
     presumed > 0 ? `${reason}; its last call never settled: ${presumed} credits presumed billed` : reason;
-  await failForCycle(sql, claim, runId, {
+  await failForCycle(sql, claim, runId, 'abandon', {
     code: WORKER_DIED,
     message: detail,
     entryError: reason,
@@ -488,18 +522,26 @@ export function patiently<T>(
   });
 }
 
+/** A call a holder before this one sent and never settled is presumed billed (`presumeLapsedCall`). */
+async function presume(deps: Pick<BuyerDeps, 'sql' | 'now'>, claim: Claim): Promise<void> {
+  if (!claim.lapsedCall) return;
+  await presumeLapsedCall(deps.sql, claim, deps.now());
+  enter(claim, 'presume');
+}
+
 /**
- * Fails the entry for the cycle (final: not bought again in it) and closes its run as failed,
- * with `code` and `message`; `credits`: what the run's call cost, for its report.
+ * Fails the entry for the cycle by `step` (final: not bought again in it) and closes its run as
+ * failed, with `code` and `message`; `credits`: what the run's call cost, for its report.
  */
 async function failForCycle(
   sql: Sql,
   claim: Claim,
   runId: number,
+  step: 'unanswered' | 'unusable' | 'abandon',
   f: { code: string; message: string; entryError?: string; credits?: number },
 ): Promise<void> {
   await failFetch(sql, claim, {
-    final: true,
+    step,
     code: f.code,
     message: f.message,
     entryError: f.entryError ?? f.message,

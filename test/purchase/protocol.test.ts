@@ -4,13 +4,23 @@
  * a failure to land), every way an applied answer ends (completed, refused, unusable), and the
  * recoveries (an answer booked by a holder that died, a call sent and never settled, a lease lost
  * before the call, a job the queue gave up on). What each writes is read back from the tables.
+ * Every move a claim makes is watched, and the walks together take every move of the table of
+ * src/purchase/states.ts (the plan's, read back from the rows, included).
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDeps } from '../../jobs/deps.ts';
+import { processEnterprise } from '../../jobs/enterprise.ts';
 import { ingestFailure } from '../../src/history/ingest.ts';
 import { ensureCycleBudget } from '../../src/purchase/credits.ts';
-import { type Claim, claimFetch, releaseClaim, startCall } from '../../src/purchase/fetches.ts';
+import {
+  type Claim,
+  claimFetch,
+  recordPlan,
+  releaseClaim,
+  replanDeferred,
+  startCall,
+} from '../../src/purchase/fetches.ts';
 import {
   abandonEntry,
   buyEntry,
@@ -23,6 +33,14 @@ import {
   settleFailure,
   WORKER_DIED,
 } from '../../src/purchase/protocol.ts';
+import {
+  type BuyState,
+  type BuyStep,
+  statusOf,
+  TRANSITIONS,
+  transition,
+  watchMoves,
+} from '../../src/purchase/states.ts';
 import { ClaimHeldError, FinalForCycleError, LostClaimError } from '../../src/terms/job-errors.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
@@ -32,6 +50,13 @@ import { sampleEnterpriseRecord } from '../support/records.ts';
 const CYCLE = '2026-11-20';
 /** A cycle whose budget holds less than one query. */
 const POOR = '2026-11-21';
+/** A cycle the upstream's "out of credits" pauses. */
+const BROKE = '2026-11-22';
+/** A cycle only planned. */
+const PLANNED = '2026-11-23';
+
+/** A move of the table, as one string. */
+const moveKey = (m: { from: BuyState; step: BuyStep; to: BuyState }) => `${m.from} -${m.step}-> ${m.to}`;
 
 describe('the purchase protocol, transition by transition', () => {
   let t: TestDatabase;
@@ -39,19 +64,28 @@ describe('the purchase protocol, transition by transition', () => {
   let url: string;
   const asked: string[] = [];
   let deps: JobDeps;
+  /** The moves the claims made, and the plan's, read back from the rows. */
+  const walked = new Set<string>();
+  let stopWatching = () => {};
   beforeAll(async () => {
+    stopWatching = watchMoves((m) => walked.add(moveKey(m)));
     t = await freshDatabase();
     await ensureCycleBudget(t.sql, CYCLE, 1000);
     await ensureCycleBudget(t.sql, POOR, 2);
+    await ensureCycleBudget(t.sql, BROKE, 1000);
     server = createServer((req, res) => {
       const keyword = new URL(req.url ?? '/', 'http://x').searchParams.get('ent_name') ?? '';
       asked.push(keyword);
       res.setHeader('content-type', 'application/json');
-      if (keyword.startsWith('missing')) {
-        res.statusCode = 404;
-        res.end(JSON.stringify({ status: 'error', error: { code: 'not_found', message: 'none' } }));
-        return;
-      }
+      const failWith = (status: number, code: string) => {
+        res.statusCode = status;
+        res.end(JSON.stringify({ status: 'error', error: { code, message: code } }));
+      };
+      if (keyword.startsWith('missing')) return failWith(404, 'not_found');
+      if (keyword.startsWith('busy')) return failWith(503, 'server_error');
+      if (keyword.startsWith('broke')) return failWith(402, 'insufficient_credits');
+      // The request arrives; the connection breaks before any answer.
+      if (keyword.startsWith('mute')) return req.socket.destroy();
       const content = sampleEnterpriseRecord({ PID: `pid-${keyword}`, ENTNAME: keyword });
       res.end(
         JSON.stringify({ status: 'success', markdown: '# x', metadata: { usage: { credits: 3 }, content } }),
@@ -63,6 +97,7 @@ describe('the purchase protocol, transition by transition', () => {
     deps = jobDepsAgainst(t, url, 'sk-protocol');
   });
   afterAll(async () => {
+    stopWatching();
     await new Promise((r) => server.close(r));
     await t.drop();
   });
@@ -107,7 +142,13 @@ describe('the purchase protocol, transition by transition', () => {
     });
     const id = await planned('被占用公司');
     await claimOf(id, 'job-a');
-    await expect(claimEntry(deps, CYCLE, id, 'job-b')).rejects.toBeInstanceOf(ClaimHeldError);
+    expect(await claimEntry(deps, CYCLE, id, 'job-b')).toMatchObject({
+      held: { holder: expect.stringMatching(/job-a$/), until: expect.any(Date) },
+    });
+    // The job turns it into the error the runtime yields on (no attempt used).
+    await expect(processEnterprise(deps, { cycle: CYCLE, watchId: id }, 'job-b')).rejects.toBeInstanceOf(
+      ClaimHeldError,
+    );
     expect((await fetchOf(id))?.status).toBe('fetching');
   });
 
@@ -261,5 +302,178 @@ describe('the purchase protocol, transition by transition', () => {
     expect(await fetchOf(id)).toMatchObject({ status: 'failed', error_code: WORKER_DIED });
     expect(await ledgerOf(id)).toEqual([{ status: 'presumed', credits: 3 }]);
     expect(await abandonEntry(deps, CYCLE, id, 'job-ab', 'again')).toMatchObject({ outcome: 'skipped' });
+  });
+
+  /** A failed call of `claim`, landed by history: what settleFailure is handed. */
+  const failedCall = async (claim: Claim, jobId: string, lastAttempt = false) => {
+    const next = await buyEntry(deps, claim, jobId, () => false);
+    if (next.step !== 'failed') throw new Error(`expected a failed call, got ${next.step}`);
+    const landed = await ingestFailure(t.sql, next.err, { runId: next.runId, cycle: claim.cycle });
+    return { attempt: { claim, runId: next.runId, lastAttempt }, err: next.err, landed };
+  };
+
+  it('leaves a transient failure to retry, and the retry claims it again', async () => {
+    const id = await planned('busy公司');
+    const f = await failedCall(await claimOf(id, 'job-busy'), 'job-busy');
+    await expect(settleFailure(deps, f.attempt, f.err, f.landed)).rejects.toMatchObject({
+      code: 'server_error',
+    });
+    expect((await fetchOf(id))?.status).toBe('retrying');
+    expect((await claimOf(id, 'job-busy-2')).state).toBe('claimed');
+  });
+
+  it('defers the entry and pauses the cycle when the upstream says it is out of credits', async () => {
+    const id = await planned('broke公司', BROKE);
+    const f = await failedCall(await claimOf(id, 'job-broke', BROKE), 'job-broke');
+    expect(await settleFailure(deps, f.attempt, f.err, f.landed)).toMatchObject({ outcome: 'paused' });
+    expect(await fetchOf(id, BROKE)).toMatchObject({
+      status: 'deferred',
+      error_code: 'insufficient_credits',
+    });
+  });
+
+  it('fails an entry whose calls went unanswered twice, and a third claim without calling', async () => {
+    const id = await planned('mute公司');
+    const first = await failedCall(await claimOf(id, 'job-m1'), 'job-m1');
+    await expect(settleFailure(deps, first.attempt, first.err, first.landed)).rejects.toMatchObject({
+      code: 'network_error',
+    });
+    expect((await fetchOf(id))?.status).toBe('retrying');
+    const second = await failedCall(await claimOf(id, 'job-m2'), 'job-m2');
+    await expect(settleFailure(deps, second.attempt, second.err, second.landed)).rejects.toBeInstanceOf(
+      FinalForCycleError,
+    );
+    expect(await fetchOf(id)).toMatchObject({ status: 'failed', error_code: 'unanswered' });
+    // A holder that booked the second call and died before failing the entry left it to retry.
+    await t.sql`update cycle_fetches set status = 'retrying' where cycle = ${CYCLE} and watch_id = ${id}`;
+    const before = asked.length;
+    await expect(buyEntry(deps, await claimOf(id, 'job-m3'), 'job-m3', () => false)).rejects.toBeInstanceOf(
+      FinalForCycleError,
+    );
+    expect(asked.length).toBe(before);
+    expect(await fetchOf(id)).toMatchObject({ status: 'failed', error_code: 'unanswered' });
+  });
+
+  it('completes a second entry of the same company in the cycle as a duplicate', async () => {
+    const statuses: string[] = [];
+    for (const keyword of ['孪生甲', '孪生乙']) {
+      const id = await planned(keyword);
+      const claim = await claimOf(id, `job-${keyword}`);
+      const next = applyOf(await buyEntry(deps, claim, `job-${keyword}`, () => false));
+      await t.sql.begin((tx) =>
+        completePurchase(tx, claim, next.runId, next.bought, { pid: 'pid-孪生', uncid: null, counts: {} }),
+      );
+      statuses.push((await fetchOf(id))?.status ?? '');
+    }
+    expect(statuses).toEqual(['succeeded', 'duplicate']);
+  });
+
+  it('lets go of a claim at whichever step its work threw', async () => {
+    const gone = new Error('the database went away');
+    const broken = (() => {
+      throw gone;
+    }) as unknown as typeof t.sql;
+    /** What settleFailure is handed for a failed call of `claim`. */
+    const args = async (claim: Claim, jobId: string) => {
+      const f = await failedCall(claim, jobId);
+      return [f.attempt, f.err, f.landed] as const;
+    };
+    const walks: [string, (claim: Claim, jobId: string) => Promise<unknown>][] = [
+      // Reserved: its lease was lost before the call.
+      ['租约丢失', (claim, jobId) => buyEntry(deps, claim, jobId, () => true)],
+      // Calling: history could not land the failed answer.
+      [
+        'missing落地',
+        async (claim, jobId) => {
+          await buyEntry(deps, claim, jobId, () => false);
+          throw gone;
+        },
+      ],
+      // Landed: the database went away while the failure was settled.
+      [
+        'missing结算',
+        async (claim, jobId) => settleFailure({ ...deps, sql: broken }, ...(await args(claim, jobId))),
+      ],
+      // Applied: history applied it, and the database went away before it completed.
+      [
+        '应用中断',
+        async (claim, jobId) => {
+          const next = applyOf(await buyEntry(deps, claim, jobId, () => false));
+          await completePurchase(broken, claim, next.runId, next.bought, {
+            pid: null,
+            uncid: null,
+            counts: {},
+          });
+        },
+      ],
+    ];
+    for (const [keyword, work] of walks) {
+      const id = await planned(keyword);
+      const claim = await claimOf(id, `job-${keyword}`);
+      await expect(holdingLease(t.sql, claim, 60_000, () => work(claim, `job-${keyword}`))).rejects.toThrow();
+      expect(claim.state, keyword).toBe('lapsed');
+      expect(await claimEntry(deps, CYCLE, id, 'job-next'), keyword).toHaveProperty('claim');
+    }
+  });
+
+  it("writes the plan's decisions as the table moves them", async () => {
+    const ids: number[] = [];
+    for (const keyword of ['计划甲', '计划乙', '计划丙', '计划丁']) {
+      const [w] = await t.sql<{ id: string }[]>`
+        insert into watchlist (keyword, keyword_key) values (${keyword}, ${keywordKey(keyword)}) returning id`;
+      ids.push(Number(w?.id));
+    }
+    const [a = 0, b = 0, c = 0, d = 0] = ids;
+    const state = new Map<number, BuyState>(ids.map((id) => [id, 'unplanned']));
+    /** Checks each entry's row after a step of the plan, and counts the moves its rows made. */
+    const expectMoves = async (moves: [number, BuyStep][]) => {
+      for (const [id, step] of moves) {
+        const from = state.get(id) ?? 'unplanned';
+        const to = TRANSITIONS.find((m) => m.from === from && m.step === step)?.to;
+        if (!to) throw new Error(`no move ${step} from ${from}`);
+        expect((await fetchOf(id, PLANNED))?.status, `${from} -${step}->`).toBe(statusOf(to));
+        walked.add(moveKey({ from, step, to }));
+        state.set(id, to);
+      }
+    };
+    const plan = (selected: number[], skipped: number[]) =>
+      t.sql.begin((tx) =>
+        recordPlan(tx, {
+          cycle: PLANNED,
+          selected: selected.map((id) => ({ id })),
+          skipped: skipped.map((id) => ({ entry: { id }, reason: 'inactive' })),
+          deferReason: 'budget',
+        }),
+      );
+    await plan([a, b, c], [d]);
+    await expectMoves([
+      [a, 'plan'],
+      [b, 'plan'],
+      [c, 'plan'],
+      [d, 'skip'],
+    ]);
+    await plan([d], [b]);
+    await expectMoves([
+      [a, 'defer'],
+      [c, 'defer'],
+      [b, 'skip'],
+      [d, 'plan'],
+    ]);
+    await plan([a], [c]);
+    await expectMoves([
+      [a, 'plan'],
+      [c, 'skip'],
+      [d, 'defer'],
+    ]);
+    expect(await t.sql.begin((tx) => replanDeferred(tx, PLANNED))).toEqual([d]);
+    await expectMoves([[d, 'resume']]);
+    expect(statusOf(transition('deferred', 'resume'))).toBe('planned');
+  });
+
+  it('has walked every move of the table', () => {
+    const missing = TRANSITIONS.map(moveKey).filter((m) => !walked.has(m));
+    expect(missing).toEqual([]);
+    // And no claim made a move the table does not have (it would have thrown on the way).
+    expect([...walked].filter((m) => !TRANSITIONS.map(moveKey).includes(m))).toEqual([]);
   });
 });
