@@ -40,7 +40,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrationState } from '../db/migration-state.ts';
@@ -149,13 +149,12 @@ async function chooseRunner(config: Config, opened: Opened): Promise<Runner> {
   } else if (problem) {
     why = problem;
   } else {
-    const login = postgres(url, {
+    const { sql: login } = openDatabase(url, {
       max: 1,
       prepare: false,
-      username: reader.role,
-      password: reader.password,
-      onnotice: () => {},
-      connection: { application_name: 'daybook sql' },
+      login: reader,
+      applicationName: 'daybook sql',
+      driverJson: true,
     });
     let kept = false;
     try {

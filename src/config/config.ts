@@ -88,6 +88,67 @@ const timeZone = (name: string) =>
       { message: `${name} is not an IANA time zone (for example Asia/Shanghai)` },
     );
 
+/**
+ * A text `parse` reads (a duration, a schedule), its value what `parse` makes of it, `fallback`
+ * when unset: refused with `message` when `parse` throws or `ok` refuses what it makes.
+ */
+const parsed = <T>(parse: (v: string) => T, ok: (value: T) => boolean, message: string, fallback: string) =>
+  z
+    .string()
+    .trim()
+    .refine(
+      (v) => {
+        try {
+          return ok(parse(v));
+        } catch {
+          return false;
+        }
+      },
+      { message },
+    )
+    .default(fallback)
+    .transform((v) => parse(v));
+
+/**
+ * A comma-separated list, its items trimmed and lowercased and blanks dropped, each of which
+ * `valid` takes: a list with none, or with one `valid` refuses, is `refusal` and the items refused.
+ */
+const commaList = (valid: (item: string) => boolean, refusal: string) =>
+  z.string().transform((v, ctx) => {
+    const items = v
+      .split(',')
+      .map((x) => x.trim().toLowerCase())
+      .filter((x) => x !== '');
+    const bad = items.filter((x) => !valid(x));
+    if (items.length > 0 && bad.length === 0) return items;
+    ctx.addIssue({
+      code: 'custom',
+      message: `${refusal}${bad.length > 0 ? `; not one: ${bad.map((x) => JSON.stringify(x)).join(', ')}` : ''}`,
+    });
+    return z.NEVER;
+  });
+
+/**
+ * A DNS name (labels of letters, digits, - and _) or an IPv4 or bracketed IPv6 address, then an
+ * optional port from 1 to 65535.
+ */
+function validHost(h: string): boolean {
+  const m =
+    /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/.exec(
+      h,
+    );
+  return m !== null && (m[1] === undefined || (Number(m[1]) >= 1 && Number(m[1]) <= 65535));
+}
+
+/** An IP address or CIDR range, or one of the named ranges loopback, linklocal, uniquelocal. */
+function trustedProxy(p: string): boolean {
+  const [addr = '', bits, ...rest] = p.split('/');
+  const family = isIP(addr);
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(p)) return true;
+  if (family === 0 || rest.length > 0) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
 /** Every variable daybook reads, with its default. The README's table is made from this. */
 export const ENV_SCHEMA = z.object({
   DATABASE_URL: url('DATABASE_URL', ['postgres:', 'postgresql:']).optional(),
@@ -187,61 +248,19 @@ export const ENV_SCHEMA = z.object({
    * names: comma-separated host names or IP addresses (IPv6 in brackets), each optionally with a
    * port. Lowercased; see src/runtime/admin.ts.
    */
-  DAYBOOK_ADMIN_HOSTS: z
-    .string()
-    .transform((v, ctx) => {
-      const hosts = v
-        .split(',')
-        .map((h) => h.trim().toLowerCase())
-        .filter((h) => h !== '');
-      // A DNS name (labels of letters, digits, - and _) or an IPv4 or bracketed IPv6 address, then
-      // an optional port from 1 to 65535.
-      const valid = (h: string) => {
-        const m =
-          /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/.exec(
-            h,
-          );
-        return m !== null && (m[1] === undefined || (Number(m[1]) >= 1 && Number(m[1]) <= 65535));
-      };
-      const bad = hosts.filter((h) => !valid(h));
-      if (hosts.length === 0 || bad.length > 0) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `DAYBOOK_ADMIN_HOSTS must be a comma-separated list of host names or IP addresses, each optionally with a port (for example admin.example.com,daybook-admin:9464,[fd00::5])${bad.length > 0 ? `; not one: ${bad.map((h) => JSON.stringify(h)).join(', ')}` : ''}`,
-        });
-        return z.NEVER;
-      }
-      return hosts;
-    })
-    .optional(),
+  DAYBOOK_ADMIN_HOSTS: commaList(
+    validHost,
+    'DAYBOOK_ADMIN_HOSTS must be a comma-separated list of host names or IP addresses, each optionally with a port (for example admin.example.com,daybook-admin:9464,[fd00::5])',
+  ).optional(),
   /**
    * The reverse proxies whose X-Forwarded-Proto (and -For) the admin server believes: comma-separated
    * addresses or CIDR ranges (10.0.0.0/8, ::1), or loopback, linklocal, uniquelocal. A session
    * cookie set through one that says https is Secure. Unset, no forwarded header is believed.
    */
-  DAYBOOK_TRUSTED_PROXIES: z
-    .string()
-    .transform((v, ctx) => {
-      const all = v
-        .split(',')
-        .map((p) => p.trim().toLowerCase())
-        .filter((p) => p !== '');
-      const ok = (p: string) => {
-        const [addr = '', bits, ...rest] = p.split('/');
-        const family = isIP(addr);
-        if (['loopback', 'linklocal', 'uniquelocal'].includes(p)) return true;
-        if (family === 0 || rest.length > 0) return false;
-        return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
-      };
-      const bad = all.filter((p) => !ok(p));
-      if (all.length > 0 && bad.length === 0) return all;
-      ctx.addIssue({
-        code: 'custom',
-        message: `DAYBOOK_TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges (for example 127.0.0.1,10.0.0.0/8), or loopback, linklocal, uniquelocal${bad.length > 0 ? `; not one: ${bad.map((p) => JSON.stringify(p)).join(', ')}` : ''}`,
-      });
-      return z.NEVER;
-    })
-    .optional(),
+  DAYBOOK_TRUSTED_PROXIES: commaList(
+    trustedProxy,
+    'DAYBOOK_TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges (for example 127.0.0.1,10.0.0.0/8), or loopback, linklocal, uniquelocal',
+  ).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   /**
    * The time daybook takes as now instead of the system clock, running on from there (as the
@@ -262,59 +281,31 @@ export const ENV_SCHEMA = z.object({
     .transform((v) => Date.parse(v))
     .optional(),
   /** The wait before each webhook attempt, the first included (Svix's schedule by default). */
-  DAYBOOK_WEBHOOK_SCHEDULE: z
-    .string()
-    .trim()
-    .refine(
-      (v) => {
-        try {
-          parseSchedule(v);
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      { message: 'DAYBOOK_WEBHOOK_SCHEDULE must be durations separated by commas, such as 0,5s,5m,30m,2h' },
-    )
-    .default(DEFAULT_SCHEDULE)
-    .transform((v) => parseSchedule(v)),
+  DAYBOOK_WEBHOOK_SCHEDULE: parsed(
+    parseSchedule,
+    () => true,
+    'DAYBOOK_WEBHOOK_SCHEDULE must be durations separated by commas, such as 0,5s,5m,30m,2h',
+    DEFAULT_SCHEDULE,
+  ),
   DAYBOOK_WEBHOOK_TIMEOUT_MS: int('DAYBOOK_WEBHOOK_TIMEOUT_MS', 100, 120_000).default(15_000),
   /** An endpoint failing this long without one success is disabled. */
-  DAYBOOK_WEBHOOK_DISABLE_AFTER: z
-    .string()
-    .trim()
-    .refine(
-      (v) => {
-        try {
-          return parseDuration(v) > 0;
-        } catch {
-          return false;
-        }
-      },
-      { message: 'DAYBOOK_WEBHOOK_DISABLE_AFTER must be a duration such as 5d or 12h' },
-    )
-    .default('5d')
-    .transform((v) => parseDuration(v)),
+  DAYBOOK_WEBHOOK_DISABLE_AFTER: parsed(
+    parseDuration,
+    (ms) => ms > 0,
+    'DAYBOOK_WEBHOOK_DISABLE_AFTER must be a duration such as 5d or 12h',
+    '5d',
+  ),
   DAYBOOK_WEBHOOK_CONCURRENCY: int('DAYBOOK_WEBHOOK_CONCURRENCY', 1, 1000).default(32),
   /**
    * How long `daybook run` waits for the deliveries of its cycle before it leaves what is not
    * sent yet to a worker or `daybook deliver` (src/cli/run.ts): a duration (30s, 2m; 0 sends none).
    */
-  DAYBOOK_RUN_DELIVERY_WAIT: z
-    .string()
-    .trim()
-    .refine(
-      (v) => {
-        try {
-          return parseDuration(v) <= 3_600_000;
-        } catch {
-          return false;
-        }
-      },
-      { message: 'DAYBOOK_RUN_DELIVERY_WAIT must be a duration such as 30s or 2m (0 to 1h)' },
-    )
-    .default('30s')
-    .transform((v) => parseDuration(v)),
+  DAYBOOK_RUN_DELIVERY_WAIT: parsed(
+    parseDuration,
+    (ms) => ms <= 3_600_000,
+    'DAYBOOK_RUN_DELIVERY_WAIT must be a duration such as 30s or 2m (0 to 1h)',
+    '30s',
+  ),
   /**
    * The language people read: zh or en. Unset, a chat or mail subscription added without --lang
    * speaks Chinese, and the text of `daybook changes`, `status` and `digest` is English.

@@ -8,6 +8,9 @@ import { type Html, html, join } from './html.ts';
 const W = 720;
 const H = 240;
 const PAD = { left: 56, right: 16, top: 16, bottom: 36 };
+/** The plot inside the axes of a bar or line chart. */
+const PLOT_W = W - PAD.left - PAD.right;
+const PLOT_H = H - PAD.top - PAD.bottom;
 
 export interface Bar {
   label: string;
@@ -62,28 +65,22 @@ export function barChart(id: string, title: string, desc: string, bars: readonly
   const max = Math.max(1, ...bars.map((b) => Math.max(b.value, b.line ?? 0)));
   const axis = ticks(0, max);
   const top = axis.at(-1) ?? max;
-  const plotW = W - PAD.left - PAD.right;
-  const plotH = H - PAD.top - PAD.bottom;
-  const slot = plotW / Math.max(bars.length, 1);
+  const slot = PLOT_W / Math.max(bars.length, 1);
   const x = (i: number) => PAD.left + slot * (i + 0.5);
-  const y = (v: number) => PAD.top + plotH - (v / top) * plotH;
+  const y = (v: number) => PAD.top + PLOT_H - (v / top) * PLOT_H;
   const rects = bars.map(
     (b, i) =>
-      html`<rect class="bar" x="${(x(i) - slot * 0.35).toFixed(1)}" width="${(slot * 0.7).toFixed(1)}" y="${y(b.value).toFixed(1)}" height="${(PAD.top + plotH - y(b.value)).toFixed(1)}"/>`,
+      html`<rect class="bar" x="${(x(i) - slot * 0.35).toFixed(1)}" width="${(slot * 0.7).toFixed(1)}" y="${y(b.value).toFixed(1)}" height="${(PAD.top + PLOT_H - y(b.value)).toFixed(1)}"/>`,
   );
   const linePts = bars
     .map((b, i) => (b.line === null ? null : `${x(i).toFixed(1)},${y(b.line).toFixed(1)}`))
     .filter((p): p is string => p !== null);
   const line = linePts.length > 0 ? html`<polyline class="line" points="${linePts.join(' ')}"/>` : '';
-  return frame(
-    id,
-    title,
-    desc,
-    html`${yAxis(axis, y)}${rects}${line}${xLabels(
-      bars.map((b) => b.label),
-      x,
-    )}`,
+  const labels = xLabels(
+    bars.map((b) => b.label),
+    x,
   );
+  return frame(id, title, desc, html`${yAxis(axis, y)}${rects}${line}${labels}`);
 }
 
 export interface Point {
@@ -104,11 +101,9 @@ export function lineChart(
   const axis = inverted ? [1, ...ticks(0, hi).filter((v) => v > 1 && Number.isInteger(v))] : ticks(0, hi);
   const bottom = axis[0] ?? 0;
   const top = Math.max(axis.at(-1) ?? hi, hi);
-  const plotW = W - PAD.left - PAD.right;
-  const plotH = H - PAD.top - PAD.bottom;
-  const x = (i: number) => PAD.left + (points.length <= 1 ? plotW / 2 : (plotW * i) / (points.length - 1));
+  const x = (i: number) => PAD.left + (points.length <= 1 ? PLOT_W / 2 : (PLOT_W * i) / (points.length - 1));
   const frac = (v: number) => (v - bottom) / (top - bottom || 1);
-  const y = (v: number) => (inverted ? PAD.top + frac(v) * plotH : PAD.top + plotH - frac(v) * plotH);
+  const y = (v: number) => (inverted ? PAD.top + frac(v) * PLOT_H : PAD.top + PLOT_H - frac(v) * PLOT_H);
   const pts = points
     .map((p, i) => (p.value === null ? null : { x: x(i), y: y(p.value) }))
     .filter((p): p is { x: number; y: number } => p !== null);
@@ -116,15 +111,11 @@ export function lineChart(
   const dots = pts.map(
     (p) => html`<circle class="dot" cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="3.5"/>`,
   );
-  return frame(
-    id,
-    title,
-    desc,
-    html`${yAxis(axis, y)}${polyline}${dots}${xLabels(
-      points.map((p) => p.label),
-      x,
-    )}`,
+  const labels = xLabels(
+    points.map((p) => p.label),
+    x,
   );
+  return frame(id, title, desc, html`${yAxis(axis, y)}${polyline}${dots}${labels}`);
 }
 
 /** A company in a relation graph: the one shown (hop 0), or one reached in one or two hops. */

@@ -6,8 +6,8 @@
  * the role with SET LOCAL ROLE once the ways back out of it are closed (src/db/roles.ts).
  * Whichever way, a transaction first checks that it runs as the reader.
  */
-import postgres from 'postgres';
-import { EXACT_JSON } from '../db/connect.ts';
+import type postgres from 'postgres';
+import { openDatabase } from '../db/connect.ts';
 import { closeRoleEscapes, ensureSqlReader, ident, sqlReaderProblem } from '../db/roles.ts';
 
 /** A statement of a page runs at most this long: a page that takes longer is a bug to see. */
@@ -73,16 +73,12 @@ export async function openConsoleReader(
     if (left) throw new ConsoleReaderError(left);
     return readerOn(sql, found.role, true, async () => {});
   }
-  const login = postgres(url, {
+  const { sql: login, close } = openDatabase(url, {
     max: 4,
     prepare: false,
-    username: found.role,
-    password: found.password,
-    onnotice: () => {},
-    connection: { application_name: 'daybook console' },
-    types: { json: EXACT_JSON },
+    login: found,
+    applicationName: 'daybook console',
   });
-  const close = () => login.end({ timeout: 5 });
   try {
     const [who] = await login<{ who: string }[]>`select session_user::text as who`;
     if (who?.who !== found.role)

@@ -26,6 +26,13 @@ export interface OpenOptions {
    * transaction pooling mode before 1.21, which cannot keep them across server connections.
    */
   prepare?: boolean;
+  /** The role to log in as, with its password, instead of the user `url` names. */
+  login?: { role: string; password: string };
+  /**
+   * json and jsonb read by the driver's own parser instead of EXACT_JSON: the connection `daybook
+   * sql` runs text on as the sql reader.
+   */
+  driverJson?: boolean;
 }
 
 /**
@@ -44,9 +51,10 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const sql = postgres(url, {
     max: options.max ?? 5,
     prepare: options.prepare ?? true,
+    ...(options.login ? { username: options.login.role, password: options.login.password } : {}),
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'daybook' },
-    types: { json: EXACT_JSON },
+    ...(options.driverJson ? {} : { types: { json: EXACT_JSON } }),
   });
   return { sql, close: () => sql.end({ timeout: 5 }) };
 }

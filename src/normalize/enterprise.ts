@@ -159,29 +159,21 @@ export function normalizeEnterprise(record: EnterpriseRecord): NormalizedEnterpr
 
 /** PERSONS: every person that holds anything, as sent; exact repeats once. */
 function personsOf(list: EnterpriseRecord['PERSONS']): NormalizedPerson[] {
-  const kept = (list ?? []).flatMap((p): NormalizedPerson[] => {
-    const person = {
-      name: cleanText(p.NAME),
-      position: cleanText(p.POSITION),
-      extra: extraOf(p, PERSON_FIELDS),
-    };
-    return isBlank(person) ? [] : [{ ...person, name: person.name ?? '' }];
-  });
-  return unique(kept, (p) => ({ name: p.name, position: p.position, extra: p.extra }));
+  return childrenOf(list, (p) => ({
+    name: cleanText(p.NAME) ?? '',
+    position: cleanText(p.POSITION),
+    extra: extraOf(p, PERSON_FIELDS),
+  }));
 }
 
 /** BE_INVEST: every shareholder that holds anything (a name, a type, a PID or another field). */
 function shareholdersOf(list: EnterpriseRecord['BE_INVEST']): NormalizedShareholder[] {
-  const kept = (list ?? []).flatMap((s): NormalizedShareholder[] => {
-    const holder = {
-      name: cleanText(s.INV),
-      type: cleanText(s.INVTYPE),
-      pid: cleanText(s.PID),
-      extra: extraOf(s, SHAREHOLDER_FIELDS),
-    };
-    return isBlank(holder) ? [] : [holder];
-  });
-  return unique(kept, (s) => ({ name: s.name, type: s.type, pid: s.pid, extra: s.extra }));
+  return childrenOf(list, (s) => ({
+    name: cleanText(s.INV),
+    type: cleanText(s.INVTYPE),
+    pid: cleanText(s.PID),
+    extra: extraOf(s, SHAREHOLDER_FIELDS),
+  }));
 }
 
 /**
@@ -189,15 +181,30 @@ function shareholdersOf(list: EnterpriseRecord['BE_INVEST']): NormalizedSharehol
  * with nothing in it is no member, but still makes the liquidation open (`inLiquidation`).
  */
 function clearingMembersOf(list: EnterpriseRecord['CLEARINGINFO']): NormalizedClearingMember[] {
-  const kept = (list ?? []).flatMap((c): NormalizedClearingMember[] => {
-    const member = {
-      name: memberName(c.liqMem),
-      position: liquidationRole(c.ligpriSign),
-      extra: extraOf(c, CLEARING_FIELDS),
-    };
-    return isBlank(member) ? [] : [{ ...member, name: member.name ?? '' }];
-  });
-  return unique(kept, (c) => ({ name: c.name, position: c.position, extra: c.extra }));
+  return childrenOf(list, (c) => ({
+    name: memberName(c.liqMem) ?? '',
+    position: liquidationRole(c.ligpriSign),
+    extra: extraOf(c, CLEARING_FIELDS),
+  }));
+}
+
+/**
+ * The children of a list, each as `read` makes it, those that hold anything (a name none was sent
+ * for is '', as blank as none), the first of those equal in every field.
+ */
+function childrenOf<C, T extends JsonObject>(
+  list: readonly C[] | null | undefined,
+  read: (child: C) => T,
+): T[] {
+  const seen = new Set<string>();
+  return (list ?? [])
+    .map((child) => read(child))
+    .filter((item) => {
+      const k = canonicalJson(item);
+      if (isBlank(item) || seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    });
 }
 
 /**
@@ -416,15 +423,4 @@ function canonicalDecimal(s: string): string {
   const frac = fracRaw.replace(/0+$/, '');
   const out = frac === '' ? int : `${int}.${frac}`;
   return neg && out !== '0' ? `-${out}` : out;
-}
-
-/** Keeps the first of children that are equal in every field. */
-function unique<T extends { extra: JsonObject }>(items: T[], key: (item: T) => JsonObject): T[] {
-  const seen = new Set<string>();
-  return items.filter((item) => {
-    const k = canonicalJson(key(item));
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
 }

@@ -226,13 +226,14 @@ function lastVersion(events: readonly Envelope[]): number | null {
   return vs.length ? Math.max(...vs) : null;
 }
 
+/**
+ * What makes a message of the events of one send: in `lang`, with what daybook knows (`known`) of the
+ * companies they name, its link into the console at `publicUrl` when there is one.
+ */
+type MessageMaker = (events: readonly Envelope[], lang: Lang, known: Known, publicUrl?: string) => Message;
+
 /** The message of one company's events of one cycle. */
-export function companyMessage(
-  events: readonly Envelope[],
-  lang: Lang,
-  known: Known,
-  publicUrl?: string,
-): Message {
+export const companyMessage: MessageMaker = (events, lang, known, publicUrl) => {
   const first = events[0];
   if (!first?.pid) throw new Error('a company message needs the events of one company');
   const w = WORDS[lang];
@@ -263,7 +264,7 @@ export function companyMessage(
     items: lines.map((l) => ({ severity: lines.length > 1 ? l.severity : null, parts: l.parts, sub: [] })),
     link: companyLink(publicUrl, pid, cycle, lastVersion(events)),
   };
-}
+};
 
 /** The message of an operator event: a cycle, an entry or an endpoint. */
 export function operatorMessage(e: Envelope, lang: Lang): Message {
@@ -458,12 +459,7 @@ export function foldedMessage(
 }
 
 /** The message of the events of one send: one company's, a digest, or an operator event. */
-export function messageOf(
-  events: readonly Envelope[],
-  lang: Lang,
-  known: Known,
-  publicUrl?: string,
-): Message {
+export const messageOf: MessageMaker = (events, lang, known, publicUrl) => {
   const first = events[0];
   if (!first) throw new Error('a message needs at least one event');
   const groups = groupedBy(events, (e) => e);
@@ -471,7 +467,7 @@ export function messageOf(
   if (first.type === 'digest.daily') return digestMessage(first, lang, known, publicUrl);
   if (!first.pid) return operatorMessage(first, lang);
   return companyMessage(events, lang, known, publicUrl);
-}
+};
 
 /** Every PID a set of events names: the companies, and the shareholders their changes name. */
 export function pidsNamed(events: readonly Envelope[]): string[] {
