@@ -14,7 +14,7 @@
  * makes one call, so the run is the call's key: never booked twice, whoever settles it.
  */
 import { inTransaction, type Sql } from '../db/connect.ts';
-import { abandonStaleRuns, clearRunCall, markRunCall } from '../landing/runs.ts';
+import { abandonStaleRuns, clearRunCall, lockRunCall, markRunCall, runsWithCall } from '../landing/runs.ts';
 import { brokenSuccessOf, presumedBillingOf, unansweredCallOf } from '../upstream/client.ts';
 import { InvalidRequestError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
 import { statedCredits, usageOf } from './billing.ts';
@@ -186,9 +186,7 @@ export async function settleProductCall(
 ): Promise<void> {
   const { runId, cycle } = call;
   await inTransaction(sql, async (tx) => {
-    const [run] = await tx<{ mark: CallMark | null }[]>`
-      select counts->'productCall' as mark from runs where id = ${runId} for update`;
-    const mark = run?.mark ?? null;
+    const mark = await lockRunCall<CallMark>(tx, runId, CALL_MARK);
     if (mark) {
       await clearRunCall(tx, runId, CALL_MARK);
       await book(tx, runId, mark, charge, landed);
@@ -243,17 +241,10 @@ async function book(
  * counts), so only those are read. Returns how many were settled.
  */
 export async function recoverProductCalls(sql: Sql, kind: string): Promise<number> {
-  const cut = await sql<{ id: string }[]>`
-    select id from runs
-    where kind = ${kind} and started_at > now() - interval '31 days'
-      and outcome <> 'running' and counts ? 'productCall'`;
   let settled = 0;
-  for (const { id } of cut) {
-    const runId = Number(id);
+  for (const runId of await runsWithCall(sql, kind, CALL_MARK)) {
     const done = await inTransaction(sql, async (tx) => {
-      const [run] = await tx<{ mark: CallMark | null }[]>`
-        select counts->'productCall' as mark from runs where id = ${runId} for update`;
-      const mark = run?.mark ?? null;
+      const mark = await lockRunCall<CallMark>(tx, runId, CALL_MARK);
       if (!mark) return false;
       await clearRunCall(tx, runId, CALL_MARK);
       const [answer] = await tx<
