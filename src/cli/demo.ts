@@ -9,14 +9,17 @@ import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
+import { completePackages } from '../export/package.ts';
+import { changesBySeverity, historyTotals, topOfLatestList } from '../history/counts.ts';
 import type { Logger } from '../log/log.ts';
+import { creditsBilled } from '../purchase/credits.ts';
 import { DatabaseRateLimiter, perMinute } from '../purchase/limiter.ts';
 import { runInline } from '../runtime/inline.ts';
 import { defaultSimOptions, SANDBOX_KEY } from '../sim/options.ts';
 import type { RunningSimulator } from '../sim/server.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
 import { UpstreamClient } from '../upstream/client.ts';
-import { addNewWatches } from '../watch/store.ts';
+import { addNewWatches, learnedRates } from '../watch/store.ts';
 import { command } from './about.ts';
 import { loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
@@ -104,16 +107,9 @@ async function runDemoCycles(
 
 /** What landed: the totals, the top products, the latest changes and what the planner learned. */
 async function showDemoSummary(sql: postgres.Sql, config: Config, demoConfig: DemoConfig): Promise<void> {
-  const [totals] = await sql<
-    { products: number; snapshots: number; enterprises: number; versions: number; credits: number }[]
-  >`select (select count(*) from products)::int as products,
-           (select count(*) from trending_snapshots)::int as snapshots,
-           (select count(*) from enterprises)::int as enterprises,
-           (select count(*) from enterprise_versions)::int as versions,
-           (select coalesce(sum(credits), 0) from credit_ledger)::int as credits`;
-  const severities = await sql<{ severity: string; n: number }[]>`
-    select severity, count(*)::int as n from enterprise_changes group by severity
-    order by array_position(array['high','medium','low'], severity)`;
+  const counted = await historyTotals(sql);
+  const totals = counted && { ...counted, credits: await creditsBilled(sql) };
+  const severities = await changesBySeverity(sql);
   say('');
   say('summary');
   say(`  products loaded:       ${totals?.products} (${totals?.snapshots} trending snapshots)`);
@@ -122,10 +118,7 @@ async function showDemoSummary(sql: postgres.Sql, config: Config, demoConfig: De
   say(`  changes detected:      ${severities.map((s) => `${s.n} ${s.severity}`).join(', ') || 'none'}`);
   say('');
   say('top products of the latest day (analytics.product_trending):');
-  const top = await sql`
-    select list_date::text, position, name, votes_count from analytics.product_trending
-    where is_latest_pull and list_date = (select max(list_date) from trending_snapshots)
-    order by position limit 5`;
+  const top = await topOfLatestList(sql, 5);
   process.stdout.write(formatTable(top));
   say('');
   say('latest changes (analytics.enterprise_changes):');
@@ -135,11 +128,7 @@ async function showDemoSummary(sql: postgres.Sql, config: Config, demoConfig: De
   process.stdout.write(formatTable(changes));
   say('');
   say("what the planner learned (each entry's changes per month, from its refreshes and its cohort):");
-  const learned = await sql`
-    select keyword, priority, round((change_rate * 30.44)::numeric, 2)::text as changes_per_month,
-           (change_history->>'n')::float8::int as intervals,
-           (change_history->>'changes')::float8::int as changed
-    from watchlist where change_rate is not null order by change_rate desc, id limit 5`;
+  const learned = await learnedRates(sql, 5);
   process.stdout.write(formatTable(learned));
   say(
     `  why each is refreshed when: ${config.DATABASE_URL ? '' : `DAYBOOK_DATA_DIR=${relative(process.cwd(), demoConfig.DAYBOOK_DATA_DIR) || '.'} `}npx daybook plan explain --top 5   (docs/planner.md)`,
@@ -155,10 +144,7 @@ async function showDemoExports(
 ): Promise<void> {
   say('');
   const exportDir = demoConfig.DAYBOOK_EXPORT_DIR;
-  const packages = await sql<{ load_id: string; kind: string; rows: number; tables: number }[]>`
-    select load_id, kind, rows::int as rows,
-           (select count(*) from jsonb_object_keys(manifest->'tables'))::int as tables
-    from exports where destination = ${exportDir} and state = 'complete' order by load_no`;
+  const packages = await completePackages(sql, exportDir);
   say(`warehouse export after each cycle (parquet, ${relative(process.cwd(), exportDir) || exportDir}/):`);
   process.stdout.write(formatTable(packages));
   say(

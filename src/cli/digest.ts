@@ -7,7 +7,13 @@
 import type { Command } from 'commander';
 import type { Sql } from '../db/connect.ts';
 import { eventTypeLabel } from '../events/catalogue.ts';
-import { cycleDigest, type Digest, type DigestCompany } from '../events/digest.ts';
+import {
+  type ChangeExtra,
+  changeExtras,
+  cycleDigest,
+  type Digest,
+  type DigestCompany,
+} from '../events/digest.ts';
 import { CHANGE_COLUMNS, ENTERPRISE_FIELDS, grouped, type Lang, tokenLabel } from '../terms/fields.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { command } from './about.ts';
@@ -23,12 +29,11 @@ import { configOrExit, withStore } from './context.ts';
 import { forTerminal } from './terminal.ts';
 import { dateOption, langOption } from './usage.ts';
 
-/** What the digest's list leaves out of a change event: its kind, its refinement and its two versions. */
-interface ChangeExtra {
-  kind: string | null;
-  detail: string | null;
-  from_version: number | null;
-  to_version: number | null;
+/** A version's capital currency: a row of the `analytics.enterprise_history` view, a computed shape. */
+interface VersionCurrency {
+  pid: string;
+  version: number;
+  capital_currency: string | null;
 }
 
 /** What a person reads a digest with, beside the digest: names, codes, currencies. */
@@ -130,12 +135,7 @@ function kindOf(previous: string | null, current: string | null): 'added' | 'rem
 /** Reads what `digestText` needs beside the digest. */
 export async function digestContext(sql: Sql, digest: Digest): Promise<DigestContext> {
   const ids = digest.companies.flatMap((c) => c.changes.map((x) => x.event_id));
-  const extraRows = ids.length
-    ? await sql<(ChangeExtra & { id: string; pid: string })[]>`
-        select id, pid, data->>'kind' as kind, data->>'detail' as detail,
-               (data->>'from_version')::int as from_version, (data->>'to_version')::int as to_version
-        from events where id = any(${ids}::text[])`
-    : [];
+  const extraRows = ids.length ? await changeExtras(sql, ids) : [];
   const extra = new Map(extraRows.map((r) => [r.id, r]));
   const changes = digest.companies.flatMap((c) => c.changes.map((x) => ({ ...x, pid: c.pid })));
   const companies = await identities(sql, [
@@ -153,7 +153,7 @@ export async function digestContext(sql: Sql, digest: Digest): Promise<DigestCon
     });
   const currencies = new Map<string, string | null>();
   if (versions.length) {
-    const rows = await sql<{ pid: string; version: number; capital_currency: string | null }[]>`
+    const rows = await sql<VersionCurrency[]>`
       select h.pid, h.version, h.capital_currency
       from analytics.enterprise_history h
       join unnest(${versions.map((v) => v.pid)}::text[], ${versions.map((v) => v.version)}::int[]) as w(pid, version)

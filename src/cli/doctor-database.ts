@@ -24,6 +24,22 @@ export const CLOCK_TOLERANCE_MS = 5_000;
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
+/** The server's version, as text and as a number: a computed shape (settings, no table). */
+interface ServerVersion {
+  version: string;
+  num: number;
+}
+
+/** The server's clock, in milliseconds since the epoch: a computed shape. */
+interface ServerClock {
+  ms: number;
+}
+
+/** Whether a table exists: a computed shape. */
+interface TableExists {
+  exists: boolean;
+}
+
 /** The configured database as the checks use it: one connection, or null when none was made. */
 export interface CheckedDatabase {
   /** The Postgres line. */
@@ -85,7 +101,7 @@ export async function openChecked(config: Config, timeoutMs: number): Promise<Ch
   });
   try {
     const [v] = await within(
-      sql<{ version: string; num: number }[]>`
+      sql<ServerVersion[]>`
         select current_setting('server_version') as version,
           current_setting('server_version_num')::int as num`,
       // The driver's connect_timeout says it first when the server does not answer at all.
@@ -186,7 +202,7 @@ export async function clockCheck(
   if (!sql) return noDatabase(config, 'clock', "the embedded database runs on this machine's clock");
   const before = Date.now();
   const [r] = await within(
-    sql<{ ms: number }[]>`select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms`,
+    sql<ServerClock[]>`select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms`,
     timeoutMs,
     'reading the clock of Postgres',
   );
@@ -266,7 +282,7 @@ export async function subscriptionChecks(
       noDatabase(config, 'subscriptions', 'the embedded database is not opened here (one process at a time)'),
     ];
   const [t] = await within(
-    sql<{ exists: boolean }[]>`select to_regclass('public.subscriptions') is not null as exists`,
+    sql<TableExists[]>`select to_regclass('public.subscriptions') is not null as exists`,
     timeoutMs,
     'looking for the subscriptions',
   );

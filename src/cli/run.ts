@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import type { PassSummary } from '../delivery/engine.ts';
-import { waitingDeliveries } from '../delivery/store.ts';
+import { activeSubscriptionCount, waitingDeliveries } from '../delivery/store.ts';
 import type { Logger } from '../log/log.ts';
 import { budgetOf, type LedgerCredits, ledgerCredits } from '../purchase/credits.ts';
 import { runInline } from '../runtime/inline.ts';
@@ -38,8 +38,7 @@ async function deliverAfterRun(
   sql: postgres.Sql,
   log: Logger,
 ): Promise<RunDeliveries | null> {
-  const [n] = await sql<{ n: number }[]>`select count(*)::int as n from subscriptions where state = 'active'`;
-  if (!n?.n) return null;
+  if ((await activeSubscriptionCount(sql)) === 0) return null;
   const waitMs = config.DAYBOOK_RUN_DELIVERY_WAIT;
   const summary = await deliveryEngine(config, sql, log).pass({ until: new Date(Date.now() + waitMs) });
   return { ...summary, waitMs, waiting: shownWaiting(await waitingDeliveries(sql)) };

@@ -190,6 +190,12 @@ function calendarDay(v: unknown): unknown {
   return v;
 }
 
+/** Who a session logged in as and who it runs as: a computed shape. */
+interface SessionUsers {
+  session_user: string;
+  current_user: string;
+}
+
 /** How far the text may go: its statement_timeout, and the rows to fetch (null: every row). */
 interface Limits {
   timeoutSeconds: number;
@@ -269,7 +275,7 @@ async function runText(
       await tx.unsafe(`set local statement_timeout = ${Math.round(limits.timeoutSeconds * 1000)}`);
       if (runner.kind === 'set-role') await tx.unsafe(`set local role ${ident(runner.role)}`);
       // Takes the snapshot (so `set transaction read write` is refused) and checks who runs it.
-      const [who] = await tx<{ session_user: string; current_user: string }[]>`
+      const [who] = await tx<SessionUsers[]>`
         select session_user::text as session_user, current_user::text as current_user`;
       if (
         who?.current_user !== runner.role ||

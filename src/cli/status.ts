@@ -4,9 +4,11 @@ import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import { eventTypeLabel } from '../events/catalogue.ts';
 import { lastExports } from '../export/package.ts';
-import { driftReport } from '../history/drift-store.ts';
+import { driftReport, driftTotals } from '../history/drift-store.ts';
+import { failedProductPulls, recentFailedRuns } from '../landing/runs.ts';
 import { deferredEntries } from '../plan/decide.ts';
 import { budgetOf, ledgerCredits } from '../purchase/credits.ts';
+import { claimCounts, failedClaims } from '../purchase/fetches.ts';
 import { pauseCause } from '../runtime/ops-metrics.ts';
 import { Queues, redisConnection } from '../runtime/queues.ts';
 import { redisLabel } from '../runtime/redis.ts';
@@ -26,6 +28,7 @@ import {
   tokenLabel,
 } from '../terms/fields.ts';
 import { cycleOf } from '../time/cycles.ts';
+import { countWatches, entryCodes } from '../watch/store.ts';
 import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { formatTable, forTerminal } from './terminal.ts';
@@ -70,8 +73,7 @@ async function queueCounts(
 
 /** What status reads of a cycle, in the database and (unless `withQueues` is false) in Redis. */
 async function readStatus(sql: postgres.Sql, config: Config, cycle: string, withQueues: boolean) {
-  const progress = await sql<{ status: string; n: number }[]>`
-    select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status order by status`;
+  const progress = await claimCounts(sql, cycle);
   const budget = await budgetOf(sql, cycle);
   // Confirmed and unconfirmed credits (calls sent and not answered, or cut off by a process that
   // died: counted as spent), and product calls booked without an amount.
@@ -82,49 +84,18 @@ async function readStatus(sql: postgres.Sql, config: Config, cycle: string, with
   const deferred = await deferredEntries(sql, cycle, 20, { config, now: () => new Date() });
   const byStatus = new Map(progress.map((p) => [p.status, p.n]));
   if (deferred.total > 0) byStatus.set('deferred', deferred.total);
-  const failures = await sql`
-    select r.kind, coalesce(r.entity, r.list_date::text) as entity, r.error_code, r.error_message, r.finished_at
-    from runs r
-    where r.outcome = 'failed' and r.started_at > now() - interval '7 days'
-    order by r.finished_at desc limit 20`;
+  const failures = await recentFailedRuns(sql);
   // Watch entries that failed for good in this cycle: permanent errors, or retries used up.
-  const failedEntries = await sql`
-    select w.keyword, f.watch_id::int as watch_id, f.error_code as reason, f.error_message as detail,
-           f.attempts, f.updated_at
-    from cycle_fetches f join watchlist w on w.id = f.watch_id
-    where f.cycle = ${cycle} and f.status = 'failed'
-    order by f.error_code, w.keyword`;
+  const failedEntries = await failedClaims(sql, cycle);
   // Product pulls whose latest run failed (a later success clears it), and jobs refused as bad data.
-  const failedPulls = await sql`
-    select * from (
-      select distinct on (coalesce(r.list_date::text, r.entity), r.kind)
-        coalesce(r.list_date::text, r.entity) as date, r.kind, r.entity as pull, r.outcome,
-        r.error_code as reason, r.error_message as detail, r.finished_at
-      from runs r
-      where r.kind = 'products' and r.outcome in ('succeeded', 'failed')
-        and r.started_at > now() - interval '7 days'
-      order by coalesce(r.list_date::text, r.entity), r.kind, r.started_at desc, r.id desc) latest
-    where outcome = 'failed' order by date`;
+  const failedPulls = await failedProductPulls(sql);
   const drift = await driftReport(sql, { limit: 10 });
-  const [driftTotals] = await sql<
-    { unknown: number; missing: number; variants: number; last_seen_at: Date | null }[]
-  >`
-    select count(*) filter (where kind = 'unknown_field')::int as unknown,
-           count(*) filter (where kind = 'missing_field')::int as missing,
-           count(*) filter (where kind = 'type_variant')::int as variants,
-           max(last_seen_at) as last_seen_at
-    from format_drift`;
-  const watch = await sql<{ active: number; total: number }[]>`
-    select count(*) filter (where active)::int as active, count(*)::int as total from watchlist`;
+  const driftTotal = await driftTotals(sql);
+  const watch = [await countWatches(sql)];
   const exports = await lastExports(sql);
   // The credit code of each entry listed: of the company it resolved to, else the one it expects.
   const listed = [...deferred.first.map((d) => d.watch_id), ...failedEntries.map((f) => Number(f.watch_id))];
-  const codeRows = listed.length
-    ? await sql<{ id: number; uscc: string | null }[]>`
-        select w.id::int as id, coalesce(c.uncid, w.uscc) as uscc
-        from watchlist w left join analytics.enterprise_current c on c.pid = w.pid
-        where w.id = any(${listed}::bigint[])`
-    : [];
+  const codeRows = listed.length ? await entryCodes(sql, listed) : [];
   const codes = new Map(codeRows.map((r) => [r.id, r.uscc]));
   let queues: Record<string, Record<string, number>> | null = null;
   let queueError: string | null = null;
@@ -144,7 +115,7 @@ async function readStatus(sql: postgres.Sql, config: Config, cycle: string, with
     failedEntries,
     failedPulls,
     drift,
-    driftTotals,
+    driftTotals: driftTotal,
     watch,
     exports,
     codes,

@@ -1,7 +1,8 @@
 /**
  * What each console page reads, one function per question, each over the `analytics` and
  * `console` views only (the reader may read nothing else). Every list is bounded; the change feed
- * and the watchlist page by keyset (the last row's key), never by OFFSET.
+ * and the watchlist page by keyset (the last row's key), never by OFFSET. The row shapes here are
+ * rows of those views: computed shapes, written by hand once each (a view has no drizzle table).
  */
 import type { DriverRow, Recast } from '../db/rows.ts';
 import type { cycleBudgets } from '../db/schema.ts';
@@ -9,6 +10,7 @@ import { holderPid } from '../terms/fields.ts';
 import type { ReadTx } from './reader.ts';
 import { type HeldCompany, observationPid } from './values.ts';
 
+/** The latest cycle's claims by status and error (console.cycle_fetches): a computed shape. */
 export interface CycleCount {
   status: string;
   error_code: string | null;
@@ -29,6 +31,7 @@ export interface CycleLedger {
   unpriced_calls: number;
 }
 
+/** What the overview page shows, each part from its view: computed shapes. */
 export interface Overview {
   cycle: CycleBudget | null;
   ledger: CycleLedger | null;
@@ -76,7 +79,7 @@ export async function readOverview(tx: ReadTx): Promise<Overview> {
     : [];
   // Each cycle's budget row keeps what the ledger billed for it (spent): no ledger scan.
   const credits = cycle
-    ? await tx<{ day: string; credits: number; budget: number | null }[]>`
+    ? await tx<Overview['credits']>`
         select d::date::text as day, coalesce(b.spent, 0)::int as credits, b.budget
         from generate_series(${cycle.cycle}::date - 89, ${cycle.cycle}::date, interval '1 day') d
         left join console.cycle_budgets b on b.cycle = d::date
@@ -108,6 +111,7 @@ export async function readOverview(tx: ReadTx): Promise<Overview> {
   };
 }
 
+/** A company found by a search (console.enterprise_names, analytics.enterprise_history): a computed shape. */
 export interface SearchHit {
   pid: string;
   ent_name: string;
@@ -178,6 +182,7 @@ export function holderPids(
     .flatMap((r) => [holderPid(r.before as string | null), holderPid(r.after as string | null)]);
 }
 
+/** A company's page: its rows of the analytics views (computed shapes), and the companies it holds. */
 export interface Company {
   current: Row;
   versions: Row[];
@@ -342,6 +347,7 @@ export async function readChanges(
     limit ${limit}`;
 }
 
+/** A watch entry as the console lists it (console.watchlist): a computed shape. */
 export interface WatchRow {
   id: number;
   keyword: string;
@@ -376,6 +382,7 @@ export async function readWatchlist(tx: ReadTx, after: number, limit: number): P
     limit ${limit}`;
 }
 
+/** A product of one day's list (console.product_pulls): a computed shape. */
 export interface TrendingRow {
   position: number;
   product_id: string;
@@ -386,9 +393,14 @@ export interface TrendingRow {
   fetched_at: Date;
 }
 
+/** A day with a pulled list: a row of the `console.product_pulls` view, a computed shape. */
+interface ListDay {
+  d: string;
+}
+
 /** The days with a pulled list, newest first (at most `limit`). */
 export async function listDates(tx: ReadTx, limit = 60): Promise<string[]> {
-  const rows = await tx<{ d: string }[]>`
+  const rows = await tx<ListDay[]>`
     select distinct list_date::text as d from console.product_pulls order by 1 desc limit ${limit}`;
   return rows.map((r) => r.d);
 }
@@ -430,6 +442,7 @@ export async function readProduct(tx: ReadTx, id: string): Promise<Product | nul
   return { current, pulls, comments };
 }
 
+/** A landed answer as the console shows it (console.raw_answers): a computed shape. */
 export interface RawAnswer {
   id: number;
   operation: string;

@@ -23,6 +23,11 @@ export interface ConsoleReader {
   close(): Promise<void>;
 }
 
+/** The role a session runs as: a computed shape. */
+interface CurrentUser {
+  who: string;
+}
+
 /** The console cannot read as the sql reader here; the message says why. */
 export class ConsoleReaderError extends Error {
   override readonly name = 'ConsoleReaderError';
@@ -40,7 +45,7 @@ function readerOn(
       return (await sql.begin('read only', async (tx) => {
         await tx.unsafe(`set local statement_timeout = ${PAGE_STATEMENT_TIMEOUT_MS}`);
         if (setRole) await tx.unsafe(`set local role ${ident(role)}`);
-        const [who] = await tx<{ who: string }[]>`select current_user::text as who`;
+        const [who] = await tx<CurrentUser[]>`select current_user::text as who`;
         if (who?.who !== role)
           throw new ConsoleReaderError(`the console's session runs as ${who?.who}, not ${role}`);
         return body(tx);

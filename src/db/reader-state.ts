@@ -3,7 +3,7 @@
  * place, read without making it or reading its password.
  */
 import type { Sql } from './connect.ts';
-import { type SqlReader, sqlReaderProblem } from './roles.ts';
+import { recordedReaderRole, sqlReaderProblem } from './roles.ts';
 
 /** A computed shape: whether `sql_reader` exists and may be read (to_regclass, has_table_privilege). */
 interface ReaderTable {
@@ -33,16 +33,16 @@ export async function readerState(sql: Sql): Promise<ReaderState> {
       coalesce(has_table_privilege(to_regclass('public.sql_reader'), 'SELECT'), false) as readable`;
   if (!t?.exists) return { kind: 'no-table' };
   if (!t.readable) return { kind: 'unreadable' };
-  const [row] = await sql<Pick<SqlReader, 'role'>[]>`select role from public.sql_reader`;
-  if (!row) return { kind: 'none' };
-  const problem = await sqlReaderProblem(sql, row.role);
-  if (problem) return { kind: 'role', role: row.role, problem, canConnect: false, readsAnalytics: false };
+  const role = await recordedReaderRole(sql);
+  if (role === null) return { kind: 'none' };
+  const problem = await sqlReaderProblem(sql, role);
+  if (problem) return { kind: 'role', role, problem, canConnect: false, readsAnalytics: false };
   const [can] = await sql<ReaderRights[]>`
-    select has_database_privilege(${row.role}, current_database(), 'CONNECT') as connect,
-      coalesce(has_schema_privilege(${row.role}, to_regnamespace('analytics')::oid, 'USAGE'), false) as analytics`;
+    select has_database_privilege(${role}, current_database(), 'CONNECT') as connect,
+      coalesce(has_schema_privilege(${role}, to_regnamespace('analytics')::oid, 'USAGE'), false) as analytics`;
   return {
     kind: 'role',
-    role: row.role,
+    role,
     problem: null,
     canConnect: can?.connect ?? false,
     readsAnalytics: can?.analytics ?? false,

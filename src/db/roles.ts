@@ -168,6 +168,12 @@ export interface SqlReader {
   password: string;
 }
 
+/** The role the sql reader is recorded as (none yet: null), read without its password. */
+export async function recordedReaderRole(sql: Sql): Promise<string | null> {
+  const [row] = await sql<Pick<SqlReader, 'role'>[]>`select role from public.sql_reader`;
+  return row?.role ?? null;
+}
+
 /**
  * The sql reader of this database: made (or its grants completed) first when the user of `sql`
  * may, then read. Null when there is none; 'unreadable' when this user may not read it (only the

@@ -7,7 +7,7 @@ import type postgres from 'postgres';
 import type { Sql } from '../db/connect.ts';
 import { leaseUntil, letGo, stillHeld, take } from '../db/lease.ts';
 import type { DriverRow, NonNull, Recast } from '../db/rows.ts';
-import type { subscriptions } from '../db/schema.ts';
+import type { events, subscriptions, webhookDeliveries } from '../db/schema.ts';
 import { type Envelope, readEventsBySeq } from '../events/feed.ts';
 import { RATE_LIMITED } from './channels/limits.ts';
 import type { Lang } from './channels/words.ts';
@@ -474,4 +474,68 @@ export async function waitingDeliveries(sql: Sql): Promise<Waiting[]> {
     from delivery_queue q join subscriptions s on s.id = q.subscription_id
     where q.state in ('pending', 'delivering') and s.state <> 'disabled'
     group by s.id order by s.id`;
+}
+
+/** A count of rows: a computed shape. */
+interface Count {
+  n: number;
+}
+
+/** How many subscriptions are active (0: nothing to deliver to). */
+export async function activeSubscriptionCount(sql: Sql): Promise<number> {
+  const [n] = await sql<Count[]>`select count(*)::int as n from subscriptions where state = 'active'`;
+  return n?.n ?? 0;
+}
+
+/** How many subscriptions are in one state: a computed shape of `subscriptions`. */
+export interface StateCount {
+  state: string;
+  n: number;
+}
+
+/** The subscriptions by state (active, paused, disabled). */
+export async function subscriptionsByState(sql: Sql): Promise<StateCount[]> {
+  return sql<StateCount[]>`
+        select state, count(*)::int as n from subscriptions group by 1`;
+}
+
+/** An active subscription whose latest attempt failed, and since when (Unix time): a computed shape. */
+export interface FailingSubscription {
+  id: string;
+  since: number;
+}
+
+/** The active subscriptions whose latest delivery attempt failed (few: one per endpoint at most). */
+export async function failingSubscriptions(sql: Sql): Promise<FailingSubscription[]> {
+  return sql<FailingSubscription[]>`
+      select id::text as id, extract(epoch from failing_since)::float8 as since
+      from subscriptions where state = 'active' and failing_since is not null`;
+}
+
+/** A delivery attempt as `daybook deliveries` lists it, with its event's id and type. */
+export type AttemptLine = Pick<
+  DriverRow<typeof webhookDeliveries>,
+  'attempted_at' | 'attempt' | 'latency_ms' | 'outcome' | 'error'
+> &
+  Pick<DriverRow<typeof events>, 'type'> & {
+    /** `subscription_id` as a number (`::int`). */
+    subscription: number;
+    /** The event's id. */
+    event: string;
+    /** `http_status`, renamed. */
+    status: number | null;
+  };
+
+/** The attempt log, newest first: only failed attempts, of one subscription, as asked. */
+export async function attemptLog(
+  sql: Sql,
+  options: { failed?: boolean; subscription?: number; limit: number },
+) {
+  return sql<AttemptLine[]>`
+          select d.attempted_at, d.subscription_id::int as subscription, e.id as event, e.type, d.attempt,
+                 d.http_status as status, d.latency_ms, d.outcome, d.error
+          from webhook_deliveries d join events e on e.seq = d.event_seq
+          where true ${options.failed ? sql`and d.outcome <> 'succeeded'` : sql``}
+            ${options.subscription ? sql`and d.subscription_id = ${options.subscription}` : sql``}
+          order by d.id desc limit ${options.limit}`;
 }

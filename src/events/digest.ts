@@ -101,3 +101,38 @@ export async function cycleDigest(sql: Sql, cycle: string): Promise<Digest> {
   const events = seqs.length ? await readEvents(sql, { after: 0, limit: seqs.length, seqs }) : [];
   return renderDigest(cycle, events);
 }
+
+/**
+ * What the digest's list leaves out of a change event: its kind, its refinement and its two
+ * versions. A computed shape of an event's `data`.
+ */
+export interface ChangeExtra {
+  kind: string | null;
+  detail: string | null;
+  from_version: number | null;
+  to_version: number | null;
+}
+
+/** A change event's extra, with the event's id and PID (a change event always names its company). */
+export type EventChangeExtra = ChangeExtra & { id: string; pid: string };
+
+/** The change events of `ids`, each with its id, PID and what the digest's list leaves out. */
+export async function changeExtras(sql: Sql, ids: string[]) {
+  return sql<EventChangeExtra[]>`
+        select id, pid, data->>'kind' as kind, data->>'detail' as detail,
+               (data->>'from_version')::int as from_version, (data->>'to_version')::int as to_version
+        from events where id = any(${ids}::text[])`;
+}
+
+/** When the cycle's `cycle.completed` event was written: a computed shape of `events`. */
+interface CompletedAt {
+  at: Date;
+}
+
+/** When `cycle` completed (its first `cycle.completed` event), or null while it runs. */
+export async function cycleCompletedAt(sql: Sql, cycle: string): Promise<Date | null> {
+  const [done] = await sql<CompletedAt[]>`
+    select min(created_at) as at from events where cycle = ${cycle} and type = 'cycle.completed'
+    having count(*) > 0`;
+  return done?.at ?? null;
+}

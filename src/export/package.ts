@@ -34,7 +34,8 @@ import {
   take,
 } from '../db/lease.ts';
 import type { DriverRow, Recast } from '../db/rows.ts';
-import type { exports as exportsTable, rebuildGeneration } from '../db/schema.ts';
+import type { exports as exportsTable } from '../db/schema.ts';
+import { rebuildGeneration } from '../history/rebuild.ts';
 import {
   EXPORT_TABLES,
   type ExportTable,
@@ -151,15 +152,6 @@ type LedgerRow = Recast<
   'manifest',
   Manifest | null
 > & { lease_live: boolean };
-
-/** The generation the history is at (`rebuild_generation`). */
-type Generation = Pick<DriverRow<typeof rebuildGeneration>, 'generation'>;
-
-/**
- * A computed shape: where a new package ends (`pg_current_snapshot()::text`), with the
- * generation and the time it was cut at.
- */
-type Cut = Generation & { hi: string; now: Date };
 
 /** A computed shape: whether a table has a row in a range (`select exists (…) as n`). */
 interface AnyRow {
@@ -467,8 +459,7 @@ async function adoptLeftover(
       hi: manifest.cursor.to_snapshot,
       createdAt: manifest.created_at,
     };
-    const [gen] = await sql<Generation[]>`select generation from rebuild_generation`;
-    await complete(sql, row, plan, manifest, gen?.generation ?? 0);
+    await complete(sql, row, plan, manifest, await rebuildGeneration(sql));
     progress(
       `load ${row.load_id}: adopted (found whole in ${onDisk}, left unrecorded by an export that stopped)`,
     );
@@ -532,10 +523,9 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
         if (emptied && !options.full)
           progress(`${destination} holds no package: writing a full one (load ${row.load_id})`);
         const result = await sql.begin('isolation level repeatable read read only', async (tx) => {
-          const [cut] = await tx<Cut[]>`
-            select pg_current_snapshot()::text as hi,
-                   (select generation from rebuild_generation) as generation, now() as now`;
-          const generation = cut?.generation ?? 0;
+          // The transaction's snapshot, taken by its first statement: the generation is read in it.
+          const [cut] = await tx<SnapshotCut[]>`select pg_current_snapshot()::text as hi, now() as now`;
+          const generation = await rebuildGeneration(tx);
           // A folder that holds no package (new, or emptied) starts again with a full package.
           const full = options.full === true || !previous || previous.generation !== generation || emptied;
           const lo = full ? SNAPSHOT_ZERO : previous.to_snapshot;
@@ -607,8 +597,8 @@ export async function replayPackages(
     throw new ExportUsage(
       `${destination} has no complete package ${missing.join(', ')}: replay a range of the packages it has (daybook status names the last)`,
     );
-  const [gen] = await sql<Generation[]>`select generation from rebuild_generation`;
-  const stale = rows.find((r) => r.generation !== (gen?.generation ?? 0));
+  const generation = await rebuildGeneration(sql);
+  const stale = rows.find((r) => r.generation !== generation);
   if (stale)
     throw new ExportUsage(
       `load ${stale.load_id} was written before a rebuild wrote the history again: it cannot be written again; export a --full package instead`,
@@ -688,6 +678,12 @@ export async function replayPackages(
   return out;
 }
 
+/** Where a package's cut is: the transaction snapshot, and the time it was taken. A computed shape. */
+interface SnapshotCut {
+  hi: string;
+  now: Date;
+}
+
 /** The last complete package of every destination, for `daybook status`. */
 export async function lastExports(
   sql: Sql,
@@ -697,4 +693,45 @@ export async function lastExports(
   return sql`
     select distinct on (destination) destination, load_id, kind, format, rows::int as rows, completed_at
     from exports where state = 'complete' order by destination, load_no desc`;
+}
+
+/** When the latest complete package of a destination was finished (Unix time): a computed shape. */
+export interface LastExported {
+  destination: string;
+  at: number;
+}
+
+/**
+ * The latest complete package of each destination folder, when it was finished: the
+ * destinations one at a time by the (destination, load_no) key, then the newest complete package
+ * of each, backwards along the same key.
+ */
+export async function lastExportedAt(sql: Sql): Promise<LastExported[]> {
+  return sql<LastExported[]>`
+        with recursive d as (
+          select min(destination) as dest from exports
+          union all
+          select (select min(destination) from exports where destination > d.dest) from d where d.dest is not null
+        )
+        select d.dest as destination, extract(epoch from e.completed_at)::float8 as at
+        from d cross join lateral (
+          select completed_at from exports where destination = d.dest and state = 'complete'
+          order by load_no desc limit 1) e
+        where d.dest is not null`;
+}
+
+/** A complete package as `daybook demo` lists it: its id, kind, rows and how many tables it holds. */
+export type PackageLine = Pick<DriverRow<typeof exportsTable>, 'load_id' | 'kind'> & {
+  /** `rows` as an int (`::int`). */
+  rows: number;
+  /** How many tables its manifest lists. */
+  tables: number;
+};
+
+/** The complete packages of `destination`, in the order a loader applies them. */
+export async function completePackages(sql: Sql, destination: string): Promise<PackageLine[]> {
+  return sql<PackageLine[]>`
+    select load_id, kind, rows::int as rows,
+           (select count(*) from jsonb_object_keys(manifest->'tables'))::int as tables
+    from exports where destination = ${destination} and state = 'complete' order by load_no`;
 }

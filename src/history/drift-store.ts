@@ -127,3 +127,22 @@ export const DRIFT_DERIVED_TABLES = ['raw_response_drift', 'format_drift'] as co
 export async function emptyDrift(tx: Sql): Promise<void> {
   await truncateTables(tx, DRIFT_DERIVED_TABLES);
 }
+
+/** The drift seen, counted by kind, and when it was last seen: a computed shape of `format_drift`. */
+export interface DriftTotals {
+  unknown: number;
+  missing: number;
+  variants: number;
+  last_seen_at: Date | null;
+}
+
+/** The drift seen in all: fields not in the spec, fields missing, values of another type. */
+export async function driftTotals(sql: Sql): Promise<DriftTotals | undefined> {
+  const [totals] = await sql<DriftTotals[]>`
+    select count(*) filter (where kind = 'unknown_field')::int as unknown,
+           count(*) filter (where kind = 'missing_field')::int as missing,
+           count(*) filter (where kind = 'type_variant')::int as variants,
+           max(last_seen_at) as last_seen_at
+    from format_drift`;
+  return totals;
+}

@@ -15,10 +15,12 @@
  */
 
 import type postgres from 'postgres';
+import type { Sql } from '../db/connect.ts';
 import { isConnectionLoss } from '../db/outage.ts';
 import type { DriverRow, Recast } from '../db/rows.ts';
 import type { rawBodies, rawResponses } from '../db/schema.ts';
 import { suppressEvents } from '../events/outbox.ts';
+import { countLanded } from '../landing/landing.ts';
 import { normalizeEnterprise } from '../normalize/enterprise.ts';
 import { normalizeProduct, normalizeProductList } from '../normalize/product.ts';
 import { cycleOf } from '../time/cycles.ts';
@@ -40,6 +42,20 @@ import {
 import { applyProductPulls, emptyProductHistory, type ProductPull } from './product-store.ts';
 import { type Expected, resolutionVerdict } from './resolution.ts';
 import { insertMismatchEvent, refusedAnswerCodes } from './resolution-mismatches.ts';
+
+/** The one row of `rebuild_generation`: a computed shape (its one column). */
+interface Generation {
+  generation: number;
+}
+
+/**
+ * How many times a rebuild wrote the history again (0 before the first): a package written under
+ * another generation cannot follow one written under this one.
+ */
+export async function rebuildGeneration(sql: Sql): Promise<number> {
+  const [gen] = await sql<Generation[]>`select generation from rebuild_generation`;
+  return gen?.generation ?? 0;
+}
 
 export interface RebuildSummary {
   rawRead: number;
@@ -76,11 +92,6 @@ type RawRow = Recast<
   string
 > &
   Pick<DriverRow<typeof rawBodies>, 'body_json' | 'body_text'> & { bytes_kept: boolean };
-
-/** A computed shape: how many landed answers a rebuild replays (`count(*)::int`). */
-interface ReplayCount {
-  n: number;
-}
 
 interface KeptEvent {
   pid: string;
@@ -135,9 +146,7 @@ export async function rebuild(
     await emptyDrift(tx);
     // Every derived row is written again: the next warehouse export is a full one (src/export/).
     await tx`update rebuild_generation set generation = generation + 1`;
-    const [count] = await tx<ReplayCount[]>`
-      select count(*)::int as n from raw_responses where outcome in ${tx(REPLAYED)}`;
-    const total = count?.n ?? 0;
+    const total = await countLanded(tx, REPLAYED);
     const replay: Replay = { tx, summary, kept, refused, enterprises: [], products: [], drift: [] };
     await replayLanding(replay, batchSize, (done) => options.onProgress?.(done, total));
   });

@@ -248,3 +248,15 @@ export async function dropErrorAnswers(tx: Sql, before: string): Promise<{ calls
       and coalesce(b.body_json->>'status', '') <> 'success' and coalesce(b.body_json->>'result', '') <> 'success'`;
   return { calls: gone.length, bodies: dropped.count };
 }
+
+/** A count of rows: a computed shape. */
+interface Count {
+  n: number;
+}
+
+/** How many answers landed with one of `outcomes` (a rebuild's progress counts them first). */
+export async function countLanded(sql: Sql, outcomes: readonly string[]): Promise<number> {
+  const [count] = await sql<Count[]>`
+      select count(*)::int as n from raw_responses where outcome in ${sql(outcomes as string[])}`;
+  return count?.n ?? 0;
+}

@@ -127,3 +127,115 @@ export async function abandonStaleRuns(sql: Sql, kind: string, olderThanMs: numb
     returning 1`;
   return rows.length;
 }
+
+/** A failed run, as `daybook status` lists it: the job, what it was for, why and when it ended. */
+export type FailedRun = Pick<
+  DriverRow<typeof runs>,
+  'kind' | 'error_code' | 'error_message' | 'finished_at'
+> & {
+  /** The entry the run was for, else its list date (a computed column). */
+  entity: string | null;
+};
+
+/** The runs that failed in the last 7 days, the latest 20, latest first. */
+export async function recentFailedRuns(sql: Sql) {
+  return sql<FailedRun[]>`
+    select r.kind, coalesce(r.entity, r.list_date::text) as entity, r.error_code, r.error_message, r.finished_at
+    from runs r
+    where r.outcome = 'failed' and r.started_at > now() - interval '7 days'
+    order by r.finished_at desc limit 20`;
+}
+
+/**
+ * The latest run of a product pull, when it failed: its date (the list date, else its entity),
+ * kind, pull, outcome, reason, detail and end. A computed shape of `runs`.
+ */
+export interface FailedPull {
+  date: string | null;
+  kind: string;
+  pull: string | null;
+  outcome: string;
+  reason: string | null;
+  detail: string | null;
+  finished_at: Date | null;
+}
+
+/**
+ * Product pulls of the last 7 days whose latest run failed (a later success clears it), by
+ * date.
+ */
+export async function failedProductPulls(sql: Sql) {
+  return sql<FailedPull[]>`
+    select * from (
+      select distinct on (coalesce(r.list_date::text, r.entity), r.kind)
+        coalesce(r.list_date::text, r.entity) as date, r.kind, r.entity as pull, r.outcome,
+        r.error_code as reason, r.error_message as detail, r.finished_at
+      from runs r
+      where r.kind = 'products' and r.outcome in ('succeeded', 'failed')
+        and r.started_at > now() - interval '7 days'
+      order by coalesce(r.list_date::text, r.entity), r.kind, r.started_at desc, r.id desc) latest
+    where outcome = 'failed' order by date`;
+}
+
+/** Durations of one kind of run, in seconds: a computed shape of `runs`. */
+export interface RunDurations {
+  kind: string;
+  avg: number;
+  p95: number;
+  max: number;
+}
+
+/**
+ * Durations of the runs finished in the last 24 hours, by kind (avg, p95, max; of the latest
+ * 5,000 of each kind).
+ */
+export async function runDurations(sql: Sql): Promise<RunDurations[]> {
+  return sql<RunDurations[]>`
+        select kind,
+          avg(extract(epoch from finished_at - started_at))::float8 as avg,
+          percentile_cont(0.95) within group (order by extract(epoch from finished_at - started_at))::float8 as p95,
+          max(extract(epoch from finished_at - started_at))::float8 as max
+        from (
+          -- The kinds, read from the index on (kind, started_at) one at a time; then each kind's
+          -- runs started in the last two days, by the same index (a job outlasts no day).
+          with recursive kinds as (
+            select min(kind) as k from runs
+            union all
+            select (select min(kind) from runs where kind > kinds.k) from kinds where kinds.k is not null
+          )
+          select kinds.k as kind, r.started_at, r.finished_at from kinds
+          cross join lateral (
+            select started_at, finished_at from runs
+            where kind = kinds.k and started_at > now() - interval '48 hours'
+            order by started_at desc limit 5000) r
+          where kinds.k is not null
+        ) recent
+        where finished_at > now() - interval '24 hours' group by kind`;
+}
+
+/** A run's call mark, as `markRunCall` wrote it: a computed shape of `runs.counts`. */
+interface RunMark<T> {
+  mark: T | null;
+}
+
+/**
+ * The call mark `key` of run `id` (null: none, or settled), its row locked for the settling
+ * transaction `tx`.
+ */
+export async function lockRunCall<T>(tx: Sql, id: number, key: string): Promise<T | null> {
+  const [run] = await tx<RunMark<T>[]>`
+        select counts->${key}::text as mark from runs where id = ${id} for update`;
+  return run?.mark ?? null;
+}
+
+/**
+ * The finished runs of `kind` of the last 31 days that still hold the call mark `key`: their call
+ * was cut short before it settled. A finished run keeps no mark otherwise.
+ */
+export async function runsWithCall(sql: Sql, kind: string, key: string): Promise<number[]> {
+  const cut = await sql<Pick<DriverRow<typeof runs>, 'id'>[]>`
+    select id from runs
+    where kind = ${kind} and started_at > now() - interval '31 days'
+      and outcome <> 'running' and counts ? ${key}::text`;
+  return cut.map(({ id }) => Number(id));
+}

@@ -9,7 +9,7 @@ import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
 import type { DriverRow, Recast } from '../db/rows.ts';
-import type { watchlist } from '../db/schema.ts';
+import type { cycleFetches, runs, watchlist } from '../db/schema.ts';
 import { budgetOf, ensureCycleBudget } from '../purchase/credits.ts';
 import { deferralMessage, fetchesInFlight, recordPlan } from '../purchase/fetches.ts';
 import { productCreditsOwed } from '../purchase/products.ts';
@@ -52,6 +52,21 @@ export type CandidateRow = Recast<
   'refreshed_cycle' | 'last_cycle',
   string
 >;
+
+/** A count of rows: a computed shape. */
+interface Count {
+  n: number;
+}
+
+/** A watch entry's id, as the driver reads it (int8: a string). */
+type WatchId = Pick<DriverRow<typeof watchlist>, 'id'>;
+
+/** A claim's watch entry, as the driver reads it (int8: a string). */
+type ClaimWatchId = Pick<DriverRow<typeof cycleFetches>, 'watch_id'>;
+
+/** A claim the cycle's plan counts as done or under way, with its entry's state. */
+type DoneClaim = Pick<DriverRow<typeof cycleFetches>, 'watch_id' | 'pid'> &
+  Pick<DriverRow<typeof watchlist>, 'active'>;
 
 /** A watch entry as the pure planner takes it. */
 export function candidateOf(c: CandidateRow): WatchCandidate {
@@ -136,7 +151,7 @@ export async function readPlanInput(deps: PlanReader, cycle: string, head?: numb
       const budget = await budgetOf(tx, cycle);
       // Entries a buyer holds (or left to retry) that have no credits reserved yet will reserve
       // them: the credits left are what remains after those (a top-up plans beside them).
-      const [claimed] = await tx<{ n: number }[]>`
+      const [claimed] = await tx<Count[]>`
         select count(*)::int as n from cycle_fetches
         where cycle = ${cycle} and credits_reserved = 0
           and (status = 'retrying' or (status = 'fetching' and credits_billed = 0 and call_fence is null))`;
@@ -160,10 +175,10 @@ export async function readPlanInput(deps: PlanReader, cycle: string, head?: numb
         // A late plan (or a past cycle run by hand) still gets at least an hour of window.
         windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
       };
-      const done = await tx<{ watch_id: string; pid: string | null; active: boolean }[]>`
+      const done = await tx<DoneClaim[]>`
       select f.watch_id, f.pid, w.active from cycle_fetches f join watchlist w on w.id = f.watch_id
       where f.cycle = ${cycle} and f.status in ('succeeded', 'duplicate', 'failed', 'fetching', 'retrying')`;
-      const [active] = await tx<{ n: number }[]>`select count(*)::int as n from watchlist where active`;
+      const [active] = await tx<Count[]>`select count(*)::int as n from watchlist where active`;
       const total = active?.n ?? 0;
       const size = Math.min(total, head ?? headSize(capacityOf(limits, total).limit, done.length));
       // The order of watchlist_due_order_idx, which makes this an index scan that stops at `size`.
@@ -222,11 +237,20 @@ export interface LatestPlan {
   firstStartedAt: Date;
 }
 
+/**
+ * A plan's run, with what its counts recorded (the reason and the high water, as text) and the
+ * cycle's successful plans (how many, when the first started).
+ */
+type PlanRun = Pick<DriverRow<typeof runs>, 'started_at'> & {
+  reason: string;
+  high_water: string | null;
+  plans: number;
+  first: Date;
+};
+
 /** The latest successful plan of `cycle`, or null when it was never planned. */
 export async function latestPlan(sql: Sql, cycle: string): Promise<LatestPlan | null> {
-  const [row] = await sql<
-    { started_at: Date; reason: string; high_water: string | null; plans: number; first: Date }[]
-  >`
+  const [row] = await sql<PlanRun[]>`
     select started_at, counts->>'deferredReason' as reason, counts->>'highWater' as high_water,
            count(*) over ()::int as plans, min(started_at) over () as first
     from runs
@@ -242,6 +266,12 @@ export async function latestPlan(sql: Sql, cycle: string): Promise<LatestPlan | 
   };
 }
 
+/** How many entries came after a plan, and the highest id among them (int8: text): a computed shape. */
+interface NewEntries {
+  n: number;
+  last: string;
+}
+
 /**
  * Active entries that came after the plan (above its high-water mark; added after it started,
  * for a plan recorded without one) and have no row in the cycle: what no plan of it has seen.
@@ -254,7 +284,7 @@ export async function newSincePlan(
   plan: LatestPlan,
 ): Promise<{ entries: number; last: number }> {
   const after = plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
-  const [row] = await sql<{ n: number; last: string }[]>`
+  const [row] = await sql<NewEntries[]>`
     select count(*)::int as n, coalesce(max(w.id), 0)::bigint as last
     from watchlist w
     where ${after} and w.active
@@ -273,13 +303,30 @@ export async function planPreview(
 ): Promise<PlanDecision & { plannedBefore: Set<number> }> {
   return reader.sql.begin('isolation level repeatable read read only', async (tx) => {
     const decision = await decidePlan({ ...reader, sql: tx }, cycle);
-    const rows = await tx<{ watch_id: string }[]>`
+    const rows = await tx<ClaimWatchId[]>`
       select watch_id from cycle_fetches
       where cycle = ${cycle} and status = 'planned'
         and watch_id = any(${decision.plan.selected.map((e) => e.id)}::bigint[])`;
     return { ...decision, plannedBefore: new Set(rows.map((r) => Number(r.watch_id))) };
   }) as Promise<PlanDecision & { plannedBefore: Set<number> }>;
 }
+
+/** How many deferred claims give one reason: a computed shape. */
+interface ReasonCount {
+  reason: string | null;
+  n: number;
+}
+
+/** The entries without a row in the cycle, counted by what the plan made of them: a computed shape. */
+interface UnseenCounts {
+  seen: number;
+  unseen: number;
+  due: number;
+  skipped: number;
+}
+
+/** An entry without a row in the cycle, and whether the plan saw it. */
+type UnplannedEntry = Pick<DriverRow<typeof watchlist>, 'id' | 'keyword' | 'added_at'> & { unseen: boolean };
 
 export interface DeferredEntries {
   /** Every deferred entry of the cycle: rows deferred by a worker or a re-plan, and entries the plan did not reach. */
@@ -322,7 +369,7 @@ export async function deferredEntries(
   limit = 20,
   reader?: Omit<PlanReader, 'sql'>,
 ): Promise<DeferredEntries> {
-  const explicit = await sql<{ reason: string | null; n: number }[]>`
+  const explicit = await sql<ReasonCount[]>`
     select error_code as reason, count(*)::int as n from cycle_fetches
     where cycle = ${cycle} and status = 'deferred' group by error_code order by error_code`;
   const first = await sql<DeferredEntries['first']>`
@@ -392,7 +439,7 @@ async function unplannedEntries(
   };
   // One scan of the entries without a row; the skipped ones (a handful of the head) apart.
   const skips = [...skipped.keys()];
-  const [c] = await sql<{ seen: number; unseen: number; due: number; skipped: number }[]>`
+  const [c] = await sql<UnseenCounts[]>`
     select count(*) filter (where not (${unseen}))::int as seen,
            count(*) filter (where ${unseen})::int as unseen,
            count(*) filter (where ${unseen} and w.id = any(${[...(due ?? [])]}::bigint[]))::int as due,
@@ -404,14 +451,14 @@ async function unplannedEntries(
     add('added_after_plan', c?.due ?? 0);
     add(waitReason, (c?.unseen ?? 0) - (c?.due ?? 0) - (c?.skipped ?? 0));
     if (c?.skipped) {
-      const rows = await sql<{ id: string }[]>`
+      const rows = await sql<WatchId[]>`
         select w.id from watchlist w where w.id = any(${skips}::bigint[]) and ${unseen} and ${withoutRow}`;
       for (const r of rows) add(skipped.get(Number(r.id))?.reason ?? waitReason, 1);
     }
   }
   if (limit <= 0 || Object.keys(byReason).length === 0) return { byReason, first: [] };
   // The first in plan order (watchlist_due_order_idx), classified here.
-  const rows = await sql<{ id: string; keyword: string; added_at: Date; unseen: boolean }[]>`
+  const rows = await sql<UnplannedEntry[]>`
     select w.id, w.keyword, w.added_at, (${unseen}) as unseen from watchlist w
     where ${withoutRow}
     order by w.priority desc, w.due_at asc nulls first, w.id limit ${limit}`;
@@ -441,10 +488,10 @@ export async function planLocked(
     await beforePlan?.(tx);
     // The watchlist's high-water mark as this plan saw it: an entry above it came after the plan
     // (src/plan/topup.ts looks there for what a top-up would plan).
-    const [mark] = await tx<{ id: string }[]>`select coalesce(max(id), 0)::bigint as id from watchlist`;
+    const [mark] = await tx<WatchId[]>`select coalesce(max(id), 0)::bigint as id from watchlist`;
     const decision = await decidePlan({ ...deps, sql: tx }, cycle);
     const selected = decision.plan.selected.map((e) => e.id);
-    const before = await tx<{ watch_id: string }[]>`
+    const before = await tx<ClaimWatchId[]>`
       select watch_id from cycle_fetches
       where cycle = ${cycle} and status = 'planned' and watch_id = any(${selected}::bigint[])`;
     const planned = new Set(before.map((r) => Number(r.watch_id)));

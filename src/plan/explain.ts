@@ -8,7 +8,7 @@
 import type { Config } from '../config/config.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
 import type { DriverRow } from '../db/rows.ts';
-import type { watchlist } from '../db/schema.ts';
+import type { cycleFetches, watchlist } from '../db/schema.ts';
 import { daysBetween } from '../time/cycles.ts';
 import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
 import { intervalDays, type PlannerModel, plannedWeight, shortTermRate } from './due.ts';
@@ -179,7 +179,7 @@ type EntryRow = CandidateRow &
 /** The entries `--pid` (a PID, a keyword or a watch id) names. */
 export async function entriesNamed(sql: Sql, what: string): Promise<number[]> {
   const asId = /^\d+$/.test(what) ? Number(what) : null;
-  const rows = await sql<{ id: string }[]>`
+  const rows = await sql<Pick<DriverRow<typeof watchlist>, 'id'>[]>`
     select id from watchlist
     where pid = ${what} or keyword = ${what} ${asId !== null && Number.isSafeInteger(asId) ? sql`or id = ${asId}` : sql``}
     order by active desc, priority desc, id`;
@@ -317,7 +317,7 @@ function decisionsOf(plan: Plan): Map<number, Decision> {
 
 /** The status of each of `ids` in the cycle's fetches. */
 async function fetchStatuses(sql: Sql, cycle: string, ids: readonly number[]): Promise<Map<number, string>> {
-  const rows = await sql<{ watch_id: string; status: string }[]>`
+  const rows = await sql<Pick<DriverRow<typeof cycleFetches>, 'watch_id' | 'status'>[]>`
     select watch_id, status from cycle_fetches where cycle = ${cycle} and watch_id in ${sql(ids.length ? [...ids] : [0])}`;
   return new Map(rows.map((r) => [Number(r.watch_id), r.status]));
 }
@@ -328,6 +328,11 @@ function orderedIds(candidates: readonly WatchCandidate[], plan: Plan, maxStalen
   return Array.from(order, (i) => (candidates[i] as WatchCandidate).id);
 }
 
+/** A count of rows: a computed shape. */
+interface Count {
+  n: number;
+}
+
 /**
  * Where an entry the plan did not read stands: 1 + the active entries before it in the order of
  * watchlist_due_order_idx (priority, due time, id; the owed ones of its priority aside).
@@ -335,10 +340,10 @@ function orderedIds(candidates: readonly WatchCandidate[], plan: Plan, maxStalen
 async function positionOf(tx: Sql, c: WatchCandidate, read: number): Promise<number> {
   const [r] =
     c.dueAt === null
-      ? await tx<{ n: number }[]>`
+      ? await tx<Count[]>`
           select count(*)::int as n from watchlist where active and (priority > ${c.priority}
             or (priority = ${c.priority} and due_at is null and id < ${c.id}))`
-      : await tx<{ n: number }[]>`
+      : await tx<Count[]>`
           select count(*)::int as n from watchlist where active and (priority > ${c.priority}
             or (priority = ${c.priority} and (due_at is null or due_at < ${c.dueAt}
                 or (due_at = ${c.dueAt} and id < ${c.id}))))`;

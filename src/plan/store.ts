@@ -10,6 +10,8 @@
  */
 
 import { inTransaction, type Sql } from '../db/connect.ts';
+import type { DriverRow, Recast } from '../db/rows.ts';
+import type { plannerState as plannerStateTable, watchlist } from '../db/schema.ts';
 import { cohortLevels } from '../normalize/cohort.ts';
 import type { Severity } from '../terms/changes.ts';
 import { cycleStart } from '../time/cycles.ts';
@@ -100,7 +102,9 @@ export async function plannerScale(sql: Sql): Promise<number | null> {
 
 /** The scale and the model the last plan set (INITIAL_MODEL before any). */
 export async function plannerState(sql: Sql): Promise<{ scale: number | null; model: PlannerModel }> {
-  const [row] = await sql<{ scale: number | null; model: unknown }[]>`select scale, model from planner_state`;
+  const [row] = await sql<
+    Pick<DriverRow<typeof plannerStateTable>, 'scale' | 'model'>[]
+  >`select scale, model from planner_state`;
   return { scale: row?.scale ?? null, model: modelOf(row?.model ?? null) };
 }
 
@@ -132,6 +136,16 @@ export async function noteRefresh(
   await noteRefreshes(tx, cycle, [{ watchId, seen: o }], maxStalenessDays);
 }
 
+/** An entry as a refresh estimates it again (its cycle read `::text`). */
+type EntryToEstimate = Recast<
+  Pick<
+    DriverRow<typeof watchlist>,
+    'id' | 'change_history' | 'boost_left' | 'change_cohort' | 'refreshed_cycle' | 'change_rate'
+  >,
+  'refreshed_cycle',
+  string
+>;
+
 /** `noteRefresh` for many entries of one cycle at once: one read, one write. */
 export async function noteRefreshes(
   tx: Sql,
@@ -142,14 +156,7 @@ export async function noteRefreshes(
   if (refreshes.length === 0) return;
   const ids = refreshes.map((r) => r.watchId);
   const entries = await tx<
-    {
-      id: string;
-      change_history: unknown;
-      boost_left: number;
-      change_cohort: string | null;
-      refreshed_cycle: string | null;
-      change_rate: number | null;
-    }[]
+    EntryToEstimate[]
   >`select id, refreshed_cycle::text, change_history, boost_left, change_cohort, change_rate
     from watchlist where id = any(${ids}::bigint[]) order by id for update`;
   const byId = new Map(entries.map((e) => [Number(e.id), e]));
@@ -206,6 +213,12 @@ export interface CycleCapacity {
   perDay: number;
 }
 
+/** Active entries counted by √(w·λ), in buckets of 1/16 of a natural log: a computed shape. */
+interface RootBucket {
+  b: number;
+  n: number;
+}
+
 /**
  * Refreshes the cohort priors and the scale from the whole active watchlist (two grouped scans),
  * for the refreshes of the cycle that follow. Returns the scale.
@@ -242,7 +255,7 @@ export async function refreshPlannerState(
   // plannedWeight), in buckets of 1/16 of a natural log (about 6%): an entry never estimated
   // counts at the whole watchlist's prior.
   const e = model.equal;
-  const buckets = await sql<{ b: number; n: number }[]>`
+  const buckets = await sql<RootBucket[]>`
     select round(8 * ln(greatest(1e-9,
              power(greatest(1e-6, change_weight), ${1 - e}::float8)
              * exp(${1 - e}::float8 * ln(greatest(${MIN_RATE}::float8, coalesce(change_rate, ${fallback}::float8)))
@@ -269,6 +282,18 @@ export async function refreshPlannerState(
   return { scale, cohorts: rows.length, entries, model };
 }
 
+/** The sums of `modelSums` as one aggregate row returns them: a computed shape. */
+interface ModelSumsRow {
+  r2: number;
+  v: number;
+  v2: number;
+  d2: number;
+  a: number[];
+  b: number[];
+  hot: number[];
+  g: number[];
+}
+
 /**
  * The sums the model is learned from (src/plan/learn.ts addToSums), over every active entry in
  * one aggregate scan: each entry's cohort rate is its full cohort's prior (`priors`).
@@ -279,18 +304,7 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
     cohort: p.cohort,
     rate: priorFor(p.cohort, priors).rate,
   }));
-  const [r] = await sql<
-    {
-      r2: number;
-      v: number;
-      v2: number;
-      d2: number;
-      a: number[];
-      b: number[];
-      hot: number[];
-      g: number[];
-    }[]
-  >`
+  const [r] = await sql<ModelSumsRow[]>`
     with e as (
       select (w.change_history->'all'->>0)::float8 as n, (w.change_history->'all'->>1)::float8 as c,
              (w.change_history->'all'->>2)::float8 as days,

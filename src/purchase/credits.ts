@@ -141,3 +141,32 @@ export async function ledgerCredits(sql: Sql, cycle: string): Promise<LedgerCred
     from credit_ledger where cycle = ${cycle}`;
   return r ?? { confirmed: 0, unconfirmed: 0, presumed: 0, unconfirmedCalls: 0, unpricedCalls: 0 };
 }
+
+/** The budget row of the latest cycle (the newest, made by its plan), as the metrics read it. */
+export type LatestBudget = Recast<
+  Pick<DriverRow<typeof cycleBudgets>, 'cycle' | 'budget' | 'reserved' | 'spent' | 'paused_reason'>,
+  'cycle',
+  string
+> & {
+  /** Whether `paused_at` is set. */
+  paused: boolean;
+};
+
+/** The latest cycle's budget, or null before the first plan. */
+export async function latestBudget(sql: Sql): Promise<LatestBudget | null> {
+  const [b] = await sql<LatestBudget[]>`
+    select cycle::text as cycle, budget, reserved, spent, paused_at is not null as paused, paused_reason
+    from cycle_budgets order by cycle desc limit 1`;
+  return b ?? null;
+}
+
+/** The sum of the ledger's credits: a computed shape of `credit_ledger`. */
+interface CreditSum {
+  credits: number;
+}
+
+/** Every credit the ledger holds, in all cycles (a null amount never breaks a sum). */
+export async function creditsBilled(sql: Sql): Promise<number> {
+  const [r] = await sql<CreditSum[]>`select coalesce(sum(credits), 0)::int as credits from credit_ledger`;
+  return r?.credits ?? 0;
+}

@@ -655,3 +655,36 @@ export async function bookProductCall(
     on conflict do nothing returning 1`;
   return inserted.length > 0 ? (b.credits ?? 0) : 0;
 }
+
+/** How many of a cycle's claims are in each status: a computed shape of `cycle_fetches`. */
+export interface ClaimCount {
+  status: string;
+  n: number;
+}
+
+/** A cycle's claims by status, by the (cycle, status) index: as many rows as the cycle planned. */
+export async function claimCounts(sql: Sql, cycle: string): Promise<ClaimCount[]> {
+  return sql<ClaimCount[]>`
+    select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status order by status`;
+}
+
+/** A claim that failed for good, with its entry's keyword, as `daybook status` lists it. */
+export type FailedClaim = Pick<DriverRow<typeof watchlist>, 'keyword'> &
+  Pick<DriverRow<typeof cycleFetches>, 'attempts' | 'updated_at'> & {
+    /** `watch_id` as a number (`::int`). */
+    watch_id: number;
+    /** `error_code`, renamed. */
+    reason: string | null;
+    /** `error_message`, renamed. */
+    detail: string | null;
+  };
+
+/** The watch entries that failed for good in `cycle`: permanent errors, or retries used up. */
+export async function failedClaims(sql: Sql, cycle: string) {
+  return sql<FailedClaim[]>`
+    select w.keyword, f.watch_id::int as watch_id, f.error_code as reason, f.error_message as detail,
+           f.attempts, f.updated_at
+    from cycle_fetches f join watchlist w on w.id = f.watch_id
+    where f.cycle = ${cycle} and f.status = 'failed'
+    order by f.error_code, w.keyword`;
+}

@@ -109,3 +109,25 @@ export class DatabaseRateLimiter implements RateLimiter {
     await this.sql`update rate_limits set refusals = 0 where operation = ${op} and refusals > 0`;
   }
 }
+
+/**
+ * The state of the shared limiter for one operation: calls admitted in the last 60 seconds,
+ * refusals in a row, and seconds until it may call again (0: not blocked). A computed shape of
+ * `rate_limits`.
+ */
+export interface LimiterState {
+  operation: string;
+  calls: number;
+  refusals: number;
+  blocked: number;
+}
+
+/** The state of the shared limiter, one row per operation that ever called. */
+export async function limiterState(sql: Sql): Promise<LimiterState[]> {
+  return sql<LimiterState[]>`
+      select operation,
+        (select count(*) from unnest(calls) c where c > now() - interval '60 seconds')::int as calls,
+        refusals,
+        greatest(0, coalesce(extract(epoch from blocked_until - now()), 0))::float8 as blocked
+      from rate_limits`;
+}

@@ -15,8 +15,8 @@
  */
 import { inTransaction, type Sql } from '../db/connect.ts';
 import type { DriverRow, LeftJoined } from '../db/rows.ts';
-import type { creditLedger, rawBodies, rawResponses, runs } from '../db/schema.ts';
-import { abandonStaleRuns, clearRunCall, markRunCall } from '../landing/runs.ts';
+import type { creditLedger, rawBodies, rawResponses } from '../db/schema.ts';
+import { abandonStaleRuns, clearRunCall, lockRunCall, markRunCall, runsWithCall } from '../landing/runs.ts';
 import { brokenSuccessOf, presumedBillingOf, unansweredCallOf } from '../upstream/client.ts';
 import { InvalidRequestError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
 import { statedCredits, usageOf } from './billing.ts';
@@ -134,11 +134,6 @@ interface CallMark {
   date: string | null;
 }
 
-/** A computed shape: the call a run has marked under way, if any (`counts->'productCall'`). */
-interface RunCallMark {
-  mark: CallMark | null;
-}
-
 /** A computed shape: how many keywords of a cycle had their call booked (`count(distinct keyword)`). */
 interface BookedPulls {
   n: number;
@@ -202,9 +197,7 @@ export async function settleProductCall(
 ): Promise<void> {
   const { runId, cycle } = call;
   await inTransaction(sql, async (tx) => {
-    const [run] = await tx<RunCallMark[]>`
-      select counts->'productCall' as mark from runs where id = ${runId} for update`;
-    const mark = run?.mark ?? null;
+    const mark = await lockRunCall<CallMark>(tx, runId, CALL_MARK);
     if (mark) {
       await clearRunCall(tx, runId, CALL_MARK);
       await book(tx, runId, mark, charge, landed);
@@ -259,17 +252,10 @@ async function book(
  * counts), so only those are read. Returns how many were settled.
  */
 export async function recoverProductCalls(sql: Sql, kind: string): Promise<number> {
-  const cut = await sql<Pick<DriverRow<typeof runs>, 'id'>[]>`
-    select id from runs
-    where kind = ${kind} and started_at > now() - interval '31 days'
-      and outcome <> 'running' and counts ? 'productCall'`;
   let settled = 0;
-  for (const { id } of cut) {
-    const runId = Number(id);
+  for (const runId of await runsWithCall(sql, kind, CALL_MARK)) {
     const done = await inTransaction(sql, async (tx) => {
-      const [run] = await tx<RunCallMark[]>`
-        select counts->'productCall' as mark from runs where id = ${runId} for update`;
-      const mark = run?.mark ?? null;
+      const mark = await lockRunCall<CallMark>(tx, runId, CALL_MARK);
       if (!mark) return false;
       await clearRunCall(tx, runId, CALL_MARK);
       const [answer] = await tx<LandedCall[]>`

@@ -39,7 +39,9 @@ import {
   sendConsoleError,
   sendLoginPage,
 } from '../console/routes.ts';
+import { subscriptionsByState } from '../delivery/store.ts';
 import { readEvents } from '../events/feed.ts';
+import { runDurations } from '../landing/runs.ts';
 import { createLogger, type Logger } from '../log/log.ts';
 import { within } from '../time/deadline.ts';
 import { type OperatorMetricsOptions, registerOperatorGauges } from './ops-metrics.ts';
@@ -185,12 +187,19 @@ function sameToken(given: string | undefined, token: string): boolean {
   return timingSafeEqual(digest(given), digest(token));
 }
 
+/** A running count of a metric by its two labels, summed: a computed shape of `metric_counts`. */
+interface MetricCount {
+  a: string;
+  b: string;
+  n: number;
+}
+
 /**
  * The running counts of `metric` by their labels (metric_counts, kept by triggers as rows are
  * written): a scrape reads these few rows, never the tables they count.
  */
-async function countsOf(sql: postgres.Sql, metric: string): Promise<{ a: string; b: string; n: number }[]> {
-  return sql<{ a: string; b: string; n: number }[]>`
+async function countsOf(sql: postgres.Sql, metric: string): Promise<MetricCount[]> {
+  return sql<MetricCount[]>`
     select a, b, sum(n)::float8 as n from metric_counts where metric = ${metric} group by 1, 2`;
 }
 
@@ -234,8 +243,7 @@ function registerTrafficGauges(registry: Registry, sql: postgres.Sql): void {
     registers: [registry],
     async collect() {
       this.reset();
-      const rows = await sql<{ state: string; n: number }[]>`
-        select state, count(*)::int as n from subscriptions group by 1`;
+      const rows = await subscriptionsByState(sql);
       for (const r of rows) this.set({ state: r.state }, r.n);
     },
   });
@@ -277,27 +285,7 @@ function registerWorkGauges(registry: Registry, sql: postgres.Sql, queues: Queue
     registers: [registry],
     async collect() {
       this.reset();
-      const rows = await sql<{ kind: string; avg: number; p95: number; max: number }[]>`
-        select kind,
-          avg(extract(epoch from finished_at - started_at))::float8 as avg,
-          percentile_cont(0.95) within group (order by extract(epoch from finished_at - started_at))::float8 as p95,
-          max(extract(epoch from finished_at - started_at))::float8 as max
-        from (
-          -- The kinds, read from the index on (kind, started_at) one at a time; then each kind's
-          -- runs started in the last two days, by the same index (a job outlasts no day).
-          with recursive kinds as (
-            select min(kind) as k from runs
-            union all
-            select (select min(kind) from runs where kind > kinds.k) from kinds where kinds.k is not null
-          )
-          select kinds.k as kind, r.started_at, r.finished_at from kinds
-          cross join lateral (
-            select started_at, finished_at from runs
-            where kind = kinds.k and started_at > now() - interval '48 hours'
-            order by started_at desc limit 5000) r
-          where kinds.k is not null
-        ) recent
-        where finished_at > now() - interval '24 hours' group by kind`;
+      const rows = await runDurations(sql);
       for (const r of rows) {
         this.set({ kind: r.kind, stat: 'avg' }, r.avg);
         this.set({ kind: r.kind, stat: 'p95' }, r.p95);

@@ -9,8 +9,12 @@
  */
 import type postgres from 'postgres';
 import { Gauge, type Registry } from 'prom-client';
-import { type LedgerCredits, ledgerCredits } from '../purchase/credits.ts';
-import { FETCH_STATUSES } from '../purchase/fetches.ts';
+import { failingSubscriptions } from '../delivery/store.ts';
+import { cycleCompletedAt } from '../events/digest.ts';
+import { lastExportedAt } from '../export/package.ts';
+import { type LedgerCredits, latestBudget, ledgerCredits } from '../purchase/credits.ts';
+import { claimCounts, FETCH_STATUSES } from '../purchase/fetches.ts';
+import { limiterState } from '../purchase/limiter.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
 import { QUEUE_NAMES, type QueueKind, type Queues } from './queues.ts';
 
@@ -60,25 +64,10 @@ interface CycleState {
 
 /** The latest cycle (the newest budget row, made by its plan): budget, claims, completion. */
 async function readLatestCycle(sql: postgres.Sql): Promise<CycleState | null> {
-  const [b] = await sql<
-    {
-      cycle: string;
-      budget: number;
-      reserved: number;
-      spent: number;
-      paused: boolean;
-      paused_reason: string | null;
-    }[]
-  >`
-    select cycle::text as cycle, budget, reserved, spent, paused_at is not null as paused, paused_reason
-    from cycle_budgets order by cycle desc limit 1`;
+  const b = await latestBudget(sql);
   if (!b) return null;
   // One cycle's claims, by the (cycle, status) index: as many rows as the cycle planned.
-  const claims = await sql<{ status: string; n: number }[]>`
-    select status, count(*)::int as n from cycle_fetches where cycle = ${b.cycle} group by status`;
-  const [done] = await sql<{ at: Date }[]>`
-    select min(created_at) as at from events where cycle = ${b.cycle} and type = 'cycle.completed'
-    having count(*) > 0`;
+  const claims = await claimCounts(sql, b.cycle);
   return {
     cycle: b.cycle,
     budget: b.budget,
@@ -87,7 +76,7 @@ async function readLatestCycle(sql: postgres.Sql): Promise<CycleState | null> {
     paused: b.paused,
     pausedReason: b.paused_reason,
     entries: new Map(claims.map((c) => [c.status, c.n])),
-    completedAt: done?.at ?? null,
+    completedAt: await cycleCompletedAt(sql, b.cycle),
     // One cycle's ledger rows, by the (cycle, …) index: one per call the cycle made.
     ledger: await ledgerCredits(sql, b.cycle),
   };
@@ -222,15 +211,7 @@ function registerCycleGauges(registry: Registry, sql: postgres.Sql): void {
 
 /** The shared rate limiter (rate_limits, one row per operation): use, limit, refusals, block. */
 function registerRateGauges(registry: Registry, sql: postgres.Sql, options: OperatorMetricsOptions): void {
-  const rows = sharedRead(
-    () =>
-      sql<{ operation: string; calls: number; refusals: number; blocked: number }[]>`
-      select operation,
-        (select count(*) from unnest(calls) c where c > now() - interval '60 seconds')::int as calls,
-        refusals,
-        greatest(0, coalesce(extract(epoch from blocked_until - now()), 0))::float8 as blocked
-      from rate_limits`,
-  );
+  const rows = sharedRead(() => limiterState(sql));
   const perRow = (
     name: string,
     help: string,
@@ -283,29 +264,12 @@ function registerOutputGauges(registry: Registry, sql: postgres.Sql, queues: Que
     registers: [registry],
     async collect() {
       this.reset();
-      // The destinations one at a time by the (destination, load_no) key, then the newest
-      // complete package of each, backwards along the same key.
-      const rows = await sql<{ destination: string; at: number }[]>`
-        with recursive d as (
-          select min(destination) as dest from exports
-          union all
-          select (select min(destination) from exports where destination > d.dest) from d where d.dest is not null
-        )
-        select d.dest as destination, extract(epoch from e.completed_at)::float8 as at
-        from d cross join lateral (
-          select completed_at from exports where destination = d.dest and state = 'complete'
-          order by load_no desc limit 1) e
-        where d.dest is not null`;
+      const rows = await lastExportedAt(sql);
       for (const r of rows) this.set({ destination: r.destination }, r.at);
     },
   });
   // Subscriptions are few (one per endpoint), the failing ones fewer.
-  const failing = sharedRead(
-    () =>
-      sql<{ id: string; since: number }[]>`
-      select id::text as id, extract(epoch from failing_since)::float8 as since
-      from subscriptions where state = 'active' and failing_since is not null`,
-  );
+  const failing = sharedRead(() => failingSubscriptions(sql));
   new Gauge({
     name: 'daybook_webhook_failing_endpoints',
     help: 'Active webhook, chat and mail subscriptions whose latest delivery attempt failed.',

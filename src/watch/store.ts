@@ -470,3 +470,40 @@ export async function setEstimates(tx: Sql, updates: readonly EntryEstimate[]): 
       cohort text, boost smallint, due timestamptz)
     where w.id = u.id`;
 }
+
+/** An entry's credit code, as lists show it: a computed shape of `watchlist`. */
+export interface EntryCode {
+  id: number;
+  /** The code of the company it resolved to (analytics.enterprise_current), else the one it expects. */
+  uscc: string | null;
+}
+
+/** The credit code of each entry of `ids`: of the company it resolved to, else the one it expects. */
+export async function entryCodes(sql: Sql, ids: number[]): Promise<EntryCode[]> {
+  return sql<EntryCode[]>`
+        select w.id::int as id, coalesce(c.uncid, w.uscc) as uscc
+        from watchlist w left join analytics.enterprise_current c on c.pid = w.pid
+        where w.id = any(${ids}::bigint[])`;
+}
+
+/**
+ * What the planner learned of an entry, as `daybook demo` shows it: changes per month, and the
+ * refresh intervals behind it. A computed shape of `watchlist` (a type alias: it prints as a
+ * plain record).
+ */
+export type LearnedRate = {
+  keyword: string;
+  priority: number;
+  changes_per_month: string;
+  intervals: number;
+  changed: number;
+};
+
+/** The `limit` entries with the highest change rates the planner learned. */
+export async function learnedRates(sql: Sql, limit: number): Promise<LearnedRate[]> {
+  return sql<LearnedRate[]>`
+    select keyword, priority, round((change_rate * 30.44)::numeric, 2)::text as changes_per_month,
+           (change_history->>'n')::float8::int as intervals,
+           (change_history->>'changes')::float8::int as changed
+    from watchlist where change_rate is not null order by change_rate desc, id limit ${limit}`;
+}

@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { sections, tableWith, unticked } from '../support/markdown.ts';
+import { sections, tableWith, ticked, unticked } from '../support/markdown.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DOC = 'docs/architecture.md';
@@ -297,6 +297,38 @@ function calleeName(call: ts.CallExpression): string {
   return '';
 }
 
+/** One SQL text of a source: a string or template literal, its placeholders as `HOLE n HOLE`. */
+interface SqlText {
+  node: ts.Node;
+  text: string;
+  holes: readonly ts.Expression[];
+}
+
+/** The SQL texts of one parsed source, and the calls of a TABLE_HELPERS helper. */
+function sqlTextsOf(source: ts.SourceFile): { texts: SqlText[]; helperCalls: ts.CallExpression[] } {
+  const texts: SqlText[] = [];
+  const helperCalls: ts.CallExpression[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node))
+      texts.push({ node, text: node.text, holes: [] });
+    else if (ts.isTemplateExpression(node)) {
+      let text = node.head.text;
+      node.templateSpans.forEach((span, index) => {
+        text += ` ${HOLE}${index}${HOLE} ${span.literal.text}`;
+      });
+      texts.push({ node, text, holes: node.templateSpans.map((s) => s.expression) });
+    } else if (ts.isCallExpression(node) && TABLE_HELPERS[calleeName(node)] !== undefined)
+      helperCalls.push(node);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return { texts, helperCalls };
+}
+
+/** The line of a node, from 1. */
+const lineOf = (source: ts.SourceFile, node: ts.Node) =>
+  source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+
 /**
  * Every SQL write of one TypeScript source (its file name only for the parser). `table` is null
  * for a write through a placeholder the reader cannot name (a table passed in as a parameter).
@@ -304,13 +336,13 @@ function calleeName(call: ts.CallExpression): string {
 function writesIn(fileName: string, text: string): SqlWrite[] {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
   const constants = constantsOf(source);
-  const writes: SqlWrite[] = [];
-  const lineOf = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+  const writes: (SqlWrite & { at: number })[] = [];
   const add = (node: ts.Node, kind: WriteKind, schema: string | null, name: string | null) => {
     if (schema === 'drizzle') return; // drizzle-kit's migration bookkeeping, not daybook's
-    writes.push({ table: name, kind, line: lineOf(node) });
+    writes.push({ table: name, kind, line: lineOf(source, node), at: node.getStart(source) });
   };
-  const record = (node: ts.Node, sqlText: string, holes: readonly ts.Expression[]) => {
+  const { texts, helperCalls } = sqlTextsOf(source);
+  for (const { node, text: sqlText, holes } of texts)
     for (const { kind, ref } of sqlWriteRefs(sqlText)) {
       if (ref.kind === 'name') add(node, kind, ref.schema, ref.name);
       else {
@@ -320,32 +352,74 @@ function writesIn(fileName: string, text: string): SqlWrite[] {
         else for (const name of names) add(node, kind, null, name);
       }
     }
-  };
-  const visit = (node: ts.Node) => {
-    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) record(node, node.text, []);
-    else if (ts.isTemplateExpression(node)) {
-      let sqlText = node.head.text;
-      node.templateSpans.forEach((span, index) => {
-        sqlText += ` ${HOLE}${index}${HOLE} ${span.literal.text}`;
-      });
-      record(
-        node,
-        sqlText,
-        node.templateSpans.map((s) => s.expression),
-      );
-    } else if (ts.isCallExpression(node)) {
-      const at = TABLE_HELPERS[calleeName(node)];
-      const table = at === undefined ? undefined : node.arguments[at];
-      if (table) {
-        const names = namesOf(table, constants);
-        if (names === null) add(node, 'insert', null, null);
-        else for (const name of names) add(node, 'insert', null, name);
+  for (const call of helperCalls) {
+    const table = call.arguments[TABLE_HELPERS[calleeName(call)] as number];
+    if (!table) continue;
+    const names = namesOf(table, constants);
+    if (names === null) add(call, 'insert', null, null);
+    else for (const name of names) add(call, 'insert', null, name);
+  }
+  // In the order of the source, helper calls among the literals.
+  return writes.sort((a, b) => a.at - b.at).map(({ at: _, ...w }) => w);
+}
+
+/**
+ * The tables one SQL text reads (its placeholders as `HOLE n HOLE`): every table reference after
+ * FROM, JOIN or USING, and each of a FROM list (`from a x, b y`). A text that holds no SELECT,
+ * UPDATE, DELETE or MERGE is not SQL (English "from the watchlist" is not a read).
+ */
+function sqlReadRefs(text: string): TableRef[] {
+  const tokens = sqlTokens(text);
+  if (!tokens.some((t) => t === 'select' || t === 'update' || t === 'delete' || t === 'merge')) return [];
+  const found: TableRef[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const word = tokens[i];
+    if (word !== 'from' && word !== 'join' && word !== 'using') continue;
+    if (tokens[i - 1] === 'distinct') continue; // `a is distinct from b` compares two values
+    let j = i + 1;
+    for (;;) {
+      if (tokens[j] === 'only' || tokens[j] === 'lateral') j++;
+      const t = tableAt(tokens, j);
+      // A function (`from unnest(…)`, `from generate_series(…)`) is not a table.
+      if (!t || tokens[t.next] === '(') break;
+      found.push(t.ref);
+      j = t.next;
+      if (tokens[j] === '*') j++;
+      if (tokens[j] === 'as') j++;
+      if (isWord(tokens[j]) && !CLAUSES.has(tokens[j] as string) && tokens[j + 1] === ',') j++;
+      if (tokens[j] !== ',' || word !== 'from') break;
+      j++;
+    }
+  }
+  return found;
+}
+
+interface SqlRead {
+  table: string;
+  line: number;
+}
+
+/**
+ * Every table of the `public` schema one TypeScript source names in a read (schema-qualified
+ * names of other schemas, the `analytics` and `console` views, are left out), placeholders
+ * resolved when they are string constants of the file, the others left out.
+ */
+function readsIn(fileName: string, text: string): SqlRead[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
+  const constants = constantsOf(source);
+  const reads: SqlRead[] = [];
+  for (const { node, text: sqlText, holes } of sqlTextsOf(source).texts)
+    for (const ref of sqlReadRefs(sqlText)) {
+      if (ref.kind === 'name') {
+        if (ref.schema === null || ref.schema === 'public')
+          reads.push({ table: ref.name, line: lineOf(source, node) });
+      } else {
+        const hole = holes[ref.index];
+        for (const name of (hole ? namesOf(hole, constants) : null) ?? [])
+          reads.push({ table: name, line: lineOf(source, node) });
       }
     }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return writes;
+  return reads;
 }
 
 /** Whether a source defines one of TABLE_HELPERS (its own writes name no table). */
@@ -404,6 +478,34 @@ function ownerMap(): { owners: Map<string, string>; duplicates: string[] } {
   }
   return { owners, duplicates };
 }
+
+/** The reads of src/ (not src/sim/) and jobs/: `file`, `table` and line, for each table of the schema. */
+function readsOfTheCode(schema: Set<string>): { file: string; table: string; line: number }[] {
+  const files = [...sourcesUnder('src'), ...sourcesUnder('jobs')].filter((f) => !f.startsWith('src/sim/'));
+  return files.flatMap((file) =>
+    readsIn(file, readFileSync(join(ROOT, file), 'utf8'))
+      .filter((r) => schema.has(r.table))
+      .map((r) => ({ file, ...r })),
+  );
+}
+
+/**
+ * The reads docs/architecture.md allows outside a table's owner (its "Reads outside the owner"
+ * section): `file table` for every table of each row.
+ */
+function allowedReads(): Set<string> {
+  const doc = readFileSync(join(ROOT, DOC), 'utf8');
+  const found = sections(doc, 3).filter((s) => s.heading === 'Reads outside the owner');
+  expect(found, `${DOC}: one section "### Reads outside the owner"`).toHaveLength(1);
+  const rows = tableWith(found[0]?.body ?? '', ['file', 'tables', 'why'], `${DOC}, Reads outside the owner`);
+  const allowed = new Set<string>();
+  for (const row of rows)
+    for (const table of ticked(row[1] ?? '')) allowed.add(`${unticked(row[0] ?? '')} ${table}`);
+  return allowed;
+}
+
+/** The folder that reads a table: its owner's (`src/history` for `src/history/enterprise-store.ts`). */
+const folderOf = (file: string) => dirname(file);
 
 /** The tables the migrations create (and do not drop). */
 function tablesOfTheSchema(): Set<string> {
@@ -550,5 +652,84 @@ describe('one owner per table (docs/architecture.md)', () => {
       .map(([table, owner]) => `${table}: ${owner}`)
       .sort();
     expect(idle, `owners in ${DOC} that do not write their table`).toEqual([]);
+  });
+});
+
+describe('the SQL read reader', () => {
+  const tables = (text: string) => readsIn('x.ts', text.replaceAll('#{', '$\u{7b}')).map((r) => r.table);
+
+  it('finds tables after FROM, JOIN and USING, in FROM lists, quoted, schema-qualified or constant', () => {
+    expect(
+      tables(
+        [
+          'sql`select * from watchlist w join cycle_fetches f on f.watch_id = w.id`;',
+          'sql`select count(*) from runs r, run_summaries s where r.id = s.id`;',
+          'sql.unsafe(\'SELECT 1 FROM "public"."events" LEFT JOIN "exports" e ON true\');',
+          'tx`delete from exports e using subscriptions s where e.id = s.id`;',
+          'tx`update rate_limits r set refusals = 0 from cycle_budgets b where b.cycle = r.cycle`;',
+          "const T = 'products'; sql`select * from #{sql(T)}`;",
+          'sql`with x as (select id from only enterprises) select * from x`;',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      'watchlist',
+      'cycle_fetches',
+      'runs',
+      'run_summaries',
+      'events',
+      'exports',
+      'exports',
+      'subscriptions',
+      'cycle_budgets',
+      'products',
+      'enterprises',
+      'x',
+    ]);
+  });
+
+  it('leaves out views, functions, placeholders it cannot name, casts of dates and English', () => {
+    expect(
+      tables(
+        [
+          'sql`select * from analytics.enterprise_current c join console.runs r on true`;',
+          'sql`select * from unnest(#{ids}::text[]) as u(id), generate_series(1, 3) g`;',
+          'sql`select extract(epoch from now() - started_at) from #{sql(table)}`;',
+          "log.info('removed from watchlist');",
+          "sql`select 'from runs' as text, x is distinct from y from t`;",
+        ].join('\n'),
+      ),
+    ).toEqual(['t']);
+  });
+});
+
+describe('reads by the owner only (docs/architecture.md)', () => {
+  const schema = tablesOfTheSchema();
+  const reads = readsOfTheCode(schema);
+
+  it('reads reads from the code', () => {
+    for (const table of ['watchlist', 'cycle_fetches', 'events', 'enterprise_versions'])
+      expect(
+        reads.some((r) => r.table === table),
+        `a read of ${table}`,
+      ).toBe(true);
+  });
+
+  it("has each table named in SQL only in its owner's folder, or where the document allows it", () => {
+    const { owners } = ownerMap();
+    const allowed = allowedReads();
+    const outside = reads
+      .filter((r) => {
+        const owner = owners.get(r.table);
+        if (owner !== undefined && folderOf(owner) === folderOf(r.file)) return false;
+        return !allowed.has(`${r.file} ${r.table}`);
+      })
+      .map((r) => `${r.file}:${r.line} ${r.table}, owner ${owners.get(r.table) ?? 'none'}`);
+    expect([...new Set(outside)].sort(), 'tables read outside their owner').toEqual([]);
+  });
+
+  it('allows only reads the code makes', () => {
+    const made = new Set(reads.map((r) => `${r.file} ${r.table}`));
+    const idle = [...allowedReads()].filter((a) => !made.has(a)).sort();
+    expect(idle, `reads ${DOC} allows that the code does not make`).toEqual([]);
   });
 });
