@@ -110,13 +110,23 @@ async function pullRange(
 }
 
 /**
+ * A computed shape: a list answer landed, by its date (`params->>'date'`), whether its list was
+ * empty, and when it was answered (the earlier of `fetched_at` and `landed_at`).
+ */
+interface ListAnswer {
+  date: string;
+  empty: boolean;
+  answered_at: Date;
+}
+
+/**
  * The list dates from `from` to `to` a backfill skips: those with a successful answer landed. An
  * empty list counts only when it was answered after its US-Pacific day was over, by the calling
  * process's clock (`fetched_at`) and the database's (`landed_at`) both: before that, the list may
  * not have been published yet, and the date is pulled again.
  */
 export async function landedListDates(sql: Sql, from: string, to: string): Promise<Set<string>> {
-  const answers = await sql<{ date: string; empty: boolean; answered_at: Date }[]>`
+  const answers = await sql<ListAnswer[]>`
     select params->>'date' as date,
            case when jsonb_typeof(body_json->'metadata') = 'array'
                 then jsonb_array_length(body_json->'metadata') = 0 else false end as empty,

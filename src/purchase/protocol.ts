@@ -27,6 +27,8 @@ import type { Config } from '../config/config.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
 import { holderOf } from '../db/lease.ts';
 import { whileUnreachable } from '../db/outage.ts';
+import type { DriverRow } from '../db/rows.ts';
+import type { rawResponses } from '../db/schema.ts';
 import { type Landed, landingOfExchange, landRaw } from '../landing/landing.ts';
 import { finishRun, startRun } from '../landing/runs.ts';
 import type { Logger } from '../log/log.ts';
@@ -559,7 +561,7 @@ async function bookedAnswer(
   sql: Sql,
   claim: Claim,
 ): Promise<{ rawResponseId: number; landedAt: Date } | null> {
-  const [row] = await sql<{ id: string; landed_at: Date }[]>`
+  const [row] = await sql<Pick<DriverRow<typeof rawResponses>, 'id' | 'landed_at'>[]>`
     select r.id, r.landed_at from credit_ledger l join raw_answers r on r.id = l.raw_response_id
     where l.cycle = ${claim.cycle} and l.watch_id = ${claim.watchId} and l.call_fence = ${claim.fence}`;
   return row ? { rawResponseId: Number(row.id), landedAt: row.landed_at } : null;
