@@ -5,17 +5,15 @@
  */
 import { applyProductDetailAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
 import { databaseNow, finishRun, startRun } from '../src/landing/runs.ts';
-import { acquire } from '../src/purchase/limiter.ts';
 import {
   chargeOfAnswer,
   chargeOfFailure,
   neverSent,
-  openProductCall,
+  openPricedCall,
   PRODUCT_DETAIL_RUN,
   recoverDetailCalls,
   settleProductCall,
 } from '../src/purchase/products.ts';
-import { FinalForCycleError } from '../src/terms/job-errors.ts';
 import { cycleOf } from '../src/time/cycles.ts';
 import type { UpstreamClient } from '../src/upstream/client.ts';
 import { UpstreamError } from '../src/upstream/errors.ts';
@@ -38,21 +36,13 @@ export async function processProductDetail(
   const cycle = cycleOf(await databaseNow(sql));
   await recoverDetailCalls(sql);
   const runId = await startRun(sql, { kind: PRODUCT_DETAIL_RUN, entity: name });
-  await acquire(deps.limiter, 'product-listing');
-  const price = config.DAYBOOK_PRODUCT_CREDITS ?? null;
-  const opened = await openProductCall(sql, {
-    runId,
-    cycle,
-    price,
-    budget: config.DAYBOOK_CREDIT_BUDGET,
-    keyword: name,
-    date: null,
-  });
-  if (!opened.ok) {
-    const reason = `not asked: the product call costs ${price} credits (DAYBOOK_PRODUCT_CREDITS) and ${opened.reason === 'paused' ? `the cycle is paused: ${opened.detail}` : `the credit budget cannot take it: ${opened.detail}`}`;
-    await finishRun(sql, runId, { outcome: 'failed', errorCode: opened.reason, errorMessage: reason });
-    throw new FinalForCycleError(reason);
-  }
+  const price = await openPricedCall(
+    sql,
+    deps.limiter,
+    config,
+    { runId, cycle, keyword: name, date: null },
+    'asked',
+  );
   const call = { runId, cycle };
   let got: Awaited<ReturnType<UpstreamClient['getProduct']>>;
   try {

@@ -6,12 +6,11 @@ import { z } from 'zod';
 import { isConnectionLoss } from '../src/db/outage.ts';
 import { applyProductListAnswer, ingestFailure, landExchange } from '../src/history/ingest.ts';
 import { databaseNow, finishRun, startRun } from '../src/landing/runs.ts';
-import { acquire } from '../src/purchase/limiter.ts';
 import {
   chargeOfAnswer,
   chargeOfFailure,
   neverSent,
-  openProductCall,
+  openPricedCall,
   recoverDetailCalls,
   recoverProductCalls,
   settleProductCall,
@@ -70,22 +69,14 @@ export async function processProducts(
   // booked first: each once, from what they landed.
   await recoverProductCalls(sql, PRODUCTS_JOB);
   await recoverDetailCalls(sql);
-  await acquire(deps.limiter, 'product-listing');
-  const price = config.DAYBOOK_PRODUCT_CREDITS ?? null;
-  const opened = await openProductCall(sql, {
-    runId,
-    cycle,
-    price,
-    budget: config.DAYBOOK_CREDIT_BUDGET,
-    keyword: data.date,
-    date: data.date,
-  });
-  if (!opened.ok) {
-    // A priced call the cycle's budget cannot take is not made: the pull fails, saying why.
-    const reason = `not pulled: the product call costs ${price} credits (DAYBOOK_PRODUCT_CREDITS) and ${opened.reason === 'paused' ? `the cycle is paused: ${opened.detail}` : `the credit budget cannot take it: ${opened.detail}`}`;
-    await finishRun(sql, runId, { outcome: 'failed', errorCode: opened.reason, errorMessage: reason });
-    throw new FinalForCycleError(reason);
-  }
+  // A priced call the cycle's budget cannot take is not made: the pull fails, saying why.
+  const price = await openPricedCall(
+    sql,
+    deps.limiter,
+    config,
+    { runId, cycle, keyword: data.date, date: data.date },
+    'pulled',
+  );
   const call = { runId, cycle };
   let result: Awaited<ReturnType<typeof deps.client.listProducts>>;
   try {

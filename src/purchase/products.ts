@@ -13,15 +13,25 @@
  * (`recoverProductCalls`): from the answer it landed, or as `presumed` when none landed. A run
  * makes one call, so the run is the call's key: never booked twice, whoever settles it.
  */
+import type { Config } from '../config/config.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
 import type { DriverRow, LeftJoined } from '../db/rows.ts';
 import type { creditLedger, rawBodies, rawResponses } from '../db/schema.ts';
-import { abandonStaleRuns, clearRunCall, lockRunCall, markRunCall, runsWithCall } from '../landing/runs.ts';
+import {
+  abandonStaleRuns,
+  clearRunCall,
+  finishRun,
+  lockRunCall,
+  markRunCall,
+  runsWithCall,
+} from '../landing/runs.ts';
+import { FinalForCycleError } from '../terms/job-errors.ts';
 import { brokenSuccessOf, presumedBillingOf, unansweredCallOf } from '../upstream/client.ts';
 import { InvalidRequestError, UnexpectedResponseError, type UpstreamError } from '../upstream/errors.ts';
 import { statedCredits, usageOf } from './billing.ts';
 import { ensureCycleBudget, reserveCredits, settleCredits } from './credits.ts';
 import { bookProductCall } from './fetches.ts';
+import { acquire, type RateLimiter } from './limiter.ts';
 
 export const PRODUCT_OPERATION = 'product-listing';
 
@@ -146,6 +156,30 @@ type LandedCall = Pick<DriverRow<typeof rawResponses>, 'id' | 'outcome' | 'http_
 export type OpenedCall =
   | { ok: true; runId: number; cycle: string; reserved: number }
   | { ok: false; reason: 'budget_exhausted' | 'paused'; detail: string };
+
+/**
+ * Waits for the product rate, then opens the call of run `call.runId`, priced by
+ * DAYBOOK_PRODUCT_CREDITS (unpriced when unset). A priced call the cycle cannot take (paused, or
+ * over its budget) is not made: the run fails saying why (`not pulled: …`, `not asked: …`), and
+ * FinalForCycleError ends the job for the cycle. Returns the call's price.
+ */
+export async function openPricedCall(
+  sql: Sql,
+  limiter: RateLimiter,
+  config: Pick<Config, 'DAYBOOK_PRODUCT_CREDITS' | 'DAYBOOK_CREDIT_BUDGET'>,
+  call: { runId: number; cycle: string; keyword: string; date: string | null },
+  verb: 'pulled' | 'asked',
+): Promise<ProductPrice> {
+  await acquire(limiter, 'product-listing');
+  const price = config.DAYBOOK_PRODUCT_CREDITS ?? null;
+  const opened = await openProductCall(sql, { ...call, price, budget: config.DAYBOOK_CREDIT_BUDGET });
+  if (!opened.ok) {
+    const reason = `not ${verb}: the product call costs ${price} credits (DAYBOOK_PRODUCT_CREDITS) and ${opened.reason === 'paused' ? `the cycle is paused: ${opened.detail}` : `the credit budget cannot take it: ${opened.detail}`}`;
+    await finishRun(sql, call.runId, { outcome: 'failed', errorCode: opened.reason, errorMessage: reason });
+    throw new FinalForCycleError(reason);
+  }
+  return price;
+}
 
 /**
  * Opens the product call of run `runId`, right before it is sent: a priced call reserves its
