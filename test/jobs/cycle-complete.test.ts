@@ -13,6 +13,7 @@ import { runInline } from '../../src/runtime/inline.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { jobDepsAgainst } from '../support/job-deps.ts';
+import { listenLocal } from '../support/net.ts';
 import { sampleEnterpriseRecord } from '../support/records.ts';
 
 const KEYWORDS = ['alpha', 'beta', 'gamma'];
@@ -31,9 +32,7 @@ describe('the cycle-complete step', () => {
         JSON.stringify({ status: 'success', markdown: '# x', metadata: { usage: { credits: 3 }, content } }),
       );
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const address = server.address();
-    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    url = await listenLocal(server);
     await t.sql`insert into watchlist ${t.sql(KEYWORDS.map((k) => ({ keyword: k, keyword_key: keywordKey(k) })))}`;
   });
   afterAll(async () => {

@@ -13,6 +13,7 @@ import { FinalForCycleError } from '../../src/terms/job-errors.ts';
 import { cycleOf } from '../../src/time/cycles.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { jobDepsAgainst } from '../support/job-deps.ts';
+import { listenLocal } from '../support/net.ts';
 import { sampleProductRecord } from '../support/records.ts';
 
 describe('the product jobs', () => {
@@ -36,9 +37,7 @@ describe('the product jobs', () => {
       const markdown = name ? '# x' : ['# x'];
       res.end(JSON.stringify({ result: 'success', markdown, metadata }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const address = server.address();
-    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    url = await listenLocal(server);
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));

@@ -12,6 +12,7 @@ import { runInline } from '../../src/runtime/inline.ts';
 import { keywordKey } from '../../src/watch/keyword.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { jobDepsAgainst } from '../support/job-deps.ts';
+import { listenLocal } from '../support/net.ts';
 import { sampleEnterpriseRecord } from '../support/records.ts';
 
 const CYCLE = '2026-11-20';
@@ -54,9 +55,7 @@ describe('one accounting path', () => {
       }
       res.end(JSON.stringify({ status: 'success', markdown: '# x', metadata: shape(`pid-${keyword}`) }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const address = server.address();
-    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    url = await listenLocal(server);
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));

@@ -24,6 +24,7 @@ import { UNANSWERED } from '../../src/purchase/protocol.ts';
 import { FinalForCycleError } from '../../src/terms/job-errors.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { jobDepsAgainst } from '../support/job-deps.ts';
+import { listenLocal } from '../support/net.ts';
 
 const CYCLE = '2026-11-20';
 
@@ -42,9 +43,7 @@ describe('a call sent and never answered, in the ledger', () => {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ status: 'error', error: { code: 'not_found', message: 'none' } }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const address = server.address();
-    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    url = await listenLocal(server);
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));
