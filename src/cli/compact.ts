@@ -4,16 +4,16 @@ import { compactNow } from '../runtime/maintenance.ts';
 import { cycleOf } from '../time/cycles.ts';
 import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
-import { dateOption, intArg, UsageError } from './usage.ts';
+import { cycleOption, fromConfig, intArg, UsageError } from './usage.ts';
 
 export function compactCommand(): Command {
   return command('compact')
+    .addOption(cycleOption('count the days back from this cycle'))
     .option(
       '--keep-days <n>',
-      'days kept row by row (default DAYBOOK_BOOKKEEPING_DAYS)',
+      fromConfig('days kept row by row', 'DAYBOOK_BOOKKEEPING_DAYS'),
       intArg('--keep-days', 1, 3650),
     )
-    .addOption(dateOption('--cycle', 'count the days back from this cycle (default: the current one)'))
     .option('--json', 'print the summary as JSON')
     .action(async (opts: { keepDays?: number; cycle?: string; json?: boolean }) => {
       const config = configOrExit();

@@ -27,7 +27,7 @@ import {
 } from './changes.ts';
 import { configOrExit, withStore } from './context.ts';
 import { forTerminal } from './terminal.ts';
-import { dateOption, langOption } from './usage.ts';
+import { cycleOption, langOption } from './usage.ts';
 
 /** A version's capital currency: a row of the `analytics.enterprise_history` view, a computed shape. */
 interface VersionCurrency {
@@ -165,7 +165,7 @@ export async function digestContext(sql: Sql, digest: Digest): Promise<DigestCon
 
 export function digestCommand(): Command {
   return command('digest')
-    .addOption(dateOption('--cycle', 'the cycle (default: the current one)'))
+    .addOption(cycleOption())
     .option(
       '--json',
       'print the digest as JSON: cycle, markdown and companies, with the codes (as digest.daily)',

@@ -18,7 +18,7 @@ import { command } from './about.ts';
 import { oneShotRedis } from './assemble.ts';
 import { configOrExit, withStore } from './context.ts';
 import { forTerminal } from './terminal.ts';
-import { dateOption } from './usage.ts';
+import { cycleOption, dateOption } from './usage.ts';
 
 /** What was put on the queue, and what the user should know about it. */
 interface Enqueued {
@@ -101,7 +101,7 @@ async function enqueuePlan(config: Config, queues: Queues, cycle: string): Promi
 
 export function enqueueCommand(): Command {
   return command('enqueue')
-    .addOption(dateOption('--cycle', 'the enterprise cycle to plan (default: the current one)'))
+    .addOption(cycleOption('the enterprise cycle to plan'))
     .addOption(dateOption('--products', 'also pull the trending list of this date'))
     .option('--no-plan', 'do not enqueue the cycle plan')
     .action(async (opts: { cycle?: string; products?: string; plan: boolean }) => {

@@ -5,7 +5,7 @@ import { FORMATS, type Format } from '../export/formats.ts';
 import { ExportUsage, exportPackages, type PackageWritten, replayPackages } from '../export/package.ts';
 import { command } from './about.ts';
 import { configOrExit, openStore } from './context.ts';
-import { choiceArg, UsageError } from './usage.ts';
+import { choiceArg, fromConfig, UsageError } from './usage.ts';
 
 /** `FROM..TO`: load numbers (or load ids, which are zero-padded numbers). */
 function rangeArg(raw: string): { from: number; through: number } {
@@ -36,7 +36,7 @@ export function exportCommand(): Command {
     .option('--to <dir>', 'the destination folder (default: DAYBOOK_EXPORT_DIR)')
     .option(
       '--format <format>',
-      `file format: ${FORMATS.join(', ')} (default DAYBOOK_EXPORT_FORMAT, else parquet)`,
+      fromConfig(`file format: ${FORMATS.join(', ')}`, 'DAYBOOK_EXPORT_FORMAT', 'parquet'),
       choiceArg('--format', FORMATS),
     )
     .option('--gzip', 'gzip NDJSON files (.ndjson.gz)')

@@ -6,7 +6,7 @@ import { command } from './about.ts';
 import { clockFor } from './assemble.ts';
 import { configOrExit, withStore } from './context.ts';
 import { forTerminal } from './terminal.ts';
-import { dateOption, intArg, UsageError } from './usage.ts';
+import { cycleOption, intArg, UsageError } from './usage.ts';
 
 const CLASS_TEXT: Record<Explanation['planClass'], string> = {
   never_fetched: 'never fetched (first in its priority)',
@@ -85,7 +85,7 @@ export function explanationText(e: Explanation): string {
 
 export function planExplainCommand(): Command {
   return command('plan explain')
-    .addOption(dateOption('--cycle', 'the cycle (default: the current one)'))
+    .addOption(cycleOption())
     .option('--pid <pid|keyword|id>', 'the entries watching this PID, with this keyword, or this watch id')
     .option('--top <n>', 'the first N entries of the plan order (default 10)', intArg('--top', 1, 10_000))
     .option('--json', 'print a JSON array')

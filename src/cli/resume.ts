@@ -6,11 +6,11 @@ import { cycleOf } from '../time/cycles.ts';
 import { command } from './about.ts';
 import { clientFor, loggerFor, oneShotRedis } from './assemble.ts';
 import { configOrExit, withStore } from './context.ts';
-import { dateOption, intArg, UsageError } from './usage.ts';
+import { cycleOption, intArg, UsageError } from './usage.ts';
 
 export function resumeCommand(): Command {
   return command('resume')
-    .addOption(dateOption('--cycle', 'the cycle (default: the current one)'))
+    .addOption(cycleOption())
     .option(
       '--add-budget <credits>',
       'raise the cycle budget by this many credits',

@@ -18,7 +18,7 @@ import { clientFor, deliveryEngine, loggerFor } from './assemble.ts';
 import { configOrExit, openStore } from './context.ts';
 import { shownWaiting, type WaitingShown, waitingLines } from './deliver.ts';
 import { forTerminal } from './terminal.ts';
-import { choiceArg, dateOption } from './usage.ts';
+import { choiceArg, cycleOption } from './usage.ts';
 
 /** What `run` delivered, and what it left. */
 type RunDeliveries = PassSummary & {
@@ -72,18 +72,15 @@ function creditsApart(c: LedgerCredits): string {
   return c.unpricedCalls > 0 ? `${apart}; ${w.unpriced.en}: ${c.unpricedCalls}` : apart;
 }
 
+/** What `--only` may name: one side of the run. */
+const ONLY = ['products', 'enterprises'] as const;
+
 export function runCommand(): Command {
   return command('run')
-    .addOption(
-      dateOption('--cycle', 'the enterprise cycle (default: the current one, by the 03:00 Beijing refresh)'),
-    )
-    .option(
-      '--only <what>',
-      'products or enterprises',
-      choiceArg('--only', ['products', 'enterprises'] as const),
-    )
+    .addOption(cycleOption('the enterprise cycle', 'the current one, by the 03:00 Beijing refresh'))
+    .option('--only <what>', 'products or enterprises', choiceArg('--only', ONLY))
     .option('--json', 'print the summary as JSON')
-    .action(async (opts: { cycle?: string; only?: 'products' | 'enterprises'; json?: boolean }) => {
+    .action(async (opts: { cycle?: string; only?: (typeof ONLY)[number]; json?: boolean }) => {
       const config = configOrExit();
       const client = clientFor(config);
       const log = loggerFor(config);

@@ -32,7 +32,7 @@ import { countWatches, entryCodes } from '../watch/store.ts';
 import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { formatTable, forTerminal } from './terminal.ts';
-import { dateOption, langOption } from './usage.ts';
+import { cycleOption, langOption } from './usage.ts';
 
 /**
  * The queue counts, asked of Redis once: a Redis that does not answer within 2 s is said in
@@ -524,7 +524,7 @@ function writeStatusTables(s: Status, lang: Lang): void {
 
 export function statusCommand(): Command {
   return command('status')
-    .addOption(dateOption('--cycle', 'the cycle to show (default: the current one)'))
+    .addOption(cycleOption('the cycle to show'))
     .option('--json', 'print as JSON (the codes and raw values, for machines)')
     .option('--no-queues', 'do not ask Redis for queue counts')
     .addOption(langOption())

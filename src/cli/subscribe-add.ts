@@ -13,7 +13,7 @@ import { addSubscription } from '../delivery/store.ts';
 import { command } from './about.ts';
 import { configOrExit, withStore } from './context.ts';
 import { shownUrl } from './subscribe-shared.ts';
-import { checkEventTypes, choiceArg, collect, UsageError } from './usage.ts';
+import { checkEventTypes, choiceArg, collect, fromConfig, UsageError } from './usage.ts';
 
 interface AddOptions {
   type: string[];
@@ -95,7 +95,7 @@ export function subscribeAddCommand(): Command {
     )
     .option(
       '--lang <lang>',
-      'the language of chat and mail messages: zh or en (default DAYBOOK_LANG, else zh)',
+      fromConfig('the language of chat and mail messages: zh or en', 'DAYBOOK_LANG', 'zh'),
       choiceArg('--lang', LANGS),
     )
     .option(

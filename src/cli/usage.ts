@@ -4,6 +4,7 @@
  * that several commands share.
  */
 import { InvalidArgumentError, Option } from 'commander';
+import type { Config } from '../config/config.ts';
 import { EVENT_TYPES } from '../events/catalogue.ts';
 import { typeMatches } from '../events/feed.ts';
 import { LANGS } from '../terms/fields.ts';
@@ -82,6 +83,19 @@ export function dateArg(what: string) {
 /** An option that takes a real calendar date, `--flag <date>`; its errors name the flag. */
 export function dateOption(flag: `--${string}`, description: string): Option {
   return new Option(`${flag} <date>`, description).argParser(dateArg(flag));
+}
+
+/** `--cycle <date>`: `what` a command acts on, the current cycle when it is left out. */
+export function cycleOption(what = 'the cycle', current = 'the current one'): Option {
+  return dateOption('--cycle', `${what} (default: ${current})`);
+}
+
+/**
+ * An option's help that names the setting it defaults to, `help (default KEY, else fallback)`:
+ * the key is one of the configuration's, so the help cannot name a setting that does not exist.
+ */
+export function fromConfig(help: string, key: keyof Config, fallback?: string): string {
+  return `${help} (default ${key}${fallback === undefined ? '' : `, else ${fallback}`})`;
 }
 
 /**

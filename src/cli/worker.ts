@@ -7,13 +7,13 @@ import { command } from './about.ts';
 import { clientFor, deliveryEngine } from './assemble.ts';
 import { configOrExit, sharedDatabaseUrl } from './context.ts';
 import { serviceDatabase, startService } from './start.ts';
-import { intArg } from './usage.ts';
+import { fromConfig, intArg } from './usage.ts';
 
 export function workerCommand(): Command {
   return command('worker')
     .option(
       '-c, --concurrency <n>',
-      'enterprise jobs at once in this process (default DAYBOOK_WORKER_CONCURRENCY)',
+      fromConfig('enterprise jobs at once in this process', 'DAYBOOK_WORKER_CONCURRENCY'),
       intArg('concurrency', 1, 256),
     )
     .action(async (opts: { concurrency?: number }) => {

@@ -29,7 +29,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type postgres from 'postgres';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { BadParam, isFitText, param, readParams, withoutToken } from '../console/params.ts';
 import type { ConsoleReader } from '../console/reader.ts';
 import {
@@ -44,6 +44,7 @@ import { readEvents } from '../events/feed.ts';
 import { runDurations } from '../landing/runs.ts';
 import { createLogger, type Logger } from '../log/log.ts';
 import { within } from '../time/deadline.ts';
+import { gaugesOn } from './gauges.ts';
 import { type OperatorMetricsOptions, registerOperatorGauges } from './ops-metrics.ts';
 import type { Queues } from './queues.ts';
 import type { RedisClient } from './redis.ts';
@@ -205,128 +206,101 @@ async function countsOf(sql: postgres.Sql, metric: string): Promise<MetricCount[
 
 /** The gauges of traffic: upstream answers, webhooks, rate limits and credits billed. */
 function registerTrafficGauges(registry: Registry, sql: postgres.Sql): void {
-  new Gauge({
-    name: 'daybook_upstream_requests',
-    help: 'Upstream answers landed, by operation and outcome (success or error code); from raw_responses.',
-    labelNames: ['operation', 'outcome'],
-    registers: [registry],
-    async collect() {
-      this.reset();
+  const gauge = gaugesOn(registry);
+  gauge(
+    'daybook_upstream_requests',
+    'Upstream answers landed, by operation and outcome (success or error code); from raw_responses.',
+    ['operation', 'outcome'],
+    async (set) => {
+      for (const r of await countsOf(sql, 'upstream_requests')) set({ operation: r.a, outcome: r.b }, r.n);
+    },
+  );
+  gauge(
+    'daybook_webhook_attempts',
+    'Webhook delivery attempts (webhook_deliveries), by outcome: succeeded, retrying, failed.',
+    ['outcome'],
+    async (set) => {
+      for (const r of await countsOf(sql, 'webhook_attempts')) set({ outcome: r.a }, r.n);
+    },
+  );
+  gauge(
+    'daybook_webhook_queue',
+    'Webhook deliveries by state (pending, delivering, succeeded, failed) in delivery_queue.',
+    ['state'],
+    async (set) => {
+      for (const r of await countsOf(sql, 'delivery_queue')) if (r.n !== 0) set({ state: r.a }, r.n);
+    },
+  );
+  gauge(
+    'daybook_webhook_endpoints',
+    'Webhook subscriptions by state (active, paused, disabled).',
+    ['state'],
+    async (set) => {
+      for (const r of await subscriptionsByState(sql)) set({ state: r.state }, r.n);
+    },
+  );
+  gauge(
+    'daybook_rate_limited_answers',
+    'rate_limit_exceeded answers from the upstream, by operation.',
+    ['operation'],
+    async (set) => {
       for (const r of await countsOf(sql, 'upstream_requests'))
-        this.set({ operation: r.a, outcome: r.b }, r.n);
+        if (r.b === 'rate_limit_exceeded') set({ operation: r.a }, r.n);
     },
-  });
-  new Gauge({
-    name: 'daybook_webhook_attempts',
-    help: 'Webhook delivery attempts (webhook_deliveries), by outcome: succeeded, retrying, failed.',
-    labelNames: ['outcome'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const r of await countsOf(sql, 'webhook_attempts')) this.set({ outcome: r.a }, r.n);
-    },
-  });
-  new Gauge({
-    name: 'daybook_webhook_queue',
-    help: 'Webhook deliveries by state (pending, delivering, succeeded, failed) in delivery_queue.',
-    labelNames: ['state'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const r of await countsOf(sql, 'delivery_queue')) if (r.n !== 0) this.set({ state: r.a }, r.n);
-    },
-  });
-  new Gauge({
-    name: 'daybook_webhook_endpoints',
-    help: 'Webhook subscriptions by state (active, paused, disabled).',
-    labelNames: ['state'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const rows = await subscriptionsByState(sql);
-      for (const r of rows) this.set({ state: r.state }, r.n);
-    },
-  });
-  new Gauge({
-    name: 'daybook_rate_limited_answers',
-    help: 'rate_limit_exceeded answers from the upstream, by operation.',
-    labelNames: ['operation'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const r of await countsOf(sql, 'upstream_requests'))
-        if (r.b === 'rate_limit_exceeded') this.set({ operation: r.a }, r.n);
-    },
-  });
-  new Gauge({
-    name: 'daybook_credits_billed',
-    help: 'Credits billed by the upstream (credit_ledger), in total and in the latest cycle.',
-    labelNames: ['scope'],
-    registers: [registry],
-    async collect() {
+  );
+  gauge(
+    'daybook_credits_billed',
+    'Credits billed by the upstream (credit_ledger), in total and in the latest cycle.',
+    ['scope'],
+    async (set) => {
       // Running counts by cycle: the total, and the latest cycle's.
       const byCycle = (await countsOf(sql, 'credits')).filter((c) => c.n !== 0);
       const latest = byCycle.reduce<string>((m, c) => (c.a > m ? c.a : m), '');
-      this.set(
+      set(
         { scope: 'total' },
         byCycle.reduce((s, c) => s + c.n, 0),
       );
-      this.set({ scope: 'latest_cycle' }, byCycle.find((c) => c.a === latest)?.n ?? 0);
+      set({ scope: 'latest_cycle' }, byCycle.find((c) => c.a === latest)?.n ?? 0);
     },
-  });
+  );
 }
 
 /** The gauges of work done: job durations, queue depths, versions written and changes detected. */
 function registerWorkGauges(registry: Registry, sql: postgres.Sql, queues: Queues): void {
-  new Gauge({
-    name: 'daybook_job_duration_seconds',
-    help: 'Durations of job runs finished in the last 24 hours, by kind (avg, p95, max; of the latest 5,000 of each kind).',
-    labelNames: ['kind', 'stat'],
-    registers: [registry],
-    async collect() {
-      this.reset();
+  const gauge = gaugesOn(registry);
+  gauge(
+    'daybook_job_duration_seconds',
+    'Durations of job runs finished in the last 24 hours, by kind (avg, p95, max; of the latest 5,000 of each kind).',
+    ['kind', 'stat'],
+    async (set) => {
       const rows = await runDurations(sql);
       for (const r of rows) {
-        this.set({ kind: r.kind, stat: 'avg' }, r.avg);
-        this.set({ kind: r.kind, stat: 'p95' }, r.p95);
-        this.set({ kind: r.kind, stat: 'max' }, r.max);
+        set({ kind: r.kind, stat: 'avg' }, r.avg);
+        set({ kind: r.kind, stat: 'p95' }, r.p95);
+        set({ kind: r.kind, stat: 'max' }, r.max);
       }
     },
+  );
+  gauge('daybook_queue_jobs', 'Jobs in each BullMQ queue, by state.', ['queue', 'state'], async (set) => {
+    const counts = await queues.counts();
+    for (const [queue, states] of Object.entries(counts)) {
+      for (const [state, n] of Object.entries(states)) set({ queue, state }, n);
+    }
   });
-  new Gauge({
-    name: 'daybook_queue_jobs',
-    help: 'Jobs in each BullMQ queue, by state.',
-    labelNames: ['queue', 'state'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const counts = await queues.counts();
-      for (const [queue, states] of Object.entries(counts)) {
-        for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
-      }
+  gauge('daybook_versions_written', 'SCD2 versions written, by entity.', ['entity'], async (set) => {
+    const counts = await countsOf(sql, 'versions');
+    for (const entity of ['enterprise', 'product'])
+      set({ entity }, counts.find((c) => c.a === entity)?.n ?? 0);
+  });
+  gauge(
+    'daybook_changes_detected',
+    'Field-level enterprise changes detected, by severity.',
+    ['severity'],
+    async (set) => {
+      for (const s of ['high', 'medium', 'low']) set({ severity: s }, 0);
+      for (const r of await countsOf(sql, 'changes')) set({ severity: r.a }, r.n);
     },
-  });
-  new Gauge({
-    name: 'daybook_versions_written',
-    help: 'SCD2 versions written, by entity.',
-    labelNames: ['entity'],
-    registers: [registry],
-    async collect() {
-      const counts = await countsOf(sql, 'versions');
-      for (const entity of ['enterprise', 'product'])
-        this.set({ entity }, counts.find((c) => c.a === entity)?.n ?? 0);
-    },
-  });
-  new Gauge({
-    name: 'daybook_changes_detected',
-    help: 'Field-level enterprise changes detected, by severity.',
-    labelNames: ['severity'],
-    registers: [registry],
-    async collect() {
-      for (const s of ['high', 'medium', 'low']) this.set({ severity: s }, 0);
-      for (const r of await countsOf(sql, 'changes')) this.set({ severity: r.a }, r.n);
-    },
-  });
+  );
 }
 
 /** The metrics registry; every gauge reads the shared state when scraped, without full scans. */

@@ -8,7 +8,7 @@
  * latest rows) and from Redis; nothing is scanned.
  */
 import type postgres from 'postgres';
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { failingSubscriptions } from '../delivery/store.ts';
 import { cycleCompletedAt } from '../events/digest.ts';
 import { lastExportedAt } from '../export/package.ts';
@@ -16,6 +16,7 @@ import { type LedgerCredits, latestBudget, ledgerCredits } from '../purchase/cre
 import { claimCounts, FETCH_STATUSES } from '../purchase/fetches.ts';
 import { limiterState } from '../purchase/limiter.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
+import { gaugesOn, type SetSeries } from './gauges.ts';
 import { QUEUE_NAMES, type QueueKind, type Queues } from './queues.ts';
 
 /** The states of a cycle's claim (cycle_fetches), each reported, 0 included. */
@@ -111,18 +112,16 @@ const seconds = (d: Date) => d.getTime() / 1000;
  */
 function registerCycleGauges(registry: Registry, sql: postgres.Sql): void {
   const latest = sharedRead(() => readLatestCycle(sql));
-  type Put = (labels: Record<string, string>, value: number) => void;
-  const gauge = (name: string, help: string, labelNames: string[], put: (set: Put, c: CycleState) => void) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['cycle', ...labelNames],
-      registers: [registry],
-      async collect() {
-        this.reset();
-        const c = await latest();
-        if (c) put((labels, value) => this.set({ cycle: c.cycle, ...labels }, value), c);
-      },
+  const registered = gaugesOn(registry);
+  const gauge = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    put: (set: SetSeries, c: CycleState) => void,
+  ) =>
+    registered(name, help, ['cycle', ...labelNames], async (set) => {
+      const c = await latest();
+      if (c) put((labels, value) => set({ cycle: c.cycle, ...labels }, value), c);
     });
   gauge(
     'daybook_cycle_start_timestamp_seconds',
@@ -211,21 +210,15 @@ function registerCycleGauges(registry: Registry, sql: postgres.Sql): void {
 
 /** The shared rate limiter (rate_limits, one row per operation): use, limit, refusals, block. */
 function registerRateGauges(registry: Registry, sql: postgres.Sql, options: OperatorMetricsOptions): void {
+  const gauge = gaugesOn(registry);
   const rows = sharedRead(() => limiterState(sql));
   const perRow = (
     name: string,
     help: string,
     value: (r: Awaited<ReturnType<typeof rows>>[number]) => number,
   ) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['operation'],
-      registers: [registry],
-      async collect() {
-        this.reset();
-        for (const r of await rows()) this.set({ operation: r.operation }, value(r));
-      },
+    gauge(name, help, ['operation'], async (set) => {
+      for (const r of await rows()) set({ operation: r.operation }, value(r));
     });
   perRow(
     'daybook_rate_limit_calls_last_minute',
@@ -242,63 +235,54 @@ function registerRateGauges(registry: Registry, sql: postgres.Sql, options: Oper
     'Seconds until the operation may call again after a refusal (0: not blocked).',
     (r) => r.blocked,
   );
-  new Gauge({
-    name: 'daybook_rate_limit_per_minute',
-    help: 'The configured calls per minute of each upstream operation (DAYBOOK_ENTERPRISE_RATE, DAYBOOK_PRODUCT_RATE).',
-    labelNames: ['operation'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [operation, limit] of Object.entries(options.rateLimits ?? {}))
-        this.set({ operation }, limit);
+  gauge(
+    'daybook_rate_limit_per_minute',
+    'The configured calls per minute of each upstream operation (DAYBOOK_ENTERPRISE_RATE, DAYBOOK_PRODUCT_RATE).',
+    ['operation'],
+    (set) => {
+      for (const [operation, limit] of Object.entries(options.rateLimits ?? {})) set({ operation }, limit);
     },
-  });
+  );
 }
 
 /** Exports, webhook endpoints failing, and the workers listening on each queue. */
 function registerOutputGauges(registry: Registry, sql: postgres.Sql, queues: Queues): void {
-  new Gauge({
-    name: 'daybook_export_last_timestamp_seconds',
-    help: 'When the latest complete export package of each destination folder was finished (Unix time).',
-    labelNames: ['destination'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const rows = await lastExportedAt(sql);
-      for (const r of rows) this.set({ destination: r.destination }, r.at);
+  const gauge = gaugesOn(registry);
+  gauge(
+    'daybook_export_last_timestamp_seconds',
+    'When the latest complete export package of each destination folder was finished (Unix time).',
+    ['destination'],
+    async (set) => {
+      for (const r of await lastExportedAt(sql)) set({ destination: r.destination }, r.at);
     },
-  });
+  );
   // Subscriptions are few (one per endpoint), the failing ones fewer.
   const failing = sharedRead(() => failingSubscriptions(sql));
-  new Gauge({
-    name: 'daybook_webhook_failing_endpoints',
-    help: 'Active webhook, chat and mail subscriptions whose latest delivery attempt failed.',
-    registers: [registry],
-    async collect() {
-      this.set((await failing()).length);
+  gauge(
+    'daybook_webhook_failing_endpoints',
+    'Active webhook, chat and mail subscriptions whose latest delivery attempt failed.',
+    [],
+    async (set) => {
+      set({}, (await failing()).length);
     },
-  });
-  new Gauge({
-    name: 'daybook_webhook_failing_since_timestamp_seconds',
-    help: 'Since when each failing active subscription (by its id in `daybook subscribe list`) has failed every attempt (Unix time).',
-    labelNames: ['subscription'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const r of await failing()) this.set({ subscription: r.id }, r.since);
+  );
+  gauge(
+    'daybook_webhook_failing_since_timestamp_seconds',
+    'Since when each failing active subscription (by its id in `daybook subscribe list`) has failed every attempt (Unix time).',
+    ['subscription'],
+    async (set) => {
+      for (const r of await failing()) set({ subscription: r.id }, r.since);
     },
-  });
-  new Gauge({
-    name: 'daybook_workers',
-    help: 'Worker connections listening on each BullMQ queue, by queue (from Redis CLIENT LIST).',
-    labelNames: ['queue'],
-    registers: [registry],
-    async collect() {
-      this.reset();
+  );
+  gauge(
+    'daybook_workers',
+    'Worker connections listening on each BullMQ queue, by queue (from Redis CLIENT LIST).',
+    ['queue'],
+    async (set) => {
       for (const queue of Object.keys(QUEUE_NAMES) as QueueKind[])
-        this.set({ queue }, await queues[queue].getWorkersCount());
+        set({ queue }, await queues[queue].getWorkersCount());
     },
-  });
+  );
 }
 
 /** Registers the operator's gauges on `registry` (see the module's comment). */
