@@ -91,7 +91,7 @@ async function readStatus(sql: postgres.Sql, config: Config, cycle: string, with
   const failedPulls = await failedProductPulls(sql);
   const drift = await driftReport(sql, { limit: 10 });
   const driftTotal = await driftTotals(sql);
-  const watch = [await countWatches(sql)];
+  const watch = await countWatches(sql);
   const exports = await lastExports(sql);
   // The credit code of each entry listed: of the company it resolved to, else the one it expects.
   const listed = [...deferred.first.map((d) => d.watch_id), ...failedEntries.map((f) => Number(f.watch_id))];
@@ -130,7 +130,7 @@ type Status = Awaited<ReturnType<typeof readStatus>>;
 function statusJson(s: Status) {
   return {
     cycle: s.cycle,
-    watchlist: s.watch[0],
+    watchlist: s.watch,
     progress: Object.fromEntries([...s.byStatus].sort(([a], [b]) => a.localeCompare(b))),
     credits: s.budget
       ? {
@@ -367,8 +367,8 @@ function statusLines(s: Status, config: Config, lang: Lang): string[] {
   const list = (items: string[]) => items.join(zh ? '；' : '; ');
   const out: string[] = [];
   out.push(`${zh ? '周期' : 'Cycle'} ${cycle}`);
-  const active = watch[0]?.active ?? 0;
-  const total = watch[0]?.total ?? 0;
+  const active = watch.active;
+  const total = watch.total;
   out.push(
     zh
       ? `  监控名单：启用 ${count(active, ENTRIES, lang)}，共 ${count(total, ENTRIES, lang)}`

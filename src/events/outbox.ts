@@ -70,18 +70,19 @@ export async function appendEvents(sql: Sql, events: readonly NewEvent[]): Promi
   await sql`
     insert into events (type, severity, pid, name, company_seq, cycle, detected_at, effective_date,
                         raw_response_id, data)
-    select x.type, x.severity, x.pid, coalesce(v.ent_name, x.name),
+    select x.type, x.severity, x.pid, coalesce(v.ent_name, c.ent_name, x.name),
            case when x.pid is null then null
                 else coalesce((select max(e.company_seq) from events e where e.pid = x.pid), 0)
                      + row_number() over (partition by x.pid order by x.ord) end,
            x.cycle::date, x.detected_at::timestamptz,
-           case when x.dated_by is null then v.appr_date else d.appr_date end, x.raw_response_id, x.data
+           case when x.dated_by is not null then d.appr_date
+                when x.version_id is not null then v.appr_date else c.appr_date end, x.raw_response_id, x.data
     from jsonb_to_recordset(${sql.json(rows as never)}) as x(
            ord int, type text, severity text, pid text, cycle text, detected_at text,
            raw_response_id bigint, version_id bigint, dated_by bigint, name text, data jsonb)
-    left join enterprises c on c.pid = x.pid
-    left join enterprise_versions v on v.id = coalesce(x.version_id, c.current_version_id)
-    left join enterprise_versions d on d.id = x.dated_by
+    left join analytics.enterprise_current c on c.pid = x.pid and x.version_id is null
+    left join published.enterprise_version_names v on v.id = x.version_id
+    left join published.enterprise_version_names d on d.id = x.dated_by
     where ${on}
     order by x.ord`;
 }
@@ -160,10 +161,10 @@ export async function writeCycleCompletion(sql: postgres.Sql, cycle: string, now
     const [done] = await tx`select 1 from events where type = 'cycle.completed' and cycle = ${cycle} limit 1`;
     if (done) return false;
     const counts = await tx<StatusCount[]>`
-      select status, count(*)::int as n from cycle_fetches where cycle = ${cycle} group by status`;
+      select status, count(*)::int as n from published.cycle_claims where cycle = ${cycle} group by status`;
     const [budget] = await tx<
       Pick<DriverRow<typeof cycleBudgets>, 'spent'>[]
-    >`select spent from cycle_budgets where cycle = ${cycle}`;
+    >`select spent from published.cycle_spent where cycle = ${cycle}`;
     const digest = await cycleDigest(tx, cycle);
     await appendEvents(tx, [
       {

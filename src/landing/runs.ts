@@ -239,3 +239,30 @@ export async function runsWithCall(sql: Sql, kind: string, key: string): Promise
       and outcome <> 'running' and counts ? ${key}::text`;
   return cut.map(({ id }) => Number(id));
 }
+
+/** The latest run of a kind with the cycle's count of such runs: a computed shape of `runs`. */
+type LatestRun = Pick<DriverRow<typeof runs>, 'started_at'> & {
+  counts: Record<string, unknown>;
+  runs: number;
+  first: Date;
+};
+
+/**
+ * The latest successful run of `kind` in `cycle` whose counts record `key`, with how many such
+ * runs the cycle had and when the first began; null when there was none.
+ */
+export async function latestRunWith(
+  sql: Sql,
+  kind: string,
+  cycle: string,
+  key: string,
+): Promise<{ startedAt: Date; counts: Record<string, unknown>; runs: number; firstStartedAt: Date } | null> {
+  const [row] = await sql<LatestRun[]>`
+    select started_at, counts, count(*) over ()::int as runs, min(started_at) over () as first
+    from runs
+    where kind = ${kind} and cycle = ${cycle} and outcome = 'succeeded' and counts ? ${key}
+    order by started_at desc, id desc limit 1`;
+  return row
+    ? { startedAt: row.started_at, counts: row.counts, runs: row.runs, firstStartedAt: row.first }
+    : null;
+}

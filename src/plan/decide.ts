@@ -9,9 +9,10 @@ import type postgres from 'postgres';
 import type { Config } from '../config/config.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
 import type { DriverRow, Recast } from '../db/rows.ts';
-import type { cycleFetches, runs, watchlist } from '../db/schema.ts';
+import type { cycleFetches, watchlist } from '../db/schema.ts';
+import { latestRunWith } from '../landing/runs.ts';
 import { budgetOf, ensureCycleBudget } from '../purchase/credits.ts';
-import { deferralMessage, fetchesInFlight, recordPlan } from '../purchase/fetches.ts';
+import { claimsOwingCredits, deferralMessage, fetchesInFlight, recordPlan } from '../purchase/fetches.ts';
 import { productCreditsOwed } from '../purchase/products.ts';
 import { cycleStart, nextRefresh } from '../time/cycles.ts';
 import {
@@ -151,13 +152,10 @@ export async function readPlanInput(deps: PlanReader, cycle: string, head?: numb
       const budget = await budgetOf(tx, cycle);
       // Entries a buyer holds (or left to retry) that have no credits reserved yet will reserve
       // them: the credits left are what remains after those (a top-up plans beside them).
-      const [claimed] = await tx<Count[]>`
-        select count(*)::int as n from cycle_fetches
-        where cycle = ${cycle} and credits_reserved = 0
-          and (status = 'retrying' or (status = 'fetching' and credits_billed = 0 and call_fence is null))`;
+      const claimed = await claimsOwingCredits(tx, cycle);
       // Priced product calls spend from the same budget: the cycle's pulls not made yet keep theirs.
       const owed =
-        (claimed?.n ?? 0) * config.DAYBOOK_CREDITS_PER_QUERY +
+        claimed * config.DAYBOOK_CREDITS_PER_QUERY +
         (await productCreditsOwed(
           tx,
           cycle,
@@ -176,16 +174,16 @@ export async function readPlanInput(deps: PlanReader, cycle: string, head?: numb
         windowMinutes: Math.max(60, Math.floor((cycleEnd - now.getTime()) / 60_000)),
       };
       const done = await tx<DoneClaim[]>`
-      select f.watch_id, f.pid, w.active from cycle_fetches f join watchlist w on w.id = f.watch_id
+      select f.watch_id, f.pid, w.active from published.cycle_claims f join published.watch_entries w on w.id = f.watch_id
       where f.cycle = ${cycle} and f.status in ('succeeded', 'duplicate', 'failed', 'fetching', 'retrying')`;
-      const [active] = await tx<Count[]>`select count(*)::int as n from watchlist where active`;
+      const [active] = await tx<Count[]>`select count(*)::int as n from published.watch_entries where active`;
       const total = active?.n ?? 0;
       const size = Math.min(total, head ?? headSize(capacityOf(limits, total).limit, done.length));
       // The order of watchlist_due_order_idx, which makes this an index scan that stops at `size`.
       const candidates = await tx<
         CandidateRow[]
       >`select id, keyword, priority, pid, last_refreshed_at, refreshed_cycle::text, last_outcome, last_cycle::text, added_at, due_at
-      from watchlist where active
+      from published.watch_entries where active
       order by priority desc, due_at asc nulls first, id
       limit ${size}`;
       // Within a priority, entries owed a refresh by the staleness bound come before the others by
@@ -198,7 +196,7 @@ export async function readPlanInput(deps: PlanReader, cycle: string, head?: numb
         const owed = await tx<
           CandidateRow[]
         >`select id, keyword, priority, pid, last_refreshed_at, refreshed_cycle::text, last_outcome, last_cycle::text, added_at, due_at
-          from watchlist where active and priority = ${last.priority}
+          from published.watch_entries where active and priority = ${last.priority}
             and refreshed_cycle <= ${owedThrough(cycle, config.DAYBOOK_MAX_STALENESS_DAYS)}
           order by priority desc, refreshed_cycle asc, id
           limit ${size}`;
@@ -237,32 +235,21 @@ export interface LatestPlan {
   firstStartedAt: Date;
 }
 
-/**
- * A plan's run, with what its counts recorded (the reason and the high water, as text) and the
- * cycle's successful plans (how many, when the first started).
- */
-type PlanRun = Pick<DriverRow<typeof runs>, 'started_at'> & {
-  reason: string;
-  high_water: string | null;
-  plans: number;
-  first: Date;
-};
+/** A value of a run's counts as `->>` reads it: text, or null. */
+const textOf = (v: unknown): string | null =>
+  v === undefined || v === null ? null : typeof v === 'string' ? v : JSON.stringify(v);
 
 /** The latest successful plan of `cycle`, or null when it was never planned. */
 export async function latestPlan(sql: Sql, cycle: string): Promise<LatestPlan | null> {
-  const [row] = await sql<PlanRun[]>`
-    select started_at, counts->>'deferredReason' as reason, counts->>'highWater' as high_water,
-           count(*) over ()::int as plans, min(started_at) over () as first
-    from runs
-    where kind = ${PLAN_RUN_KIND} and cycle = ${cycle} and outcome = 'succeeded' and counts ? 'deferredReason'
-    order by started_at desc, id desc limit 1`;
-  if (!row) return null;
+  const run = await latestRunWith(sql, PLAN_RUN_KIND, cycle, 'deferredReason');
+  if (!run) return null;
+  const highWater = run.counts.highWater;
   return {
-    startedAt: row.started_at,
-    highWater: row.high_water === null ? null : Number(row.high_water),
-    reason: row.reason,
-    plans: row.plans,
-    firstStartedAt: row.first,
+    startedAt: run.startedAt,
+    highWater: textOf(highWater) === null ? null : Number(highWater),
+    reason: textOf(run.counts.deferredReason) as string,
+    plans: run.runs,
+    firstStartedAt: run.firstStartedAt,
   };
 }
 
@@ -286,9 +273,9 @@ export async function newSincePlan(
   const after = plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
   const [row] = await sql<NewEntries[]>`
     select count(*)::int as n, coalesce(max(w.id), 0)::bigint as last
-    from watchlist w
+    from published.watch_entries w
     where ${after} and w.active
-      and not exists (select 1 from cycle_fetches f where f.cycle = ${cycle} and f.watch_id = w.id)`;
+      and not exists (select 1 from published.cycle_claims f where f.cycle = ${cycle} and f.watch_id = w.id)`;
   return { entries: row?.n ?? 0, last: Number(row?.last ?? 0) };
 }
 
@@ -304,7 +291,7 @@ export async function planPreview(
   return reader.sql.begin('isolation level repeatable read read only', async (tx) => {
     const decision = await decidePlan({ ...reader, sql: tx }, cycle);
     const rows = await tx<ClaimWatchId[]>`
-      select watch_id from cycle_fetches
+      select watch_id from published.cycle_claims
       where cycle = ${cycle} and status = 'planned'
         and watch_id = any(${decision.plan.selected.map((e) => e.id)}::bigint[])`;
     return { ...decision, plannedBefore: new Set(rows.map((r) => Number(r.watch_id))) };
@@ -370,11 +357,11 @@ export async function deferredEntries(
   reader?: Omit<PlanReader, 'sql'>,
 ): Promise<DeferredEntries> {
   const explicit = await sql<ReasonCount[]>`
-    select error_code as reason, count(*)::int as n from cycle_fetches
+    select error_code as reason, count(*)::int as n from published.cycle_claims
     where cycle = ${cycle} and status = 'deferred' group by error_code order by error_code`;
   const first = await sql<DeferredEntries['first']>`
     select f.watch_id::int as watch_id, w.keyword, f.error_code as reason, f.error_message as detail
-    from cycle_fetches f join watchlist w on w.id = f.watch_id
+    from published.cycle_claims f join published.watch_entries w on w.id = f.watch_id
     where f.cycle = ${cycle} and f.status = 'deferred'
     order by w.priority desc, w.due_at asc nulls first, w.id limit ${limit}`;
   const byReason: Record<string, number> = {};
@@ -404,7 +391,7 @@ async function unplannedEntries(
   const unseen =
     plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
   const withoutRow = sql`w.active
-    and not exists (select 1 from cycle_fetches f where f.cycle = ${cycle} and f.watch_id = w.id)`;
+    and not exists (select 1 from published.cycle_claims f where f.cycle = ${cycle} and f.watch_id = w.id)`;
   // What the next top-up would do with the entries no plan has seen: plan them (due), skip them
   // (the skip's reason), or leave them for the constraint that binds (waitReason).
   let due: Set<number> | null = null;
@@ -444,7 +431,7 @@ async function unplannedEntries(
            count(*) filter (where ${unseen})::int as unseen,
            count(*) filter (where ${unseen} and w.id = any(${[...(due ?? [])]}::bigint[]))::int as due,
            count(*) filter (where ${unseen} and w.id = any(${skips}::bigint[]))::int as skipped
-    from watchlist w where ${withoutRow}`;
+    from published.watch_entries w where ${withoutRow}`;
   add(plan.reason, c?.seen ?? 0);
   if (due === null) add('added_after_plan', c?.unseen ?? 0);
   else {
@@ -452,14 +439,14 @@ async function unplannedEntries(
     add(waitReason, (c?.unseen ?? 0) - (c?.due ?? 0) - (c?.skipped ?? 0));
     if (c?.skipped) {
       const rows = await sql<WatchId[]>`
-        select w.id from watchlist w where w.id = any(${skips}::bigint[]) and ${unseen} and ${withoutRow}`;
+        select w.id from published.watch_entries w where w.id = any(${skips}::bigint[]) and ${unseen} and ${withoutRow}`;
       for (const r of rows) add(skipped.get(Number(r.id))?.reason ?? waitReason, 1);
     }
   }
   if (limit <= 0 || Object.keys(byReason).length === 0) return { byReason, first: [] };
   // The first in plan order (watchlist_due_order_idx), classified here.
   const rows = await sql<UnplannedEntry[]>`
-    select w.id, w.keyword, w.added_at, (${unseen}) as unseen from watchlist w
+    select w.id, w.keyword, w.added_at, (${unseen}) as unseen from published.watch_entries w
     where ${withoutRow}
     order by w.priority desc, w.due_at asc nulls first, w.id limit ${limit}`;
   return {
@@ -488,11 +475,13 @@ export async function planLocked(
     await beforePlan?.(tx);
     // The watchlist's high-water mark as this plan saw it: an entry above it came after the plan
     // (src/plan/topup.ts looks there for what a top-up would plan).
-    const [mark] = await tx<WatchId[]>`select coalesce(max(id), 0)::bigint as id from watchlist`;
+    const [mark] = await tx<
+      WatchId[]
+    >`select coalesce(max(id), 0)::bigint as id from published.watch_entries`;
     const decision = await decidePlan({ ...deps, sql: tx }, cycle);
     const selected = decision.plan.selected.map((e) => e.id);
     const before = await tx<ClaimWatchId[]>`
-      select watch_id from cycle_fetches
+      select watch_id from published.cycle_claims
       where cycle = ${cycle} and status = 'planned' and watch_id = any(${selected}::bigint[])`;
     const planned = new Set(before.map((r) => Number(r.watch_id)));
     await recordPlan(tx, decision.plan);

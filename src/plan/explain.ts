@@ -180,7 +180,7 @@ type EntryRow = CandidateRow &
 export async function entriesNamed(sql: Sql, what: string): Promise<number[]> {
   const asId = /^\d+$/.test(what) ? Number(what) : null;
   const rows = await sql<Pick<DriverRow<typeof watchlist>, 'id'>[]>`
-    select id from watchlist
+    select id from published.watch_entries
     where pid = ${what} or keyword = ${what} ${asId !== null && Number.isSafeInteger(asId) ? sql`or id = ${asId}` : sql``}
     order by active desc, priority desc, id`;
   return rows.map((r) => Number(r.id));
@@ -211,7 +211,7 @@ export async function explainPlan(
         ? await tx<EntryRow[]>`
           select id, keyword, priority, pid, active, last_refreshed_at, refreshed_cycle::text, last_outcome, last_cycle::text,
                  added_at, due_at, change_rate, change_weight, change_history, change_cohort, boost_left
-          from watchlist where id in ${tx(ids)}`
+          from published.watch_entries where id in ${tx(ids)}`
         : [];
       const byId = new Map(rows.map((r) => [Number(r.id), r]));
       const done = await fetchStatuses(tx, cycle, ids);
@@ -318,7 +318,7 @@ function decisionsOf(plan: Plan): Map<number, Decision> {
 /** The status of each of `ids` in the cycle's fetches. */
 async function fetchStatuses(sql: Sql, cycle: string, ids: readonly number[]): Promise<Map<number, string>> {
   const rows = await sql<Pick<DriverRow<typeof cycleFetches>, 'watch_id' | 'status'>[]>`
-    select watch_id, status from cycle_fetches where cycle = ${cycle} and watch_id in ${sql(ids.length ? [...ids] : [0])}`;
+    select watch_id, status from published.cycle_claims where cycle = ${cycle} and watch_id in ${sql(ids.length ? [...ids] : [0])}`;
   return new Map(rows.map((r) => [Number(r.watch_id), r.status]));
 }
 
@@ -341,10 +341,10 @@ async function positionOf(tx: Sql, c: WatchCandidate, read: number): Promise<num
   const [r] =
     c.dueAt === null
       ? await tx<Count[]>`
-          select count(*)::int as n from watchlist where active and (priority > ${c.priority}
+          select count(*)::int as n from published.watch_entries where active and (priority > ${c.priority}
             or (priority = ${c.priority} and due_at is null and id < ${c.id}))`
       : await tx<Count[]>`
-          select count(*)::int as n from watchlist where active and (priority > ${c.priority}
+          select count(*)::int as n from published.watch_entries where active and (priority > ${c.priority}
             or (priority = ${c.priority} and (due_at is null or due_at < ${c.dueAt}
                 or (due_at = ${c.dueAt} and id < ${c.id}))))`;
   return Math.max(read + 1, (r?.n ?? 0) + 1);

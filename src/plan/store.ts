@@ -158,7 +158,7 @@ export async function noteRefreshes(
   const entries = await tx<
     EntryToEstimate[]
   >`select id, refreshed_cycle::text, change_history, boost_left, change_cohort, change_rate
-    from watchlist where id = any(${ids}::bigint[]) order by id for update`;
+    from published.watch_entries where id = any(${ids}::bigint[]) order by id for update`;
   const byId = new Map(entries.map((e) => [Number(e.id), e]));
   const { scale, model } = await plannerState(tx);
   const priors = new Map<string | null, Awaited<ReturnType<typeof priorOf>>>();
@@ -238,7 +238,7 @@ export async function refreshPlannerState(
            coalesce(sum((change_history->>'datedEvents')::float8), 0)::float8 as "datedEvents",
            coalesce(sum((change_history->>'seedDays')::float8), 0)::float8 as "seedDays",
            coalesce(sum((change_history->>'seedEvents')::float8), 0)::float8 as "seedEvents"
-    from watchlist where active and change_cohort is not null
+    from published.watch_entries where active and change_cohort is not null
     group by change_cohort`;
   // The registry dates count in the cohorts' rates as far as the last plan found they predict.
   const previous = (await plannerState(sql)).model;
@@ -263,7 +263,7 @@ export async function refreshPlannerState(
              * case when coalesce((change_history->>'lastChanged')::boolean, false) then ${e < 1 ? model.hot : 1}::float8 else 1 end
            )))::int as b,
            count(*)::int as n
-    from watchlist where active group by 1`;
+    from published.watch_entries where active group by 1`;
   const scaleBuckets: ScaleBucket[] = buckets.map((r) => ({ root: Math.exp(r.b / 16), entries: r.n }));
   const entries = scaleBuckets.reduce((a, b) => a + b.entries, 0);
   model.tailDays = tailDays(scaleBuckets, capacity.perDay, maxStalenessDays);
@@ -311,7 +311,7 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
              greatest(${MIN_RATE}::float8, coalesce(p.rate, ${priors.get('*')?.rate ?? DEFAULT_PRIOR.rate}::float8)) as m,
              (w.change_history->>'seedDays')::float8 as sd, (w.change_history->>'seedEvents')::float8 as se,
              w.change_history->'hot' as hot
-      from watchlist w
+      from published.watch_entries w
       left join jsonb_to_recordset(${sql.json(rates as never)}) as p(cohort text, rate float8) on p.cohort = w.change_cohort
       where w.active and w.change_cohort is not null
     ), w as (

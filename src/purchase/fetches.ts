@@ -122,11 +122,11 @@ export async function claimFetch(
     const [row] = await tx<FetchRow[]>`
       select f.status, f.holder, f.lease_until, ${leaseLive(tx, 'f.lease_until')} as live,
              f.fence, f.call_fence, f.call_started_at, f.credits_reserved, w.keyword, w.pid, w.active
-      from cycle_fetches f join watchlist w on w.id = f.watch_id
+      from cycle_fetches f join published.watch_entries w on w.id = f.watch_id
       where f.cycle = ${cycle} and f.watch_id = ${watchId}
       for update of f`;
     if (!row) {
-      const [w] = await tx`select 1 from watchlist where id = ${watchId}`;
+      const [w] = await tx`select 1 from published.watch_entries where id = ${watchId}`;
       return w ? { kind: 'not_planned', status: null } : { kind: 'missing' };
     }
     if (SETTLED.includes(row.status)) return { kind: 'settled', status: row.status };
@@ -656,6 +656,23 @@ export async function bookProductCall(
   return inserted.length > 0 ? (b.credits ?? 0) : 0;
 }
 
+/** How many claims: a computed shape of `cycle_fetches`. */
+interface ClaimTotal {
+  n: number;
+}
+
+/**
+ * How many of `cycle`'s claims will reserve credits they do not hold yet: held by a buyer that has
+ * not called, or left to retry. A plan counts them as owed, so a top-up plans beside them.
+ */
+export async function claimsOwingCredits(sql: Sql, cycle: string): Promise<number> {
+  const [row] = await sql<ClaimTotal[]>`
+    select count(*)::int as n from cycle_fetches
+    where cycle = ${cycle} and credits_reserved = 0
+      and (status = 'retrying' or (status = 'fetching' and credits_billed = 0 and call_fence is null))`;
+  return row?.n ?? 0;
+}
+
 /** How many of a cycle's claims are in each status: a computed shape of `cycle_fetches`. */
 export interface ClaimCount {
   status: string;
@@ -684,7 +701,7 @@ export async function failedClaims(sql: Sql, cycle: string) {
   return sql<FailedClaim[]>`
     select w.keyword, f.watch_id::int as watch_id, f.error_code as reason, f.error_message as detail,
            f.attempts, f.updated_at
-    from cycle_fetches f join watchlist w on w.id = f.watch_id
+    from cycle_fetches f join published.watch_entries w on w.id = f.watch_id
     where f.cycle = ${cycle} and f.status = 'failed'
     order by f.error_code, w.keyword`;
 }

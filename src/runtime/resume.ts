@@ -28,7 +28,9 @@ export function resumeInline(proc: JobProcess, cycle: string): Promise<InlineSum
     cycle,
     only: 'enterprises',
     concurrency: proc.config.DAYBOOK_WORKER_CONCURRENCY,
-    beforePlan: replanning(cycle).replan,
+    beforePlan: async (tx) => {
+      await replanDeferred(tx, cycle);
+    },
   });
 }
 

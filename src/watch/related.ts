@@ -88,8 +88,7 @@ export async function syncRelated(sql: Sql, rootIds?: readonly number[]): Promis
     const roots = await tx<Root[]>`
       select w.id, w.pid, w.shareholder_depth as depth, v.ent_name as name
       from watchlist w
-      left join enterprises e on e.pid = w.pid
-      left join enterprise_versions v on v.id = e.current_version_id
+      left join analytics.enterprise_current v on v.pid = w.pid
       where w.active and w.direct and w.shareholder_depth > 0
         ${rootIds === undefined ? tx`` : tx`and w.id = any(${rootIds.map(String)}::bigint[])`}`;
     const reached: Reached[] = [];
@@ -152,11 +151,11 @@ async function reachOf(
   ];
   for (let level = 1; level <= Math.min(depth, MAX_SHAREHOLDER_DEPTH) && frontier.length > 0; level++) {
     const links = await sql<ShareholderLink[]>`
-      select e.pid as holder, s.shareholder_pid as pid, s.name
-      from enterprises e
-      join enterprise_shareholders s on s.version_id = e.current_version_id
-      where e.pid = any(${frontier.map((f) => f.pid)}::text[]) and s.shareholder_pid is not null
-      order by e.pid, s.ordinal`;
+      select c.pid as holder, s.holder->>'pid' as pid, s.holder->>'name' as name
+      from analytics.enterprise_current c
+      cross join lateral jsonb_array_elements(c.shareholders) with ordinality as s(holder, ordinal)
+      where c.pid = any(${frontier.map((f) => f.pid)}::text[]) and s.holder->>'pid' is not null
+      order by c.pid, s.ordinal`;
     const at = new Map(frontier.map((f) => [f.pid, f]));
     const next: typeof frontier = [];
     for (const l of links) {

@@ -248,8 +248,7 @@ export async function listWatches(
       (select string_agg(distinct root.keyword, ', ') from watch_relations r join watchlist root on root.id = r.root_id
         where r.entry_id = w.id) as watched_through
     from watchlist w
-    left join enterprises e on e.pid = w.pid
-    left join enterprise_versions v on v.id = e.current_version_id
+    left join analytics.enterprise_current v on v.pid = w.pid
     ${options.all ? sql`` : sql`where w.active`}
     order by w.priority desc, w.id
     ${options.limit === undefined ? sql`` : sql`limit ${options.limit}`}`;
@@ -280,7 +279,7 @@ export async function expectedOf(
     select coalesce(m.expected_uscc, case when m.raw_response_id is null then w.uscc end) as uscc,
            coalesce(m.expected_pid, case when m.raw_response_id is null then w.expected_pid end) as pid
     from (select 1) one
-    left join resolution_mismatches m on m.raw_response_id = ${rawResponseId}
+    left join published.refused_answers m on m.raw_response_id = ${rawResponseId}
     left join watchlist w on w.id = ${watchId}`;
   return { uscc: row?.uscc ?? null, pid: row?.pid ?? null };
 }

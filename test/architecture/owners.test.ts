@@ -504,6 +504,51 @@ function allowedReads(): Set<string> {
   return allowed;
 }
 
+/**
+ * The tables the database writes itself (docs/architecture.md "Written by the database"): table →
+ * the one file that reads them, their owner for reads.
+ */
+function databaseWritten(): Map<string, string> {
+  const doc = readFileSync(join(ROOT, DOC), 'utf8');
+  const found = sections(doc, 3).filter((s) => s.heading === 'Written by the database');
+  expect(found, `${DOC}: one section "### Written by the database"`).toHaveLength(1);
+  const rows = tableWith(
+    found[0]?.body ?? '',
+    ['table', 'read by', 'why'],
+    `${DOC}, Written by the database`,
+  );
+  return new Map(rows.map((row) => [unticked(row[0] ?? ''), unticked(row[1] ?? '')]));
+}
+
+/** The `published` views of docs/architecture.md, by name (`published.x`): their owners. */
+function publishedViews(): Map<string, string> {
+  const doc = readFileSync(join(ROOT, DOC), 'utf8');
+  const found = sections(doc, 3).filter((s) => s.heading === 'Reads outside the owner');
+  const rows = tableWith(
+    found[0]?.body ?? '',
+    ['view', 'owner', 'read by', 'what'],
+    `${DOC}, published views`,
+  );
+  return new Map(rows.map((row) => [unticked(row[0] ?? ''), unticked(row[1] ?? '')]));
+}
+
+/** The views the migrations create in the `published` schema (and do not drop). */
+function publishedViewsOfTheSchema(): Set<string> {
+  const views = new Set<string>();
+  const dir = join(ROOT, 'migrations');
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort())
+    for (const m of readFileSync(join(dir, f), 'utf8').matchAll(
+      /\b(create(?: or replace)?|drop) view (?:if (?:not )?exists )?"?published"?\."?([a-z_][a-z0-9_]*)"?/gi,
+    )) {
+      const name = `published.${m[2]?.toLowerCase()}`;
+      if (m[1]?.toLowerCase().startsWith('drop')) views.delete(name);
+      else views.add(name);
+    }
+  return views;
+}
+
 /** The folder that reads a table: its owner's (`src/history` for `src/history/enterprise-store.ts`). */
 const folderOf = (file: string) => dirname(file);
 
@@ -715,7 +760,7 @@ describe('reads by the owner only (docs/architecture.md)', () => {
   });
 
   it("has each table named in SQL only in its owner's folder, or where the document allows it", () => {
-    const { owners } = ownerMap();
+    const owners = new Map([...ownerMap().owners, ...databaseWritten()]);
     const allowed = allowedReads();
     const outside = reads
       .filter((r) => {
@@ -725,6 +770,26 @@ describe('reads by the owner only (docs/architecture.md)', () => {
       })
       .map((r) => `${r.file}:${r.line} ${r.table}, owner ${owners.get(r.table) ?? 'none'}`);
     expect([...new Set(outside)].sort(), 'tables read outside their owner').toEqual([]);
+  });
+
+  it('names tables the database writes that no code writes, each read where it says', () => {
+    const written = databaseWritten();
+    expect([...written.keys()].sort()).toEqual(['metric_counts', 'sql_reader']);
+    const { owners } = ownerMap();
+    for (const [table, reader] of written) {
+      expect(owners.has(table), `${table} has an owner in code too`).toBe(false);
+      expect(
+        reads.some((r) => r.table === table && r.file === reader),
+        `${reader} reads ${table}`,
+      ).toBe(true);
+    }
+  });
+
+  it('lists the published views the migrations create, each with an owner that exists', () => {
+    const listed = publishedViews();
+    expect([...listed.keys()].sort()).toEqual([...publishedViewsOfTheSchema()].sort());
+    const sources = new Set(sourcesUnder('src'));
+    for (const owner of listed.values()) expect(sources.has(owner), `${owner} is a file of src/`).toBe(true);
   });
 
   it('allows only reads the code makes', () => {
