@@ -50,6 +50,7 @@ import {
   type Format,
   openParquetWriter,
   type ParquetWriter,
+  transferOf,
   writeCsv,
   writeNdjson,
 } from './formats.ts';
@@ -307,16 +308,18 @@ async function writePackage(
     const tables: Manifest['tables'] = {};
     const inexact: Record<string, number> = {};
     let rows = 0;
+    const transfer = await transferOf(tx);
     for (const table of plan.tables) {
       const file = fileName(table.name, plan.format, plan.gzip);
       const path = join(tmp, file);
       let written: FileWritten;
-      if (plan.format === 'csv') written = await writeCsv(tx, table, plan.lo, plan.hi, path);
+      if (plan.format === 'csv') written = await writeCsv(tx, table, plan.lo, plan.hi, path, transfer);
       else if (plan.format === 'ndjson')
-        written = await writeNdjson(tx, table, plan.lo, plan.hi, path, plan.gzip);
+        written = await writeNdjson(tx, table, plan.lo, plan.hi, path, plan.gzip, transfer);
       else {
-        const staged = await writeNdjson(tx, table, plan.lo, plan.hi, `${path}.ndjson`, false);
-        written = await (await parquet()).write(table, `${path}.ndjson`, path, staged.rows);
+        // Parquet: the table's CSV file, staged beside it, read by DuckDB column by column.
+        const staged = await writeCsv(tx, table, plan.lo, plan.hi, `${path}.csv`, transfer);
+        written = await (await parquet()).write(table, `${path}.csv`, path, staged.rows);
       }
       tables[table.name] = {
         file,
