@@ -385,8 +385,11 @@ export function duckType(type: Column['type']): string {
 
 const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
-/** The longest row DuckDB reads from a staged CSV file (bytes). */
-const MAX_LINE = 64 * 1024 * 1024;
+/**
+ * The longest row DuckDB reads from a staged CSV file (bytes), as the NDJSON reader allowed
+ * before. Its read buffer is twice that: a larger one holds a whole table's file at once.
+ */
+const MAX_LINE = 16 * 1024 * 1024;
 
 /** A DuckDB connection for writing Parquet: one thread, insertion order kept (deterministic). */
 export interface ParquetWriter {
@@ -401,8 +404,28 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
     preserve_insertion_order: 'true',
   });
   const conn = await instance.connect();
+  // One file at a time (the package's lanes may ask together): DuckDB's memory stays one
+  // table's row group.
+  let turn: Promise<unknown> = Promise.resolve();
   return {
-    async write(table, csvPath, path, rows) {
+    write(table, csvPath, path, rows) {
+      const mine = turn.then(() => writeOne(table, csvPath, path, rows));
+      turn = mine.catch(() => {});
+      return mine;
+    },
+    close() {
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+
+  async function writeOne(
+    table: ExportTable,
+    csvPath: string,
+    path: string,
+    rows: number,
+  ): Promise<FileWritten> {
+    {
       // Decimals arrive as text and are read as text: a value DECIMAL(38,10) cannot hold exactly
       // (more than 28 digits before the point or 10 after it) is written as null and counted,
       // never rounded. NDJSON and CSV carry every decimal exactly.
@@ -426,7 +449,7 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
         })
         .join(', ');
       // The CSV writer's file (header, every value quoted, NULL an empty unquoted field).
-      const source = `read_csv(${sqlString(csvPath)}, auto_detect = false, header = true, delim = ',', quote = '"', escape = '"', nullstr = '', allow_quoted_nulls = false, max_line_size = ${MAX_LINE}, columns = {${columns}})`;
+      const source = `read_csv(${sqlString(csvPath)}, auto_detect = false, header = true, delim = ',', quote = '"', escape = '"', nullstr = '', allow_quoted_nulls = false, max_line_size = ${MAX_LINE}, buffer_size = ${2 * MAX_LINE}, columns = {${columns}})`;
       await conn.run(
         `copy (select ${select} from ${source})
          to ${sqlString(path)} (format parquet, compression snappy, row_group_size 122880)`,
@@ -459,10 +482,6 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
         sha256: hash.digest('hex'),
         ...(Object.keys(inexact).length > 0 ? { inexact } : {}),
       };
-    },
-    close() {
-      conn.closeSync();
-      instance.closeSync();
-    },
-  };
+    }
+  }
 }
