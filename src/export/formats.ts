@@ -1,7 +1,7 @@
 /**
  * Writes one table of a package in one format: NDJSON (optionally gzipped) and CSV made by
- * Postgres and streamed through a cursor, Parquet through DuckDB (`@duckdb/node-api`) from that
- * NDJSON.
+ * Postgres and streamed out by `COPY … TO STDOUT` (a cursor on the embedded database), Parquet
+ * through DuckDB (`@duckdb/node-api`) from that CSV, staged beside it.
  * Every writer is deterministic: the same rows give the same bytes.
  */
 import { createHash } from 'node:crypto';
