@@ -1,7 +1,7 @@
 /**
  * Writes one table of a package in one format: NDJSON (optionally gzipped) and CSV made by
- * Postgres and streamed through a cursor, Parquet through DuckDB (`@duckdb/node-api`) from that
- * NDJSON.
+ * Postgres and streamed out by `COPY … TO STDOUT` (a cursor on the embedded database), Parquet
+ * through DuckDB (`@duckdb/node-api`) from that CSV, staged beside it.
  * Every writer is deterministic: the same rows give the same bytes.
  */
 import { createHash } from 'node:crypto';
@@ -62,20 +62,28 @@ export function selectSql(table: ExportTable, lo: string, hi: string, csv: boole
 }
 
 /**
- * Streams the one text column of `query` (a row per line) through a cursor into a file, each
- * line ended by `eol`, after an optional header. The cursor, not COPY: the driver's COPY stream
- * can leave its connection waiting (porsager/postgres#917, #499), and a cursor works the same on
- * every server daybook runs on (Postgres, PgBouncer, the embedded database).
+ * How a server hands the rows out. `copy`: `COPY (…) TO STDOUT`, Postgres making every byte of
+ * the file and the driver passing them on in large chunks (no row is handled one by one here).
+ * `cursor`: a cursor, 2,000 rows a fetch, for the embedded database (PGlite), which answers a
+ * COPY with the whole table at once (its memory would grow with the table). Both give the same
+ * bytes (test/export/transfer.test.ts).
  */
-async function writeLines(
-  tx: Sql,
-  query: string,
+export type Transfer = 'copy' | 'cursor';
+
+/** The transfer for the server `tx` talks to: a cursor on the embedded database, COPY elsewhere. */
+export async function transferOf(tx: Sql): Promise<Transfer> {
+  const [row] = await tx.unsafe<{ version: string }[]>('select version() as version');
+  return row?.version.includes('PGlite') ? 'cursor' : 'copy';
+}
+
+/** What a file's bytes go through: optional gzip, then a sha256 and byte count, then the file. */
+async function writeStream(
+  source: AsyncIterable<Buffer | string>,
   path: string,
-  options: { eol: string; header?: string; gzip?: boolean },
-): Promise<FileWritten> {
+  gzip: boolean,
+): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
   let bytes = 0;
-  let rows = 0;
   const meter = new Transform({
     transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
       hash.update(chunk);
@@ -83,20 +91,201 @@ async function writeLines(
       done(null, chunk);
     },
   });
-  async function* lines(): AsyncGenerator<string> {
-    if (options.header !== undefined) yield `${options.header}${options.eol}`;
-    for await (const batch of tx.unsafe<Line[]>(query).cursor(2000)) {
-      let text = '';
-      for (const r of batch) text += `${r.line}${options.eol}`;
-      rows += batch.length;
-      yield text;
+  const from = Readable.from(source);
+  // A gzip member with no name and mtime 0: the same rows give the same bytes.
+  if (gzip) await pipeline(from, createGzip({ level: 6 }), meter, createWriteStream(path));
+  else await pipeline(from, meter, createWriteStream(path));
+  return { bytes, sha256: hash.digest('hex') };
+}
+
+/** How much a COPY hands on at a time (its rows arrive one message each). */
+const COPY_CHUNK = 1 << 20;
+
+/** A `COPY … TO STDOUT` under way: its output, and a way to wait until the connection is free. */
+interface CopyOut {
+  /** The output in chunks of about COPY_CHUNK bytes. */
+  chunks: AsyncGenerator<Buffer>;
+  /**
+   * Reads what is left of the output, dropping it, and waits for its end: the connection is then
+   * ready for the next statement. Call it once the file is written or failed; it does nothing when
+   * the COPY never began.
+   */
+  drain(): Promise<void>;
+}
+
+/**
+ * Starts reading `statement`, a `COPY … TO STDOUT`, when its chunks are first asked for, counting
+ * its LFs in `rows.n` when asked (one per row when no value holds a LF).
+ */
+function copyOut(tx: Sql, statement: string, rows?: { n: number }): CopyOut {
+  let opening: Promise<Readable> | null = null;
+  /** Set by `drain`: what arrives from then on is dropped, and the stream is never paused. */
+  let draining = false;
+  async function drain(): Promise<void> {
+    draining = true;
+    if (!opening) return;
+    let readable: Readable;
+    try {
+      readable = await opening;
+    } catch {
+      return; // The statement failed: the driver has ended it.
+    }
+    if (!readable.readableEnded && !readable.destroyed) {
+      const ended = new Promise((resolve) => {
+        readable.once('end', resolve);
+        readable.once('close', resolve);
+        readable.once('error', resolve);
+      });
+      readable.on('data', () => {});
+      readable.resume();
+      await ended;
+    }
+    // The driver pauses its socket when the stream's buffer is full and resumes it only when
+    // the stream asks for more. A COPY whose last rows filled the buffer leaves the socket
+    // paused after its end: the statement's completion would then never be read, and the next
+    // statement on the connection would wait forever. Asking once more resumes it.
+    (readable as unknown as { _read(size: number): void })._read(0);
+  }
+  async function* chunks(): AsyncGenerator<Buffer> {
+    opening = tx.unsafe(statement).readable();
+    const readable = await opening;
+    // 'data' events only (no 'readable' listener), so that `drain` can make it flow.
+    let parts: Buffer[] = [];
+    let size = 0;
+    let ended = false;
+    let failure: Error | null = null;
+    let wake: (() => void) | null = null;
+    const onData = (chunk: Buffer) => {
+      if (draining) return;
+      if (rows) for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows.n++;
+      parts.push(chunk);
+      size += chunk.length;
+      if (size >= COPY_CHUNK) {
+        readable.pause();
+        wake?.();
+      }
+    };
+    const onEnd = () => {
+      ended = true;
+      wake?.();
+    };
+    const onError = (err: Error) => {
+      failure = err;
+      wake?.();
+    };
+    readable.on('data', onData);
+    readable.once('end', onEnd);
+    readable.once('error', onError);
+    try {
+      for (;;) {
+        if (failure) throw failure;
+        if (size >= COPY_CHUNK || (ended && size > 0)) {
+          const out = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, size);
+          parts = [];
+          size = 0;
+          yield out;
+          readable.resume();
+          continue;
+        }
+        if (ended) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = null;
+      }
+    } finally {
+      readable.off('data', onData);
+      readable.off('end', onEnd);
+      readable.off('error', onError);
     }
   }
-  const source = Readable.from(lines());
-  // A gzip member with no name and mtime 0: the same rows give the same bytes.
-  if (options.gzip) await pipeline(source, createGzip({ level: 6 }), meter, createWriteStream(path));
-  else await pipeline(source, meter, createWriteStream(path));
-  return { file: path, rows, bytes, sha256: hash.digest('hex') };
+  return { chunks: chunks(), drain };
+}
+
+interface CsvState {
+  quoted: boolean;
+  rows: number;
+}
+
+/**
+ * CSV as COPY writes it (LF line ends) with every line end outside quotes made a CRLF. `quoted`
+ * carries the state from one chunk to the next. Every value is quoted (FORCE_QUOTE *), so a
+ * quote character toggles the state and a doubled one toggles it twice. `rows` counts the line
+ * ends outside quotes: the records.
+ */
+function crlfLineEnds(chunk: Buffer, state: CsvState): Buffer {
+  let quoted = state.quoted;
+  let ends = 0;
+  const n = chunk.length;
+  for (let i = 0; i < n; i++) {
+    const b = chunk[i];
+    if (b === 34) quoted = !quoted;
+    else if (b === 10 && !quoted) ends++;
+  }
+  state.rows += ends;
+  if (ends === 0) {
+    state.quoted = quoted;
+    return chunk;
+  }
+  const out = Buffer.allocUnsafe(n + ends);
+  quoted = state.quoted;
+  let from = 0;
+  let to = 0;
+  for (let i = 0; i < n; i++) {
+    const b = chunk[i];
+    if (b === 34) quoted = !quoted;
+    else if (b === 10 && !quoted) {
+      to += chunk.copy(out, to, from, i);
+      out[to++] = 13;
+      out[to++] = 10;
+      from = i + 1;
+    }
+  }
+  chunk.copy(out, to, from, n);
+  state.quoted = quoted;
+  return out;
+}
+
+/**
+ * Streams the one text column of `query` (a row per line) through a cursor, each line ended by
+ * `eol`: the embedded database's transfer.
+ */
+async function* cursorLines(
+  tx: Sql,
+  query: string,
+  eol: string,
+  rows: { n: number },
+): AsyncGenerator<string> {
+  for await (const batch of tx.unsafe<Line[]>(query).cursor(2000)) {
+    let text = '';
+    for (const r of batch) text += `${r.line}${eol}`;
+    rows.n += batch.length;
+    yield text;
+  }
+}
+
+/** The select of `to_json` lines, one per row, columns in contract order. */
+const jsonLinesSql = (table: ExportTable, lo: string, hi: string) =>
+  `select to_json(t)::text as line from (${selectSql(table, lo, hi, false)}) t`;
+
+/**
+ * COPY's CSV format with a delimiter and a quote character (0x01, 0x02) that JSON text never
+ * holds (it escapes every control character) and a line that is never empty: each value goes out
+ * as it is, no quoting or escaping, one per line. COPY's text format would escape backslashes.
+ */
+const RAW_LINES = "(format csv, delimiter e'\\x01', quote e'\\x02')";
+
+/** The CSV options of COPY: every value quoted, NULL an empty unquoted field. */
+const CSV_COPY = '(format csv, force_quote *)';
+
+/**
+ * The COPY statement of a table's NDJSON lines or CSV records (LF line ends, no header), as the
+ * writers run it (used by the benchmark too).
+ */
+export function copyStatement(table: ExportTable, lo: string, hi: string, format: 'ndjson' | 'csv'): string {
+  return format === 'ndjson'
+    ? `copy (${jsonLinesSql(table, lo, hi)}) to stdout ${RAW_LINES}`
+    : `copy (${selectSql(table, lo, hi, true)}) to stdout ${CSV_COPY}`;
 }
 
 /** `table.ndjson` (or `.ndjson.gz`): one JSON object per line, columns in contract order. */
@@ -107,9 +296,19 @@ export async function writeNdjson(
   hi: string,
   path: string,
   gzip: boolean,
+  transfer: Transfer = 'copy',
 ): Promise<FileWritten> {
-  const query = `select to_json(t)::text as line from (${selectSql(table, lo, hi, false)}) t`;
-  return writeLines(tx, query, path, { eol: '\n', gzip });
+  const rows = { n: 0 };
+  if (transfer === 'copy') {
+    const copy = copyOut(tx, copyStatement(table, lo, hi, 'ndjson'), rows);
+    try {
+      return { file: path, ...(await writeStream(copy.chunks, path, gzip)), rows: rows.n };
+    } finally {
+      await copy.drain();
+    }
+  }
+  const written = await writeStream(cursorLines(tx, jsonLinesSql(table, lo, hi), '\n', rows), path, gzip);
+  return { file: path, rows: rows.n, ...written };
 }
 
 /**
@@ -122,7 +321,27 @@ export async function writeCsv(
   lo: string,
   hi: string,
   path: string,
+  transfer: Transfer = 'copy',
 ): Promise<FileWritten> {
+  const header = `${table.columns.map((c) => c.name).join(',')}\r\n`;
+  if (transfer === 'copy') {
+    const state: CsvState = { quoted: false, rows: 0 };
+    const copy = copyOut(tx, copyStatement(table, lo, hi, 'csv'));
+    try {
+      const written = await writeStream(
+        (async function* () {
+          yield header;
+          for await (const chunk of copy.chunks) yield crlfLineEnds(chunk, state);
+        })(),
+        path,
+        false,
+      );
+      return { file: path, rows: state.rows, ...written };
+    } finally {
+      await copy.drain();
+    }
+  }
+  const rows = { n: 0 };
   const fields = table.columns
     .map((col) => `coalesce('"' || replace((${textExpr(col, true)})::text, '"', '""') || '"', '')`)
     .join(` || ',' || `);
@@ -131,7 +350,15 @@ export async function writeCsv(
     lo,
     hi,
   );
-  return writeLines(tx, query, path, { eol: '\r\n', header: table.columns.map((c) => c.name).join(',') });
+  const written = await writeStream(
+    (async function* () {
+      yield header;
+      yield* cursorLines(tx, query, '\r\n', rows);
+    })(),
+    path,
+    false,
+  );
+  return { file: path, rows: rows.n, ...written };
 }
 
 /** DuckDB's type for each logical type. */
@@ -158,9 +385,15 @@ export function duckType(type: Column['type']): string {
 
 const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
+/**
+ * The longest row DuckDB reads from a staged CSV file (bytes), as the NDJSON reader allowed
+ * before. Its read buffer is twice that: a larger one holds a whole table's file at once.
+ */
+const MAX_LINE = 16 * 1024 * 1024;
+
 /** A DuckDB connection for writing Parquet: one thread, insertion order kept (deterministic). */
 export interface ParquetWriter {
-  write(table: ExportTable, ndjsonPath: string, path: string, rows: number): Promise<FileWritten>;
+  write(table: ExportTable, csvPath: string, path: string, rows: number): Promise<FileWritten>;
   close(): void;
 }
 
@@ -171,15 +404,35 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
     preserve_insertion_order: 'true',
   });
   const conn = await instance.connect();
+  // One file at a time (the package's lanes may ask together): DuckDB's memory stays one
+  // table's row group.
+  let turn: Promise<unknown> = Promise.resolve();
   return {
-    async write(table, ndjsonPath, path, rows) {
+    write(table, csvPath, path, rows) {
+      const mine = turn.then(() => writeOne(table, csvPath, path, rows));
+      turn = mine.catch(() => {});
+      return mine;
+    },
+    close() {
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+
+  async function writeOne(
+    table: ExportTable,
+    csvPath: string,
+    path: string,
+    rows: number,
+  ): Promise<FileWritten> {
+    {
       // Decimals arrive as text and are read as text: a value DECIMAL(38,10) cannot hold exactly
       // (more than 28 digits before the point or 10 after it) is written as null and counted,
       // never rounded. NDJSON and CSV carry every decimal exactly.
       const columns = table.columns
         .map(
           (col) =>
-            `${sqlString(col.name)}: ${sqlString(col.type === 'decimal' ? 'VARCHAR' : duckType(col.type))}`,
+            `${sqlString(col.name)}: ${sqlString(col.type === 'decimal' || col.type === 'json' ? 'VARCHAR' : duckType(col.type))}`,
         )
         .join(', ');
       const integral = DECIMAL_PRECISION - DECIMAL_SCALE;
@@ -188,12 +441,15 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
       const select = table.columns
         .map((col) => {
           const q = quote(col.name);
-          return col.type === 'decimal'
-            ? `case when ${fits(q)} then cast(${q} as ${duckType('decimal')}) end as ${q}`
-            : q;
+          if (col.type === 'decimal')
+            return `case when ${fits(q)} then cast(${q} as ${duckType('decimal')}) end as ${q}`;
+          // JSON text as Postgres writes it, minified (json()): as it has always been written.
+          if (col.type === 'json') return `json(${q}) as ${q}`;
+          return q;
         })
         .join(', ');
-      const source = `read_json(${sqlString(ndjsonPath)}, format = 'newline_delimited', columns = {${columns}})`;
+      // The CSV writer's file (header, every value quoted, NULL an empty unquoted field).
+      const source = `read_csv(${sqlString(csvPath)}, auto_detect = false, header = true, delim = ',', quote = '"', escape = '"', nullstr = '', allow_quoted_nulls = false, max_line_size = ${MAX_LINE}, buffer_size = ${2 * MAX_LINE}, columns = {${columns}})`;
       await conn.run(
         `copy (select ${select} from ${source})
          to ${sqlString(path)} (format parquet, compression snappy, row_group_size 122880)`,
@@ -207,7 +463,7 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
         for (const [name, n] of Object.entries(counts.getRowObjectsJson()[0] ?? {}))
           if (Number(n) > 0) inexact[name] = Number(n);
       }
-      await rm(ndjsonPath);
+      await rm(csvPath);
       const hash = createHash('sha256');
       const { createReadStream } = await import('node:fs');
       await pipeline(
@@ -226,10 +482,6 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
         sha256: hash.digest('hex'),
         ...(Object.keys(inexact).length > 0 ? { inexact } : {}),
       };
-    },
-    close() {
-      conn.closeSync();
-      instance.closeSync();
-    },
-  };
+    }
+  }
 }

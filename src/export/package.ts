@@ -50,6 +50,8 @@ import {
   type Format,
   openParquetWriter,
   type ParquetWriter,
+  type Transfer,
+  transferOf,
   writeCsv,
   writeNdjson,
 } from './formats.ts';
@@ -289,6 +291,51 @@ interface Plan {
   createdAt: string;
 }
 
+/**
+ * A second transaction on another connection of the pool that sees exactly what the package's
+ * transaction sees (its snapshot, exported by `pg_export_snapshot`): the tables are written two
+ * at a time, one per connection. Only with COPY (not on the embedded database), and only when the
+ * pool has a connection free at once (never waiting for one: a caller may hold the others).
+ */
+export interface Lane {
+  tx: Sql;
+  /** Ends the transaction and gives the connection back. */
+  end(): Promise<void>;
+}
+
+async function secondLane(sql: postgres.Sql, tx: Sql, transfer: Transfer): Promise<Lane | null> {
+  if (transfer !== 'copy' || (sql.options.max ?? 1) < 2) return null;
+  const reserving = sql.reserve();
+  const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), 1000).unref());
+  const reserved = await Promise.race([reserving, timeout]);
+  if (!reserved) {
+    reserving.then(
+      (r) => r.release(),
+      () => {},
+    );
+    return null;
+  }
+  try {
+    const [row] = await tx<{ id: string }[]>`select pg_export_snapshot() as id`;
+    await reserved.unsafe('begin isolation level repeatable read read only');
+    await reserved.unsafe(`set transaction snapshot '${String(row?.id).replaceAll("'", "''")}'`);
+  } catch {
+    await reserved.unsafe('rollback').catch(() => {});
+    reserved.release();
+    return null;
+  }
+  return {
+    tx: reserved,
+    end: async () => {
+      try {
+        await reserved.unsafe('rollback');
+      } finally {
+        reserved.release();
+      }
+    },
+  };
+}
+
 /** Writes one package under a temporary name, manifest last, and renames it into place. */
 async function writePackage(
   tx: Sql,
@@ -297,6 +344,7 @@ async function writePackage(
   parquet: () => Promise<ParquetWriter>,
   progress: (line: string) => void,
   target = join(destination, packageDirName(plan.loadId)),
+  pool: postgres.Sql | null = null,
 ): Promise<{ dir: string; manifest: Manifest }> {
   const tmp = join(
     destination,
@@ -304,35 +352,64 @@ async function writePackage(
   );
   await mkdir(tmp);
   try {
+    const transfer = await transferOf(tx);
+    const writeTable = async (t: Sql, table: ExportTable): Promise<FileWritten> => {
+      const path = join(tmp, fileName(table.name, plan.format, plan.gzip));
+      let written: FileWritten;
+      if (plan.format === 'csv') written = await writeCsv(t, table, plan.lo, plan.hi, path, transfer);
+      else if (plan.format === 'ndjson')
+        written = await writeNdjson(t, table, plan.lo, plan.hi, path, plan.gzip, transfer);
+      else {
+        // Parquet: the table's CSV file, staged beside it, read by DuckDB column by column.
+        const staged = await writeCsv(t, table, plan.lo, plan.hi, `${path}.csv`, transfer);
+        written = await (await parquet()).write(table, `${path}.csv`, path, staged.rows);
+      }
+      for (const [column, n] of Object.entries(written.inexact ?? {}))
+        progress(
+          `  ${table.name}.${column}: ${n} values DECIMAL(38,10) cannot hold exactly, written as null`,
+        );
+      await fsyncPath(path);
+      if (written.rows > 0) progress(`  ${table.name}: ${written.rows} rows`);
+      return written;
+    };
+    // The tables in contract order, taken by whichever lane is free: each file is the same
+    // whichever lane writes it.
+    const results = new Map<string, FileWritten>();
+    const queue = [...plan.tables];
+    let failed = false;
+    const work = async (t: Sql) => {
+      for (let table = queue.shift(); table && !failed; table = queue.shift()) {
+        try {
+          results.set(table.name, await writeTable(t, table));
+        } catch (err) {
+          failed = true;
+          throw err;
+        }
+      }
+    };
+    const lane = pool && plan.tables.length > 1 ? await secondLane(pool, tx, transfer) : null;
+    let outcomes: PromiseSettledResult<void>[];
+    try {
+      outcomes = await Promise.allSettled([work(tx), ...(lane ? [work(lane.tx)] : [])]);
+    } finally {
+      await lane?.end();
+    }
+    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failure) throw failure.reason;
     const tables: Manifest['tables'] = {};
     const inexact: Record<string, number> = {};
     let rows = 0;
     for (const table of plan.tables) {
-      const file = fileName(table.name, plan.format, plan.gzip);
-      const path = join(tmp, file);
-      let written: FileWritten;
-      if (plan.format === 'csv') written = await writeCsv(tx, table, plan.lo, plan.hi, path);
-      else if (plan.format === 'ndjson')
-        written = await writeNdjson(tx, table, plan.lo, plan.hi, path, plan.gzip);
-      else {
-        const staged = await writeNdjson(tx, table, plan.lo, plan.hi, `${path}.ndjson`, false);
-        written = await (await parquet()).write(table, `${path}.ndjson`, path, staged.rows);
-      }
+      const written = results.get(table.name) as FileWritten;
       tables[table.name] = {
-        file,
+        file: fileName(table.name, plan.format, plan.gzip),
         rows: written.rows,
         bytes: written.bytes,
         sha256: written.sha256,
         key: table.key,
       };
       rows += written.rows;
-      for (const [column, n] of Object.entries(written.inexact ?? {})) {
-        inexact[`${table.name}.${column}`] = n;
-        progress(
-          `  ${table.name}.${column}: ${n} values DECIMAL(38,10) cannot hold exactly, written as null`,
-        );
-      }
-      if (written.rows > 0) progress(`  ${table.name}: ${written.rows} rows`);
+      for (const [column, n] of Object.entries(written.inexact ?? {})) inexact[`${table.name}.${column}`] = n;
     }
     await writeFile(
       join(tmp, 'schema.json'),
@@ -352,7 +429,7 @@ async function writePackage(
       rows,
       ...(Object.keys(inexact).length > 0 ? { inexact_decimals: inexact } : {}),
     };
-    for (const name of await readdir(tmp)) await fsyncPath(join(tmp, name));
+    await fsyncPath(join(tmp, 'schema.json'));
     await writeFile(join(tmp, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     await fsyncPath(join(tmp, 'manifest.json'));
     await fsyncPath(tmp);
@@ -544,7 +621,7 @@ export async function exportPackages(sql: postgres.Sql, options: ExportOptions):
             createdAt: (cut?.now ?? new Date()).toISOString(),
           };
           progress(`load ${plan.loadId} (${plan.kind}, ${plan.format}): writing to ${destination}`);
-          const out = await writePackage(tx, destination, plan, parquet.get, progress);
+          const out = await writePackage(tx, destination, plan, parquet.get, progress, undefined, sql);
           return { plan, generation, ...out };
         });
         if (!result) {
@@ -629,7 +706,7 @@ export async function replayPackages(
         `.tmp-replay-${packageDirName(r.load_id)}-${process.pid}-${randomBytes(4).toString('hex')}`,
       );
       const { manifest } = await sql.begin('isolation level repeatable read read only', (tx) =>
-        writePackage(tx, destination, plan, parquet.get, () => {}, exists ? scratch : target),
+        writePackage(tx, destination, plan, parquet.get, () => {}, exists ? scratch : target, sql),
       );
       // The ledger's manifest is jsonb: its keys come back in jsonb's order, not as written.
       const same = isDeepStrictEqual(manifest, m);

@@ -62,7 +62,7 @@ describe('an export killed while it writes', { timeout: 120_000 }, () => {
       'the export to write enterprise_events',
       async () => {
         tmp = existsSync(dir) ? (readdirSync(dir).find((n) => n.startsWith('.tmp-load_id=')) ?? '') : '';
-        return tmp !== '' && existsSync(join(dir, tmp, 'enterprise_events.parquet.ndjson'));
+        return tmp !== '' && existsSync(join(dir, tmp, 'enterprise_events.parquet.csv'));
       },
       30_000,
       5,
