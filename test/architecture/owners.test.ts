@@ -308,11 +308,18 @@ interface SqlText {
 function sqlTextsOf(source: ts.SourceFile): { texts: SqlText[]; helperCalls: ts.CallExpression[] } {
   const texts: SqlText[] = [];
   const helperCalls: ts.CallExpression[] = [];
+  // A `from:` property holds a FROM clause (the export's column contract): read as one.
+  const clause = (node: ts.Node) =>
+    ts.isPropertyAssignment(node.parent) &&
+    node.parent.initializer === node &&
+    node.parent.name.getText(source) === 'from'
+      ? 'select * from '
+      : '';
   const visit = (node: ts.Node) => {
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node))
-      texts.push({ node, text: node.text, holes: [] });
+      texts.push({ node, text: clause(node) + node.text, holes: [] });
     else if (ts.isTemplateExpression(node)) {
-      let text = node.head.text;
+      let text = clause(node) + node.head.text;
       node.templateSpans.forEach((span, index) => {
         text += ` ${HOLE}${index}${HOLE} ${span.literal.text}`;
       });
