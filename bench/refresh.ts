@@ -1,9 +1,12 @@
 /**
- * `npm run bench -- refresh [--world <module>]`: a backtest of the planner against worlds whose
- * ground truth is known, with no wall-clock waiting. Each world (bench/worlds/world.ts: the
- * interface, and the shipped families) runs for 90 daily cycles, then 30 more in which only the
- * changes of the 90 are scored (so every change has a chance to be seen within the staleness
- * bound). In the order production runs them, each cycle: the plan job's learning step
+ * `npm run bench -- refresh [--world <family or module>] [--firms N] [--days N] [--seeds S]
+ * [--budgets B] [--json FILE]` (bench/run.ts reads them): a backtest of the planner against worlds
+ * whose ground truth is known, with no wall-clock waiting. Each world (bench/worlds/world.ts: the
+ * interface, and the shipped families) runs for 90 daily cycles (by default), then 30 more in
+ * which only the changes of the 90 are scored (so every change has a chance to be seen within the
+ * staleness bound). A world may add firms later (`joinsOn`): each policy sees such a firm from its
+ * day on, the day's budget is the share of the entries watched that day, and its changes count
+ * from that day. In the order production runs them, each cycle: the plan job's learning step
  * (`learnPlanner`: cohort priors, the model, the tail bound and the scale from every entry), the
  * real planner (`planCycle`) under a daily budget of 5%, 10%, 25% or 50% of the watchlist, the
  * chosen firms "fetched" (their record that day), and what each fetch saw fed to what a worker does
@@ -17,8 +20,8 @@
  * - `bayes` (bench/bayes.ts): the same planner estimating each firm's rate by Bayes' rule from what its
  *   fetches saw, with the world's true spread of rates as the prior, known from the first day: where
  *   rates stay put, the bound on what a better estimator could gain from the same fetches.
- * - `oracle`: the same planner given each firm's true base rate: the bound on what estimating the
- *   rates can gain.
+ * - `oracle`: the same planner told every firm's true rate each day (`oracleDue`): the bound on
+ *   what estimating the rates can gain.
  * - the ablation, on the first seed of each family: `legacy` (the planner before the learned
  *   model: fixed shrinkage, registry dates at full weight), then one learned part added at a time:
  *   `+shape` (shrinkage toward the cohort by the learned spread of rates), `+dates` (registry dates
