@@ -1,8 +1,8 @@
 /**
  * Module hooks (node:module `register`) that load a world module of the user's as an ES module
- * wherever it lies: a TypeScript file outside any package that says its type (no package.json, or
- * one without "type"), which tsx would compile as CommonJS, is given the format "module", so it
- * may use top-level await and `import`. Files whose package.json says "type": "commonjs", and
+ * wherever it lies: a .ts, .tsx, .js or .jsx file outside any package that says its type (no
+ * package.json, or one without "type"), which tsx would compile as CommonJS, is given the format
+ * "module", so it may use top-level await and `import`. Files whose package.json says "type": "commonjs", and
  * everything under node_modules, load as before. bench/refresh.ts registers these hooks once per
  * process, after tsx's, before it imports a world module.
  */
@@ -17,7 +17,8 @@ interface ResolveResult {
 }
 type NextResolve = (specifier: string, context: unknown) => Promise<ResolveResult>;
 
-const TYPESCRIPT = /\.(ts|tsx)$/;
+/** Sources whose format the package decides (.mts/.mjs are ES modules, .cts/.cjs CommonJS, by name). */
+const UNDECIDED = /\.(ts|tsx|js|jsx)$/;
 const typeOf = new Map<string, string | null>();
 
 /** The "type" of the package.json nearest above `dir` ("module", "commonjs"), or null when none says. */
@@ -44,7 +45,7 @@ export async function resolve(
   const r = await nextResolve(specifier, context);
   if (!r.url.startsWith('file:') || r.format === 'module') return r;
   const path = fileURLToPath(r.url.split('?')[0] as string);
-  if (!TYPESCRIPT.test(path) || path.includes('/node_modules/')) return r;
+  if (!UNDECIDED.test(path) || path.includes('/node_modules/')) return r;
   if (packageType(dirname(path)) !== null) return r;
   return { ...r, format: 'module' };
 }
