@@ -1,9 +1,12 @@
 /**
- * `npm run bench -- refresh [--world <module>]`: a backtest of the planner against worlds whose
- * ground truth is known, with no wall-clock waiting. Each world (bench/worlds/world.ts: the
- * interface, and the shipped families) runs for 90 daily cycles, then 30 more in which only the
- * changes of the 90 are scored (so every change has a chance to be seen within the staleness
- * bound). In the order production runs them, each cycle: the plan job's learning step
+ * `npm run bench -- refresh [--world <family or module>] [--firms N] [--days N] [--seeds S]
+ * [--budgets B] [--json FILE]` (bench/run.ts reads them): a backtest of the planner against worlds
+ * whose ground truth is known, with no wall-clock waiting. Each world (bench/worlds/world.ts: the
+ * interface, and the shipped families) runs for 90 daily cycles (by default), then 30 more in
+ * which only the changes of the 90 are scored (so every change has a chance to be seen within the
+ * staleness bound). A world may add firms later (`joinsOn`): each policy sees such a firm from its
+ * day on, the day's budget is the share of the entries watched that day, and its changes count
+ * from that day. In the order production runs them, each cycle: the plan job's learning step
  * (`learnPlanner`: cohort priors, the model, the tail bound and the scale from every entry), the
  * real planner (`planCycle`) under a daily budget of 5%, 10%, 25% or 50% of the watchlist, the
  * chosen firms "fetched" (their record that day), and what each fetch saw fed to what a worker does
@@ -17,8 +20,8 @@
  * - `bayes` (bench/bayes.ts): the same planner estimating each firm's rate by Bayes' rule from what its
  *   fetches saw, with the world's true spread of rates as the prior, known from the first day: where
  *   rates stay put, the bound on what a better estimator could gain from the same fetches.
- * - `oracle`: the same planner given each firm's true base rate: the bound on what estimating the
- *   rates can gain.
+ * - `oracle`: the same planner told every firm's true rate each day (`oracleDue`): the bound on
+ *   what estimating the rates can gain.
  * - the ablation, on the first seed of each family: `legacy` (the planner before the learned
  *   model: fixed shrinkage, registry dates at full weight), then one learned part added at a time:
  *   `+shape` (shrinkage toward the cohort by the learned spread of rates), `+dates` (registry dates
@@ -33,7 +36,9 @@
  * for high-severity ones), the longest time any firm went unrefreshed, and credits spent.
  */
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { register } from 'node:module';
+import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cohortKey } from '../src/normalize/cohort.ts';
 import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
@@ -41,6 +46,7 @@ import {
   DEFAULT_MAX_STALENESS_DAYS,
   dueAfter,
   INITIAL_MODEL,
+  intervalDays,
   LEGACY_MODEL,
   type PlannerModel,
   plannedWeight,
@@ -65,8 +71,10 @@ import * as cohortsBlind from './worlds/cohorts-blind.ts';
 import * as cohortsPredict from './worlds/cohorts-predict.ts';
 import * as datesNoise from './worlds/dates-noise.ts';
 import * as heavyTailed from './worlds/heavy-tailed.ts';
+import * as hyperactive from './worlds/hyperactive.ts';
 import * as regimeShift from './worlds/regime-shift.ts';
 import * as simulator from './worlds/simulator.ts';
+import * as sleepers from './worlds/sleepers.ts';
 import * as uniform from './worlds/uniform.ts';
 import * as uniformNoise from './worlds/uniform-noise.ts';
 import type { RefreshWorld, Severity, WorldModule } from './worlds/world.ts';
@@ -97,6 +105,8 @@ export const FAMILIES: readonly WorldModule[] = [
   datesNoise,
   cohortsPredict,
   cohortsBlind,
+  sleepers,
+  hyperactive,
 ];
 /** Families on which the planner must be at least 25% better than round robin. */
 const SKEWED_STABLE: ReadonlySet<string> = new Set(['heavy-tailed']);
@@ -185,6 +195,9 @@ class Run {
   model: PlannerModel;
   priors = new Map<string, CohortPrior>();
   equalDays = 0;
+  /** The oracle's: changes expected since the last fetch, and the lag they have accrued (days), at each day's true rates. */
+  readonly pending: Float64Array;
+  readonly accrued: Float64Array;
 
   constructor(
     readonly policy: Policy,
@@ -199,6 +212,8 @@ class Run {
     this.boost = new Int8Array(n);
     this.due = new Float64Array(n).fill(Number.NaN);
     this.cohort = new Array(n).fill(null);
+    this.pending = new Float64Array(policy === 'oracle' ? n : 0);
+    this.accrued = new Float64Array(policy === 'oracle' ? n : 0);
     this.model = policy === 'legacy' ? LEGACY_MODEL : INITIAL_MODEL;
   }
 }
@@ -228,6 +243,56 @@ function modelFor(policy: Policy, learned: PlannerModel): PlannerModel {
   }
 }
 
+/** Refreshes a day at a budget of `share` of `watched` entries (at least one). */
+export const perDayOf = (watched: number, share: number) => Math.max(1, Math.floor(watched * share));
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The oracle's due times before the plan of day `d` (starting at `dayStart`), from each day's
+ * true rates. The planner gives an entry of rate λ and weight w the interval I = c / √(w λ); over
+ * it, the changes of a firm whose rate stays put accrue λ·I·(I − 1)/2 days of lag (a change on
+ * day k of the interval waits I − k days). The oracle makes an entry due when the lag its changes
+ * have accrued since its last fetch, at the true rate of every day in between, reaches what the
+ * interval at today's rate allows, projecting today's rate forward. Where rates stay put this is
+ * the planner's interval exactly; a firm that woke up is due as soon as its new changes have
+ * waited that long, and one that went quiet is still fetched for the changes it made before.
+ * Entries past that point are due in the past, the more the longer their changes have waited.
+ */
+function oracleDue(
+  run: Run,
+  watched: readonly number[],
+  trueRate: Float64Array,
+  d: number,
+  dayStart: Date,
+): void {
+  const { model, scale } = run;
+  const t0 = dayStart.getTime();
+  const cap = Math.max(1, model.tailDays);
+  for (const i of watched) {
+    const last = run.lastFetch[i] as number;
+    if (last < 0) continue;
+    const since = d - last;
+    const lambda = Math.max(1e-9, trueRate[i] as number);
+    const interval = intervalDays(
+      lambda,
+      plannedWeight(weightOf(run.history[i] as ChangeHistory), model),
+      scale,
+      cap,
+    );
+    const pending = run.pending[i] as number;
+    const need = (lambda * interval * (interval - 1)) / 2 - (run.accrued[i] as number);
+    let t: number;
+    if (need <= 0) t = need / Math.max(pending, 1e-9);
+    else {
+      // The days t ≥ 1 after which accrued + pending·t + λ·t·(t − 1)/2 reaches the target.
+      const b = pending - lambda / 2;
+      t = Math.max(1 - since, (2 * need) / (b + Math.sqrt(b * b + 2 * lambda * need)));
+    }
+    run.due[i] = t0 + Math.min(t, cap - since) * DAY_MS;
+  }
+}
+
 const quantile = (xs: number[], q: number) => {
   if (xs.length === 0) return 0;
   const s = [...xs].sort((a, b) => a - b);
@@ -244,6 +309,20 @@ export function runWorld(
   const D = DEFAULT_MAX_STALENESS_DAYS;
   const { days, tail, epoch } = o;
   const n = world.firms;
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`world ${module.family}: firms is ${String(n)}, not a whole number of at least 1`);
+  // The day each firm joins the watchlist (1: from the start); it is planned and scored from then.
+  const joins = Int32Array.from({ length: n }, (_, i) => {
+    const day = world.joinsOn ? world.joinsOn(i) : 1;
+    if (!Number.isInteger(day) || day < 1 || day > days)
+      throw new Error(
+        `world ${module.family}: joinsOn(${i}) is ${String(day)}, not a day from 1 to ${days} (the days scored)`,
+      );
+    return day;
+  });
+  const joinOrder = Array.from(joins.keys()).sort((a, b) => (joins[a] as number) - (joins[b] as number));
+  /** The firms watched so far, in the order they joined (so by watch id). */
+  const watched: number[] = [];
   // The days' changes, in advance: (firm, severity) per day; events are those of the scored days.
   const version = new Int32Array(n);
   const evFirm: number[] = [];
@@ -257,7 +336,7 @@ export function runWorld(
   // An event's lag and detection are read at the end from the days each firm was fetched.
   for (const share of o.shares)
     for (const policy of o.policies) {
-      runs.push(new Run(policy, share, Math.max(1, Math.floor(n * share)), n));
+      runs.push(new Run(policy, share, perDayOf(n, share), n));
     }
   const fetchLog: number[][][] = runs.map(() => Array.from({ length: n }, () => []));
   const changeDays: number[][] = Array.from({ length: n }, () => []);
@@ -281,24 +360,33 @@ export function runWorld(
     refreshedCycle: null,
     lastOutcome: null,
     lastCycle: null,
-    addedAt: cycleStart(epoch),
+    addedAt: cycleStart(addDays(epoch, (joins[i] as number) - 1)),
     dueAt: null,
   }));
   const cycles = Array.from({ length: days + tail + 1 }, (_, d) => addDays(epoch, d));
+  let joined = 0;
   const fetchedAt = cycles.map((c) => new Date(cycleStart(c).getTime() + 600_000));
   const trueRate = new Float64Array(n);
 
   for (let d = 1; d <= days + tail; d++) {
     const cycle = cycles[d] as string;
+    while (joined < n && (joins[joinOrder[joined] as number] as number) <= d)
+      watched.push(joinOrder[joined++] as number);
+    const watching = watched.map((i) => candidates[i] as WatchCandidate);
     // The day's changes happen before its cycle's fetches (the refresh publishes them).
     const list = world.advance(d).map((c) => ({ firm: c.firm, severity: c.severity }));
     for (const c of list) {
+      if (!Number.isInteger(c.firm) || c.firm < 0 || c.firm >= n)
+        throw new Error(
+          `world ${module.family}: day ${d} changed firm ${String(c.firm)}, not one of 0 … ${n - 1}`,
+        );
       version[c.firm] = (version[c.firm] as number) + 1;
       (changeDays[c.firm] as number[]).push(d);
       (changeSeverity[c.firm] as Severity[]).push(c.severity);
       const prev = lastEventOf.get(c.firm);
       if (prev !== undefined && evNext[prev] === Number.POSITIVE_INFINITY) evNext[prev] = d;
-      if (d > days) {
+      // A change before the firm joins the watchlist is part of what its first fetch finds, not an event.
+      if (d > days || d < (joins[c.firm] as number)) {
         lastEventOf.delete(c.firm);
         continue;
       }
@@ -311,20 +399,29 @@ export function runWorld(
       (byFirm[c.firm] as number[]).push(k);
     }
     for (let i = 0; i < n; i++) trueRate[i] = world.trueRate(i);
+    for (const run of runs)
+      if (run.policy === 'oracle')
+        for (const i of watched)
+          if ((run.lastFetch[i] as number) >= 0) {
+            // Changes already pending wait one more day; today's come at today's rate.
+            run.accrued[i] = (run.accrued[i] as number) + (run.pending[i] as number);
+            run.pending[i] = (run.pending[i] as number) + (trueRate[i] as number);
+          }
+    const perDayToday = (share: number) => perDayOf(watched.length, share);
     let prior: Float64Array | null = null;
     const spread = () => {
-      prior ??= spreadPrior(trueRate);
+      prior ??= spreadPrior(watched.map((i) => trueRate[i] as number));
       return prior;
     };
     const closedToday = new Uint8Array(n);
-    for (let i = 0; i < n; i++)
-      if (isClosedStatus(String(world.record(i).ENTSTATUS ?? ''))) closedToday[i] = 1;
+    for (const i of watched) if (isClosedStatus(String(world.record(i).ENTSTATUS ?? ''))) closedToday[i] = 1;
 
     for (const [r, run] of runs.entries()) {
+      const perDay = perDayToday(run.budgetShare);
       if (run.policy !== 'rr') {
         // What the plan job does before each cycle: cohort priors, the model and the scale, from every entry.
         const learned = learnPlanner(
-          Array.from({ length: n }, (_, i) => {
+          watched.map((i) => {
             const fetched = run.lastFetch[i] !== -1;
             const h = run.history[i] as ChangeHistory;
             return {
@@ -335,7 +432,7 @@ export function runWorld(
               weight: weightOf(h),
             };
           }),
-          run.perDay,
+          perDay,
           D,
           run.model,
           (m) => modelFor(run.policy, m),
@@ -345,7 +442,8 @@ export function runWorld(
         run.scale = learned.scale;
         if (run.model.equal >= 1) run.equalDays++;
       }
-      for (let i = 0; i < n; i++) {
+      if (run.policy === 'oracle') oracleDue(run, watched, trueRate, d, cycleStart(cycle));
+      for (const i of watched) {
         const c = candidates[i] as WatchCandidate;
         const last = run.lastFetch[i] as number;
         c.lastRefreshedAt = last < 0 ? null : (fetchedAt[last] as Date);
@@ -356,11 +454,11 @@ export function runWorld(
       }
       const plan = planCycle({
         cycle,
-        candidates,
+        candidates: watching,
         doneWatchIds: new Set(),
         donePids: new Set(),
         creditsPerQuery: CREDITS_PER_QUERY,
-        creditBudget: run.perDay * CREDITS_PER_QUERY,
+        creditBudget: perDay * CREDITS_PER_QUERY,
         rateLimitPerMinute: 1_000_000,
         windowMinutes: 60,
         maxStalenessDays: D,
@@ -408,8 +506,12 @@ export function runWorld(
         }
         run.lastFetch[i] = d;
         run.seenVersion[i] = version[i] as number;
+        if (run.policy === 'oracle') {
+          run.pending[i] = 0;
+          run.accrued[i] = 0;
+        }
       }
-      if (run.policy !== 'rr') {
+      if (run.policy !== 'rr' && run.policy !== 'oracle') {
         // What the workers do with each fetch: estimate, weight and due time, from what the plan job learned.
         const priorOf = new Map<string | null, RatePrior>();
         const { model } = run;
@@ -424,11 +526,9 @@ export function runWorld(
           }
           const h = run.history[i] as ChangeHistory;
           run.rate[i] =
-            run.policy === 'oracle'
-              ? Math.max(1e-5, trueRate[i] as number)
-              : run.policy === 'bayes'
-                ? bayesRate(h, spread(), model.datedWeight)
-                : estimateRate(h, prior, model.datedWeight, model.shift);
+            run.policy === 'bayes'
+              ? bayesRate(h, spread(), model.datedWeight)
+              : estimateRate(h, prior, model.datedWeight, model.shift);
           if (!model.boost) run.boost[i] = 0;
           run.due[i] = dueAfter({
             refreshedAt: dayStart,
@@ -440,8 +540,13 @@ export function runWorld(
           }).getTime();
         }
       }
+      if (run.policy === 'oracle')
+        for (const e of plan.selected) {
+          const i = e.id - 1;
+          run.rate[i] = trueRate[i] as number;
+        }
       if (d <= days)
-        for (let i = 0; i < n; i++) {
+        for (const i of watched) {
           const last = run.lastFetch[i] as number;
           if (last >= 0) run.maxStaleness = Math.max(run.maxStaleness, d - last);
         }
@@ -578,22 +683,47 @@ function tableOf(worlds: WorldFigures[], shares: number[]): TableRow[] {
   return rows;
 }
 
-/** Loads a world module from a path (relative to the working directory) or a module name. */
-export async function loadWorld(spec: string): Promise<WorldModule & { spec: string }> {
-  const url =
-    /^[./]|^[A-Za-z]:\\/.test(spec) || spec.endsWith('.ts') || spec.endsWith('.js')
-      ? pathToFileURL(resolve(spec)).href
-      : spec;
+let hooked = false;
+
+/**
+ * A world module: a shipped family by name (`heavy-tailed`, the files of bench/worlds/), or a
+ * module loaded from a path relative to `from` (the caller's directory). The module loads as an
+ * ES module wherever it lies (bench/world-hooks.ts), so it may use top-level await without a
+ * package.json of its own. The spec it returns is the family's name or the module's absolute path.
+ */
+export async function loadWorld(
+  spec: string,
+  from: string = process.cwd(),
+): Promise<WorldModule & { spec: string }> {
+  const family = FAMILIES.find((f) => f.family === spec || `${f.family}.ts` === spec);
+  if (family)
+    return {
+      spec: family.family,
+      family: family.family,
+      about: family.about,
+      createWorld: family.createWorld,
+    };
+  const looksLikePath = /[/\\]/.test(spec) || /\.[cm]?[jt]sx?$/.test(spec);
+  if (!looksLikePath)
+    throw new Error(
+      `no world family "${spec}": the shipped families are ${FAMILIES.map((f) => f.family).join(', ')}; a module of yours is a path (./${spec}.ts)`,
+    );
+  const path = isAbsolute(spec) ? spec : resolve(from, spec);
+  if (!existsSync(path)) throw new Error(`cannot load world module ${spec}: no file ${path}`);
+  if (!hooked) {
+    register(new URL('./world-hooks.ts', import.meta.url));
+    hooked = true;
+  }
   let m: Partial<WorldModule>;
   try {
-    m = (await import(url)) as Partial<WorldModule>;
+    m = (await import(pathToFileURL(path).href)) as Partial<WorldModule>;
   } catch (err) {
     throw new Error(`cannot load world module ${spec}: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (typeof m.createWorld !== 'function')
     throw new Error(`world module ${spec} exports no createWorld(options) (see docs/planner.md, Worlds)`);
   return {
-    spec,
+    spec: path,
     family: typeof m.family === 'string' ? m.family : spec,
     about: typeof m.about === 'string' ? m.about : '',
     createWorld: m.createWorld,
@@ -613,7 +743,7 @@ export interface WorldJob {
 
 /** A world module by the name of a shipped family, or loaded from a path. */
 export async function worldFor(spec: string): Promise<WorldModule> {
-  return FAMILIES.find((f) => f.family === spec) ?? (await loadWorld(spec));
+  return await loadWorld(spec);
 }
 
 /** Runs one job here. */

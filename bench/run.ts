@@ -8,7 +8,8 @@
  * A smoke run writes nothing and judges no target: its figures say nothing about speed
  * (test/bench/smoke.test.ts runs it, so a part cannot rot unseen).
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchCli } from './cli.ts';
 import { benchConsole } from './console.ts';
@@ -20,9 +21,9 @@ import { benchLoad } from './load.ts';
 import { benchMemory } from './memory.ts';
 import { benchPlanner } from './planner.ts';
 import { benchRate } from './rate.ts';
-import { benchRefresh, loadWorld } from './refresh.ts';
+import { benchRefresh, FAMILIES, loadWorld, type RefreshResult } from './refresh.ts';
 import { benchSoak } from './soak.ts';
-import { describeMachine, round } from './support.ts';
+import { describeMachine, type Machine, round } from './support.ts';
 import { partLines, renderTable } from './table.ts';
 
 interface PartForms {
@@ -72,17 +73,34 @@ type Part = keyof typeof PARTS;
 
 const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
 
-const USAGE = `usage: npm run bench [-- [part ...] [--smoke] [--world <module>]]
+const USAGE = `usage: npm run bench [-- [part ...] [--smoke]]
+       npm run bench -- refresh [--world <family or module>]... [--firms N] [--days N]
+                                [--seeds 1-3] [--budgets 5,10,25,50] [--json FILE] [--smoke]
 
 Runs the benchmarks (every part, or the parts named), prints a table of the figures and writes
 bench/results.json (a part run alone replaces only its own entry). Postgres and Redis must be up.
 
   --smoke   every part named (or all) in a small, quick form, a few seconds a part: checks that
             it completes and prints its figures; writes nothing and judges no target
-  --world <module>
-            refresh only: run the backtest on the world a module gives (a path to a .ts or .js
-            file, see docs/planner.md, Worlds) instead of the shipped families; prints the
-            table and writes nothing
+
+The refresh backtest's own options (with the refresh part alone). Any of them makes a run of
+your own: it prints the table, writes the JSON file if asked, and never bench/results.json.
+
+  --world <family or module>
+            a shipped family by name (${FAMILIES.map((f) => f.family).join(', ')}),
+            or a world module of yours: a .ts or .js file, its path relative to the current
+            directory (see docs/planner.md, Worlds); repeat it for several worlds.
+            Default: every shipped family
+  --firms N     watched firms (at least 1; default 1000, 150 with --smoke)
+  --days N      days scored (at least 1; default 90, 20 with --smoke); 30 more follow
+                (10 with --smoke) in which changes of those days may still be found
+  --seeds S     seeds: a list and ranges of whole numbers, 1-5 or 1,3,7-9 (default 1-3, 1
+                with --smoke)
+  --budgets B   daily budgets, in percent of the watchlist refreshable a day (more than 0, at
+                most 100), 5,10,25,50 (default; 10,25 with --smoke)
+  --json FILE   also write every figure (each policy, budget and seed: mean lag, p95 lag,
+                detected share, …) and the run's parameters to FILE, relative to the current
+                directory
   --help    this text
 
 parts: ${Object.keys(PARTS).join(', ')}
@@ -93,20 +111,110 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function argsFrom(argv: string[]): { parts: Part[]; smoke: boolean; world: string | null } {
+/** The refresh backtest's options of a run of one's own (undefined: the default). */
+interface RefreshOptions {
+  worlds: string[];
+  firms?: number;
+  days?: number;
+  seeds?: number[];
+  budgets?: number[];
+  json?: string;
+}
+
+interface Args {
+  parts: Part[];
+  smoke: boolean;
+  /** Set when any refresh option was given. */
+  refresh: RefreshOptions | null;
+}
+
+/** Where relative paths start: the directory the command was typed in (npm runs scripts from the package's). */
+const callerDir = () => process.env.INIT_CWD || process.cwd();
+
+const REFRESH_OPTIONS = ['--world', '--firms', '--days', '--seeds', '--budgets', '--json'] as const;
+type RefreshOption = (typeof REFRESH_OPTIONS)[number];
+
+function wholeNumber(option: string, value: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value)) fail(`${option} takes a whole number, not "${value}"`);
+  const n = Number(value);
+  if (n < min || n > max) fail(`${option} is ${n}: it must be from ${min} to ${max}`);
+  return n;
+}
+
+/** "1-5", "1,3,7-9": the seeds, in order, each once. */
+function seedsOf(value: string): number[] {
+  const out = new Set<number>();
+  for (const part of value.split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) fail(`--seeds takes whole numbers and ranges such as 1-5 or 1,3,7-9, not "${value}"`);
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    if (to < from) fail(`--seeds: the range ${part} goes backwards (write ${to}-${from})`);
+    if (to - from >= 1_000 || out.size + to - from >= 1_000) fail('--seeds: at most 1000 seeds');
+    for (let k = from; k <= to; k++) out.add(k);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/** "5,10,25,50" (percent of the watchlist a day): the budgets as shares, in order, each once. */
+function budgetsOf(value: string): number[] {
+  const out = new Set<number>();
+  for (const part of value.split(',')) {
+    const t = part.trim().replace(/%$/, '');
+    if (!/^\d+(\.\d+)?$/.test(t))
+      fail(`--budgets takes percents of the watchlist such as 5,10,25,50, not "${value}"`);
+    const pct = Number(t);
+    if (pct <= 0 || pct > 100) fail(`--budgets: ${part.trim()} is not a percent above 0 and at most 100`);
+    out.add(pct / 100);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+function argsFrom(argv: string[]): Args {
   const raw = argv.filter((a) => a !== '--');
-  let world: string | null = null;
+  let refresh: RefreshOptions | null = null;
   const words: string[] = [];
   for (let i = 0; i < raw.length; i++) {
     const w = raw[i] as string;
-    if (w === '--world' || w.startsWith('--world=')) {
-      const value = w === '--world' ? raw[++i] : w.slice('--world='.length);
-      if (value === undefined || value === '' || value.startsWith('-'))
-        fail('--world needs a module: npm run bench -- refresh --world ./my-world.ts');
-      world = value;
+    const option = REFRESH_OPTIONS.find((o) => w === o || w.startsWith(`${o}=`)) as RefreshOption | undefined;
+    if (option === undefined) {
+      words.push(w);
       continue;
     }
-    words.push(w);
+    const value = w === option ? raw[++i] : w.slice(option.length + 1);
+    if (value === undefined || value === '' || (value.startsWith('-') && option !== '--world'))
+      fail(
+        option === '--world'
+          ? '--world needs a family or a module: npm run bench -- refresh --world ./my-world.ts'
+          : `${option} needs a value (see npm run bench -- --help)`,
+      );
+    refresh ??= { worlds: [] };
+    switch (option) {
+      case '--world':
+        refresh.worlds.push(value);
+        break;
+      case '--firms':
+        refresh.firms = wholeNumber('--firms', value, 1, 1_000_000);
+        break;
+      case '--days':
+        refresh.days = wholeNumber('--days', value, 1, 3_650);
+        break;
+      case '--seeds':
+        refresh.seeds = seedsOf(value);
+        break;
+      case '--budgets':
+        refresh.budgets = budgetsOf(value);
+        break;
+      case '--json': {
+        const path = resolve(callerDir(), value);
+        const dir = dirname(path);
+        if (!existsSync(dir) || !statSync(dir).isDirectory())
+          fail(`--json ${value}: the directory ${dir} does not exist`);
+        if (existsSync(path) && statSync(path).isDirectory()) fail(`--json ${value}: ${path} is a directory`);
+        refresh.json = path;
+        break;
+      }
+    }
   }
   if (words.includes('--help') || words.includes('-h')) {
     process.stdout.write(USAGE);
@@ -123,9 +231,13 @@ function argsFrom(argv: string[]): { parts: Part[]; smoke: boolean; world: strin
       `unknown part ${unknown.map((u) => `"${u}"`).join(', ')}; the parts are: ${Object.keys(PARTS).join(', ')}`,
     );
   const parts = names.length === 0 ? (Object.keys(PARTS) as Part[]) : ([...new Set(names)] as Part[]);
-  if (world !== null && (parts.length !== 1 || parts[0] !== 'refresh'))
-    fail('--world goes with the refresh part alone: npm run bench -- refresh --world <module>');
-  return { parts, smoke: options.includes('--smoke'), world };
+  if (refresh !== null && (parts.length !== 1 || parts[0] !== 'refresh')) {
+    const given = REFRESH_OPTIONS.filter((o) => raw.some((w) => w === o || w.startsWith(`${o}=`)));
+    fail(
+      `${given.join(', ')} go${given.length === 1 ? 'es' : ''} with the refresh part alone: npm run bench -- refresh ${given[0]} …`,
+    );
+  }
+  return { parts, smoke: options.includes('--smoke'), refresh };
 }
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -198,26 +310,103 @@ async function runSmoke(parts: Part[]): Promise<void> {
   if (failures.length > 0) process.exitCode = 1;
 }
 
-/** The refresh backtest on a world module of the user's: the table, printed; nothing written. */
-async function runWorld(spec: string, smoke: boolean): Promise<void> {
-  let module: Awaited<ReturnType<typeof loadWorld>>;
+/** The machine, or what Node alone knows of it when Postgres or Redis is not up (a backtest needs neither). */
+async function machineOrLess(): Promise<Machine> {
   try {
-    module = await loadWorld(spec);
-  } catch (err) {
-    fail(messageOf(err));
-  }
-  const t = performance.now();
-  try {
-    const result = await benchRefresh(
-      smoke ? { ...REFRESH_SMOKE, worlds: [module] } : { worlds: [module], parallel: 2 },
-    );
-    const document = {
-      command: `npm run bench -- refresh --world ${spec}`,
-      machine: await describeMachine(),
-      parts: { refresh: { ...result, seconds: round((performance.now() - t) / 1000, 1) } },
+    return await describeMachine();
+  } catch {
+    const os = await import('node:os');
+    return {
+      cpus: os.availableParallelism(),
+      cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+      memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
+      os: `${os.type()} ${os.release()}`,
+      node: process.version,
+      postgres: 'not reached',
+      redis: 'not reached',
     };
+  }
+}
+
+/** Every policy's figures at every budget and seed, one object each: what --json writes beside the parameters. */
+function jsonOf(result: RefreshResult, command: string, machine: Machine, seconds: number): object {
+  return {
+    command,
+    takenAt: new Date(),
+    seconds,
+    machine,
+    parameters: {
+      worlds: result.families,
+      firms: result.firms,
+      daysScored: result.scoredDays,
+      daysRun: result.days,
+      seeds: result.seeds,
+      budgetsPercent: result.shares.map((s) => round(s * 100, 4)),
+      policies: [...new Set(result.worlds.flatMap((w) => w.runs.map((r) => r.policy)))],
+      ablation:
+        'legacy, +shape … +shift run on the first seed at the 25% budget only (when 25 is among the budgets)',
+    },
+    worlds: result.worlds.map((w) => ({
+      family: w.family,
+      seed: w.seed,
+      events: w.events,
+      highEvents: w.highEvents,
+      top10Share: w.top10Share,
+    })),
+    runs: result.worlds.flatMap((w) =>
+      w.runs.map((r) => ({
+        family: w.family,
+        seed: w.seed,
+        policy: r.policy,
+        budgetPercent: round(r.budgetShare * 100, 4),
+        perDay: r.perDay,
+        meanLag: r.meanLag,
+        p95Lag: r.p95Lag,
+        detectedShare: r.detectedShare,
+        highMeanLag: r.highMeanLag,
+        maxStalenessDays: r.maxStalenessDays,
+        credits: r.credits,
+      })),
+    ),
+    table: result.table,
+    met: result.met,
+  };
+}
+
+/** The refresh backtest with options of one's own: the table printed, the JSON file if asked; bench/results.json untouched. */
+async function runOwn(o: RefreshOptions, smoke: boolean): Promise<void> {
+  const worlds: Awaited<ReturnType<typeof loadWorld>>[] = [];
+  for (const spec of o.worlds) {
+    try {
+      worlds.push(await loadWorld(spec, callerDir()));
+    } catch (err) {
+      fail(messageOf(err));
+    }
+  }
+  const base = smoke ? REFRESH_SMOKE : { parallel: 2 };
+  const t = performance.now();
+  const command = `npm run bench -- ${process.argv
+    .slice(2)
+    .filter((a) => a !== '--')
+    .join(' ')}`;
+  try {
+    const result = await benchRefresh({
+      ...base,
+      ...(worlds.length > 0 ? { worlds } : {}),
+      ...(o.firms === undefined ? {} : { firms: o.firms }),
+      ...(o.days === undefined ? {} : { days: o.days }),
+      ...(o.seeds === undefined ? {} : { seeds: o.seeds }),
+      ...(o.budgets === undefined ? {} : { shares: o.budgets }),
+    });
+    const seconds = round((performance.now() - t) / 1000, 1);
+    const machine = await machineOrLess();
+    const document = { command, machine, parts: { refresh: { ...result, seconds } } };
     process.stdout.write(`${renderTable(document)}\n`);
-    process.stdout.write('a --world run: bench/results.json not written\n');
+    if (o.json !== undefined) {
+      writeFileSync(o.json, `${JSON.stringify(jsonOf(result, command, machine, seconds), null, 2)}\n`);
+      process.stdout.write(`written to ${o.json}\n`);
+    }
+    process.stdout.write('a refresh run with options of its own: bench/results.json not written\n');
   } catch (err) {
     process.stderr.write(`bench: refresh failed: ${messageOf(err)}\n`);
     process.exitCode = 1;
@@ -225,6 +414,6 @@ async function runWorld(spec: string, smoke: boolean): Promise<void> {
 }
 
 const args = argsFrom(process.argv.slice(2));
-if (args.world !== null) await runWorld(args.world, args.smoke);
+if (args.refresh !== null) await runOwn(args.refresh, args.smoke);
 else if (args.smoke) await runSmoke(args.parts);
 else await runFull(args.parts);

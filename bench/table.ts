@@ -193,7 +193,7 @@ function refreshLines(r: RefreshResult): Line[] {
   const lines: Line[] = [
     [
       `refresh backtest: ${n(r.firms)} firms, ${r.scoredDays} days scored (+${r.days - r.scoredDays}), seeds ${r.seeds.join(', ')}`,
-      'per family and budget: mean lag of new as a multiple of round robin (rr): worst seed, mean over seeds; bayes (worst seed) and oracle; p95 lag new vs rr; detected new vs rr (first seed)',
+      'per family and budget: mean lag of new as a multiple of round robin (rr): worst seed, mean over seeds; bayes (worst seed) and oracle; p95 lag new vs rr and detected new vs rr (each seed, a/b/c)',
       '',
       '',
     ],
@@ -209,6 +209,15 @@ function refreshLines(r: RefreshResult): Line[] {
       '',
     ]);
     for (const row of r.table.filter((x) => x.family === w.family)) {
+      // p95 lag and detected share of every seed, in seed order (a/b/c).
+      const perSeed = (policy: 'new' | 'rr', figure: 'p95Lag' | 'detectedShare') =>
+        ws
+          .map((x) => {
+            const f = x.runs.find((p) => p.policy === policy && p.budgetShare === row.budgetShare);
+            if (f === undefined) return '?';
+            return figure === 'p95Lag' ? String(f.p95Lag) : (f.detectedShare * 100).toFixed(1);
+          })
+          .join('/');
       const ab = row.ablation;
       const abl = (['legacy', '+shape', '+dates', '+hot', '+equal', '+shift', 'new'] as const)
         .filter((p) => ab[p] !== undefined)
@@ -216,7 +225,7 @@ function refreshLines(r: RefreshResult): Line[] {
         .join(', ');
       lines.push([
         `refresh, ${w.family}, ${pct(row.budgetShare)}`,
-        `lag ${row.lagRatioWorst.toFixed(2)}× rr (mean ${row.lagRatioMean.toFixed(2)}×, bayes ${row.bayesRatioWorst.toFixed(2)}×, oracle ${row.oracleRatioMean.toFixed(2)}×); p95 ${row.p95New} vs ${row.p95Rr} d; detected ${(row.detectedNew * 100).toFixed(1)}% vs ${(row.detectedRr * 100).toFixed(1)}%; max stale ${row.maxStaleness} d${abl ? `; ablation: ${abl}` : ''}`,
+        `lag ${row.lagRatioWorst.toFixed(2)}× rr (mean ${row.lagRatioMean.toFixed(2)}×, bayes ${row.bayesRatioWorst.toFixed(2)}×, oracle ${row.oracleRatioMean.toFixed(2)}×); p95 ${perSeed('new', 'p95Lag')} vs ${perSeed('rr', 'p95Lag')} d; detected ${perSeed('new', 'detectedShare')}% vs ${perSeed('rr', 'detectedShare')}%; max stale ${row.maxStaleness} d${abl ? `; ablation: ${abl}` : ''}`,
         row.goals.join(', '),
         yes(row.met),
       ]);

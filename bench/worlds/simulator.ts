@@ -27,8 +27,10 @@ export function createWorld(opts: WorldOptions): RefreshWorld {
       return world.byPid(pids[firm] as string) as unknown as EnterpriseRecord;
     },
     trueRate(firm: number): number {
+      // The simulator thinks in daily probabilities p (without the burst after a change, which it
+      // does not expose); the interface's rate is λ = −ln(1 − p).
       rates ??= world.rates();
-      return rates.get(pids[firm] as string) ?? 0;
+      return -Math.log1p(-(rates.get(pids[firm] as string) ?? 0));
     },
   };
 }

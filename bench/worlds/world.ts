@@ -9,12 +9,26 @@
  * and a `RefreshWorld` gives, day after day (1, 2, … in order, never back): which firms the
  * day's registry refresh changed (with the fields and the severity), each firm's registry record
  * as the upstream answers it that day (ENTSTATUS, APPRDATE, ESDATE, ENTTYPECODE, INDUSTRYPHY,
- * REGCAP are what the planner reads), and each firm's true base rate for the oracle policy.
+ * REGCAP are what the planner reads), each firm's true change rate that day for the oracle
+ * policy, and (optionally) the day each firm joins the watchlist.
+ *
+ * **The rate.** `trueRate` is a rate, not a probability: λ, the expected number of changes per
+ * day of a Poisson process, which is what the planner estimates (`watchlist.change_rate`). The
+ * chance that a day brings at least one change is 1 − e^(−λ) (about λ while λ is small: 0.02 a
+ * day is a 1.98% daily chance); a world that thinks in daily probabilities p gives −ln(1 − p).
+ * The changes `advance(d)` returns are drawn at the rates `trueRate` answers after it: the oracle
+ * is told each day's rates, on the day.
+ *
+ * **Joining later.** A world whose watchlist grows gives `joinsOn(firm)`: the first day (1 …
+ * days) the firm is on the watchlist. Every policy sees it from that day's cycle on, and its
+ * changes are scored from that day on (a change that day counts, as the first day's changes count
+ * for the watchlist of day 1). Without `joinsOn`, every firm is watched from day 1.
  * docs/planner.md documents the interface for users.
  *
  * `SyntheticWorld` is the base of the shipped synthetic families: records borrowed from the
  * simulator (so cohorts are realistic) made active, a rate model that the family gives, changes
- * as a daily Bernoulli draw of the rate, and approval dates that follow the changes (or not).
+ * drawn each day as a Poisson process of the day's rate (a change with probability 1 − e^(−λ)),
+ * and approval dates that follow the changes (or not).
  */
 import { EnterpriseWorld } from '../../src/sim/enterprises.ts';
 import { Rng } from '../../src/sim/rng.ts';
@@ -47,8 +61,13 @@ export interface RefreshWorld {
   advance(day: number): WorldChange[];
   /** Firm `firm`'s registry record as the upstream answers it on the current day. */
   record(firm: number): EnterpriseRecord;
-  /** Its true base daily change probability on the current day (0 once it cannot change): the oracle's. */
+  /**
+   * Its true change rate on the current day: λ, changes per day of a Poisson process (the chance of
+   * at least one change that day is 1 − e^(−λ)); 0 once it cannot change. The oracle plans with it.
+   */
   trueRate(firm: number): number;
+  /** The first day (1 … days) firm `firm` is on the watchlist; absent: day 1 for every firm. */
+  joinsOn?(firm: number): number;
 }
 
 export interface WorldModule {
@@ -74,8 +93,8 @@ export interface RateModel {
   rateOn?(i: number, day: number, base: Float64Array, rng: Rng): number;
   /** Called once at the start of each day before the draws (a regime shift swaps rates here). */
   beforeDay?(day: number, base: Float64Array, rng: Rng): void;
-  /** The oracle's rate of firm `i` (default: its base rate). */
-  oracle?(i: number, base: Float64Array): number;
+  /** The first day firm `i` is watched (default: day 1, the whole watchlist from the start). */
+  joinsOn?(i: number, records: readonly EnterpriseRecord[], rng: Rng): number;
   /** Approval dates: 'follow' (a change is approved on its day) or 'noise' (random, unrelated). */
   dates: 'follow' | 'noise';
 }
@@ -93,6 +112,9 @@ export class SyntheticWorld implements RefreshWorld {
   private readonly records: EnterpriseRecord[];
   private readonly base: Float64Array;
   private readonly rng: Rng;
+  /** Each firm's rate on the current day, as its changes were drawn. */
+  private readonly today: Float64Array;
+  private readonly joins: Int32Array | null;
   private day = 0;
   private readonly epoch: string;
 
@@ -111,6 +133,11 @@ export class SyntheticWorld implements RefreshWorld {
       return r;
     });
     this.base = model.initial(this.records, this.rng);
+    this.today = Float64Array.from(this.base);
+    const joinsOn = model.joinsOn;
+    this.joins = joinsOn
+      ? Int32Array.from({ length: this.firms }, (_, i) => joinsOn(i, this.records, this.rng))
+      : null;
     // The last approval before day 0: the time back to a Poisson process's last event is
     // exponential with mean 1/λ (or, for 'noise', unrelated to the rate).
     for (let i = 0; i < this.firms; i++) {
@@ -136,6 +163,7 @@ export class SyntheticWorld implements RefreshWorld {
       const rate = this.model.rateOn
         ? this.model.rateOn(i, day, this.base, this.rng)
         : (this.base[i] as number);
+      this.today[i] = rate;
       if (this.rng.next() >= -Math.expm1(-rate)) continue;
       const u = this.rng.next();
       const severity = (SEVERITIES.find(([, p]) => u < p) as [Severity, number])[0];
@@ -156,15 +184,19 @@ export class SyntheticWorld implements RefreshWorld {
   }
 
   trueRate(firm: number): number {
-    return this.model.oracle ? this.model.oracle(firm, this.base) : (this.base[firm] as number);
+    return this.today[firm] as number;
+  }
+
+  joinsOn(firm: number): number {
+    return this.joins ? (this.joins[firm] as number) : 1;
   }
 }
 
-/** Mean daily change probability of the synthetic families (the simulator's default share). */
+/** Mean change rate of the synthetic families, per day (the simulator's default daily share). */
 export const MEAN_RATE = 0.02;
 
 /**
- * Lognormal rates of mean MEAN_RATE with log-sd `sigma`, capped at 0.9 a day. σ = 1.4 makes the
+ * Lognormal rates (per day) of mean MEAN_RATE with log-sd `sigma`, capped at 0.9. σ = 1.4 makes the
  * 10% busiest firms about 55% of the changes.
  */
 export function lognormalRates(n: number, sigma: number, rng: Rng): Float64Array {

@@ -113,7 +113,7 @@ describe('npm run bench -- --smoke', () => {
     const run = await bench(['refresh', '--world', 'bench/worlds/uniform.ts', '--smoke'], 120_000);
     expect(run.code, run.stderr.slice(-4000)).toBe(0);
     expect(run.stdout).toMatch(/refresh, uniform, 25% +lag \d\.\d\d× rr/);
-    expect(run.stdout).toContain('a --world run: bench/results.json not written');
+    expect(run.stdout).toContain('a refresh run with options of its own: bench/results.json not written');
     expect(readFileSync(RESULTS, 'utf8')).toBe(resultsBefore);
     const missing = await bench(['refresh', '--world', 'bench/worlds/no-such-world.ts'], 60_000);
     expect(missing.code).toBe(2);
