@@ -104,8 +104,9 @@ async function fill(db: BenchDatabase, { companies: n, days }: ConsoleSize): Pro
     from generate_series('${DAY0}'::date, ${last}, interval '1 day') d`);
   // One refresh of each company every ten days, booked (3 credits each): kept forever.
   await sql.unsafe(`
-    insert into credit_ledger (cycle, operation, pid, credits, billed_at, watch_id, call_fence)
-    select '${DAY0}'::date + d, 'enterprise-search', w.pid, 3, ('${DAY0}'::date + d)::timestamptz, w.id, 1
+    insert into ledger_entries (cycle, subject_id, credits, billed_at, watch_id, call_fence)
+    select '${DAY0}'::date + d, daybook_ledger_subject('enterprise-search', w.pid, null, null), 3,
+      ('${DAY0}'::date + d)::timestamptz, w.id, 1
     from generate_series(0, ${days - 1}) d join watchlist w on w.id % 10 = d % 10`);
   await sql.unsafe(`
     insert into cycle_fetches (cycle, watch_id, status, pid, attempts, credits_billed, error_code)

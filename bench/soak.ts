@@ -226,9 +226,10 @@ async function buyBatch(
     }));
     const landed = baseline ? await landBaseline(tx, rows) : await landRaw(tx, rows);
     await tx`
-      insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id,
-                                 billed_at, status, watch_id, call_fence)
-      select ${cycle}, 'enterprise-search', p, k, ${CREDITS}, ${ENTERPRISE_REMARK}, r, raw, l, 'booked', w,
+      insert into ledger_entries (cycle, subject_id, credits, run_id, raw_response_id, billed_at, status, watch_id,
+                                  call_fence)
+      select ${cycle}, daybook_ledger_subject('enterprise-search', p, k, ${ENTERPRISE_REMARK}), ${CREDITS}, r, raw, l,
+             'booked', w,
              (select fence from cycle_fetches where cycle = ${cycle} and watch_id = w)
       from unnest(${batch.map((e) => e.pid)}::text[], ${batch.map((e) => e.keyword)}::text[], ${runIds}::bigint[],
                   ${landed.map((l) => l.id)}::bigint[], ${landed.map((l) => l.landedAt.toISOString())}::timestamptz[],
