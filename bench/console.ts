@@ -121,8 +121,8 @@ async function fill(db: BenchDatabase, { companies: n, days }: ConsoleSize): Pro
 async function fillProducts(db: BenchDatabase, days: number): Promise<void> {
   const sql = db.sql;
   await sql.unsafe(`
-    insert into raw_responses (operation, params, outcome, fetched_at)
-    select 'product-listing', jsonb_build_object('date', ('${DAY0}'::date + d)::text), 'success',
+    insert into raw_responses (operation, params_id, outcome, fetched_at)
+    select 'product-listing', daybook_raw_params(jsonb_build_object('date', ('${DAY0}'::date + d)::text)), 'success',
       ('${DAY0}'::date + d)::timestamptz + (k || ' hours')::interval
     from generate_series(0, ${days - 1}) d, generate_series(1, 3) k`);
   await sql.unsafe(`

@@ -147,13 +147,13 @@ async function sizes(sql: Sql): Promise<Map<string, number>> {
 }
 
 /**
- * Turns the database into the landing as it was before raw_bodies: the body on every call row
- * with its indexes, and no compaction (DAYBOOK_BOOKKEEPING_DAYS=0).
+ * Turns the database into the landing as it was before raw_bodies: the body (and the parameters)
+ * on every call row with its indexes, and no compaction (DAYBOOK_BOOKKEEPING_DAYS=0).
  */
 async function asBaseline(sql: Sql): Promise<void> {
   await sql.unsafe(`
     alter table raw_responses add column body_json jsonb, add column body_text text, add column body_bytes bytea,
-      add column sha256 text;
+      add column sha256 text, add column params jsonb, alter column params_id drop not null;
     drop index if exists raw_responses_landed_idx;
     create index raw_responses_op_fetched_idx on raw_responses (operation, fetched_at);
     create index raw_responses_run_idx on raw_responses (run_id)`);

@@ -94,3 +94,60 @@ CREATE TRIGGER "ledger_entries_count_update" AFTER UPDATE ON "ledger_entries" RE
   FOR EACH STATEMENT EXECUTE FUNCTION daybook_count_credits_update();--> statement-breakpoint
 CREATE TRIGGER "ledger_entries_count_delete" AFTER DELETE ON "ledger_entries" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION daybook_count_credits_delete();
+--> statement-breakpoint
+-- The landing's request parameters once: raw_params holds each distinct set, and every call row
+-- points at it (params_id) instead of carrying its own copy. The views raw_answers and
+-- console.raw_answers join them back: they read as before.
+CREATE TABLE "raw_params" (
+	"id" serial PRIMARY KEY NOT NULL,
+	"key" "bytea" NOT NULL,
+	"params" jsonb NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX "raw_params_key" ON "raw_params" USING btree ("key");--> statement-breakpoint
+CREATE INDEX "raw_params_date_idx" ON "raw_params" USING btree (("params"->>'date')) WHERE ("raw_params"."params"->>'date') is not null;--> statement-breakpoint
+-- The parameters' row: found by their key, or added (concurrent landings of the same parameters
+-- meet on the unique key and both get its one row).
+CREATE FUNCTION "daybook_raw_params"(p_params jsonb) RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  k bytea := sha256(convert_to(p_params::text, 'UTF8'));
+  s integer;
+BEGIN
+  SELECT id INTO s FROM raw_params WHERE key = k;
+  IF s IS NULL THEN
+    INSERT INTO raw_params (key, params) VALUES (k, p_params) ON CONFLICT (key) DO NOTHING RETURNING id INTO s;
+    IF s IS NULL THEN
+      SELECT id INTO s FROM raw_params WHERE key = k;
+    END IF;
+  END IF;
+  RETURN s;
+END
+$$;--> statement-breakpoint
+INSERT INTO raw_params (key, params)
+SELECT DISTINCT sha256(convert_to(params::text, 'UTF8')), params FROM raw_responses
+ON CONFLICT (key) DO NOTHING;--> statement-breakpoint
+ALTER TABLE "raw_responses" ADD COLUMN "params_id" integer;--> statement-breakpoint
+UPDATE raw_responses r SET params_id = p.id FROM raw_params p
+WHERE p.key = sha256(convert_to(r.params::text, 'UTF8'));--> statement-breakpoint
+ALTER TABLE "raw_responses" ALTER COLUMN "params_id" SET NOT NULL;--> statement-breakpoint
+ALTER TABLE "raw_responses" ADD CONSTRAINT "raw_responses_params_id_raw_params_id_fk" FOREIGN KEY ("params_id") REFERENCES "public"."raw_params"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+DROP INDEX "raw_responses_list_date_idx";--> statement-breakpoint
+CREATE INDEX "raw_responses_product_params_idx" ON "raw_responses" USING btree ("params_id") WHERE "raw_responses"."operation" = 'product-listing';--> statement-breakpoint
+DROP VIEW "raw_answers";--> statement-breakpoint
+DROP VIEW console.raw_answers;--> statement-breakpoint
+ALTER TABLE "raw_responses" DROP COLUMN "params";--> statement-breakpoint
+-- The landing as one row per call with its parameters and body, for reading (daybook's own code,
+-- and anyone with SQL on the database); never written to. Left joins (every call has its
+-- parameters) let a query that reads neither skip them.
+CREATE VIEW "raw_answers" AS
+SELECT "r"."id", "r"."run_id", "r"."operation", "p"."params", "r"."http_status", "b"."body_json", "b"."body_text",
+       "b"."body_bytes", encode("b"."sha256", 'hex') AS "sha256", "r"."outcome", "r"."cycle", "r"."fetched_at",
+       "r"."landed_at", "r"."duration_ms", "r"."body_id"
+FROM "raw_responses" "r" LEFT JOIN "raw_params" "p" ON "p"."id" = "r"."params_id"
+LEFT JOIN "raw_bodies" "b" ON "b"."id" = "r"."body_id";--> statement-breakpoint
+CREATE VIEW console.raw_answers AS
+SELECT r.id, r.operation, p.params, r.http_status, r.outcome, r.cycle, r.fetched_at, r.landed_at,
+  r.duration_ms, b.body_json, b.body_text, b.body_bytes IS NOT NULL AS has_bytes
+FROM raw_responses r
+LEFT JOIN raw_params p ON p.id = r.params_id
+LEFT JOIN raw_bodies b ON b.id = r.body_id;

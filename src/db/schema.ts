@@ -147,8 +147,33 @@ export const rawBodies = pgTable(
 );
 
 /**
+ * Every distinct set of request parameters, stored once: an enterprise watched every day is
+ * queried with the same parameters every day, so each call row points here instead of repeating
+ * them. Rows are written by the database itself (`daybook_raw_params`, migrations/0029), found by
+ * `key`, the sha256 of the parameters' JSON text; never changed or deleted.
+ */
+export const rawParams = pgTable(
+  'raw_params',
+  {
+    id: serial('id').primaryKey(),
+    /** sha256 of `params::text`. */
+    key: bytea('key').notNull(),
+    /** The request parameters as sent (never the key, which is a header). */
+    params: jsonb('params').notNull(),
+  },
+  (t) => [
+    uniqueIndex('raw_params_key').on(t.key),
+    // The product list dates landed (backfill skips them): one row per date among the keywords.
+    index('raw_params_date_idx')
+      .on(sql`(${t.params}->>'date')`)
+      .where(sql`(${t.params}->>'date') is not null`),
+  ],
+);
+
+/**
  * Every upstream call's answer, success or error, landed before anything else happens to it:
- * one narrow row per call (its own facts) pointing at its body in `raw_bodies`.
+ * one narrow row per call (its own facts) pointing at its body in `raw_bodies` and at its
+ * parameters in `raw_params`. The `raw_answers` view reads a call with both joined back.
  */
 export const rawResponses = pgTable(
   'raw_responses',
@@ -160,8 +185,6 @@ export const rawResponses = pgTable(
      */
     runId: id('run_id'),
     operation: text('operation').notNull(),
-    /** The request parameters as sent (never the key, which is a header). */
-    params: jsonb('params').notNull(),
     /** Null when no HTTP answer arrived (reset, timeout). */
     httpStatus: smallint('http_status'),
     /** The body (`raw_bodies`); null when no body arrived. */
@@ -178,6 +201,10 @@ export const rawResponses = pgTable(
      */
     landedAt: tstz('landed_at').notNull().defaultNow(),
     durationMs: integer('duration_ms'),
+    /** The request parameters as sent (`raw_params`). */
+    paramsId: integer('params_id')
+      .notNull()
+      .references(() => rawParams.id),
   },
   (t) => [
     // Calls land in time order: a block range index (a few pages for millions of rows) finds the
@@ -186,10 +213,9 @@ export const rawResponses = pgTable(
     // Answers that are not successes: retention looks for errors by cycle, and for the calls
     // that still hold an error body. Few among millions.
     index('raw_responses_unsuccessful_idx').on(t.cycle, t.bodyId).where(sql`${t.outcome} <> 'success'`),
-    // The product list dates landed (backfill skips them): a few rows a day among millions.
-    index('raw_responses_list_date_idx')
-      .on(sql`(${t.params}->>'date')`)
-      .where(sql`${t.operation} = 'product-listing'`),
+    // The product calls of a list date (backfill skips the dates landed, by `raw_params_date_idx`):
+    // a few rows a day among millions.
+    index('raw_responses_product_params_idx').on(t.paramsId).where(sql`${t.operation} = 'product-listing'`),
   ],
 );
 
