@@ -140,7 +140,7 @@ async function fillProducts(db: BenchDatabase, days: number): Promise<void> {
     insert into trending_snapshots (list_date, position, product_id, votes_count, comments_count, fetched_at, raw_response_id)
     select (r.params->>'date')::date, pos, (600000 + ((r.params->>'date')::date - '${DAY0}'::date) * 20 + pos - 1)::text,
       (400 - pos * 15) + (r.id % 3) * 20, 10, r.fetched_at, r.id
-    from raw_responses r, generate_series(1, 20) pos where r.operation = 'product-listing'`);
+    from raw_answers r, generate_series(1, 20) pos where r.operation = 'product-listing'`);
   await sql.unsafe(`
     insert into product_comments (product_id, dedup_key, body, created_at, first_seen_at)
     select product_id, product_id || ':' || k, 'Comment ' || k || ' on ' || product_id, now(), now()
