@@ -104,8 +104,9 @@ async function fill(db: BenchDatabase, { companies: n, days }: ConsoleSize): Pro
     from generate_series('${DAY0}'::date, ${last}, interval '1 day') d`);
   // One refresh of each company every ten days, booked (3 credits each): kept forever.
   await sql.unsafe(`
-    insert into credit_ledger (cycle, operation, pid, credits, billed_at, watch_id, call_fence)
-    select '${DAY0}'::date + d, 'enterprise-search', w.pid, 3, ('${DAY0}'::date + d)::timestamptz, w.id, 1
+    insert into ledger_entries (cycle, subject_id, credits, billed_at, watch_id, call_fence)
+    select '${DAY0}'::date + d, daybook_ledger_subject('enterprise-search', w.pid, null, null), 3,
+      ('${DAY0}'::date + d)::timestamptz, w.id, 1
     from generate_series(0, ${days - 1}) d join watchlist w on w.id % 10 = d % 10`);
   await sql.unsafe(`
     insert into cycle_fetches (cycle, watch_id, status, pid, attempts, credits_billed, error_code)
@@ -120,8 +121,8 @@ async function fill(db: BenchDatabase, { companies: n, days }: ConsoleSize): Pro
 async function fillProducts(db: BenchDatabase, days: number): Promise<void> {
   const sql = db.sql;
   await sql.unsafe(`
-    insert into raw_responses (operation, params, outcome, fetched_at)
-    select 'product-listing', jsonb_build_object('date', ('${DAY0}'::date + d)::text), 'success',
+    insert into raw_responses (operation, params_id, outcome, fetched_at)
+    select 'product-listing', daybook_raw_params(jsonb_build_object('date', ('${DAY0}'::date + d)::text)), 'success',
       ('${DAY0}'::date + d)::timestamptz + (k || ' hours')::interval
     from generate_series(0, ${days - 1}) d, generate_series(1, 3) k`);
   await sql.unsafe(`
@@ -139,7 +140,7 @@ async function fillProducts(db: BenchDatabase, days: number): Promise<void> {
     insert into trending_snapshots (list_date, position, product_id, votes_count, comments_count, fetched_at, raw_response_id)
     select (r.params->>'date')::date, pos, (600000 + ((r.params->>'date')::date - '${DAY0}'::date) * 20 + pos - 1)::text,
       (400 - pos * 15) + (r.id % 3) * 20, 10, r.fetched_at, r.id
-    from raw_responses r, generate_series(1, 20) pos where r.operation = 'product-listing'`);
+    from raw_answers r, generate_series(1, 20) pos where r.operation = 'product-listing'`);
   await sql.unsafe(`
     insert into product_comments (product_id, dedup_key, body, created_at, first_seen_at)
     select product_id, product_id || ':' || k, 'Comment ' || k || ' on ' || product_id, now(), now()

@@ -472,13 +472,13 @@ function seedStages(size: ExportSize): Step[][][] {
     {
       what: 'credit_ledger',
       sql: `
-        insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id, billed_at, status, watch_id)
-        select v.cycle, 'enterprise-search', v.pid, v.ent_name, 3, 'enterprise-search', 1 + v.raw_response_id % ${RUNS - 1},
-          v.raw_response_id, v.valid_from, 'booked', v.raw_response_id % ${n} + 1
+        insert into ledger_entries (cycle, subject_id, credits, run_id, raw_response_id, billed_at, status, watch_id)
+        select v.cycle, daybook_ledger_subject('enterprise-search', v.pid, v.ent_name, 'enterprise-search'), 3,
+          1 + v.raw_response_id % ${RUNS - 1}, v.raw_response_id, v.valid_from, 'booked', v.raw_response_id % ${n} + 1
         from enterprise_versions v
         union all
-        select date '2025-06-01' + g, 'enterprise-search', null, '企业' || g, 3, 'presumed: no answer', 1 + g, null,
-          timestamptz '2025-06-01 03:00+08' + g * interval '1 day', 'presumed', g
+        select date '2025-06-01' + g, daybook_ledger_subject('enterprise-search', null, '企业' || g, 'presumed: no answer'),
+          3, 1 + g, null, timestamptz '2025-06-01 03:00+08' + g * interval '1 day', 'presumed', g
         from generate_series(1, 100) g`,
     },
   ];

@@ -147,13 +147,13 @@ async function sizes(sql: Sql): Promise<Map<string, number>> {
 }
 
 /**
- * Turns the database into the landing as it was before raw_bodies: the body on every call row
- * with its indexes, and no compaction (DAYBOOK_BOOKKEEPING_DAYS=0).
+ * Turns the database into the landing as it was before raw_bodies: the body (and the parameters)
+ * on every call row with its indexes, and no compaction (DAYBOOK_BOOKKEEPING_DAYS=0).
  */
 async function asBaseline(sql: Sql): Promise<void> {
   await sql.unsafe(`
     alter table raw_responses add column body_json jsonb, add column body_text text, add column body_bytes bytea,
-      add column sha256 text;
+      add column sha256 text, add column params jsonb, alter column params_id drop not null;
     drop index if exists raw_responses_landed_idx;
     create index raw_responses_op_fetched_idx on raw_responses (operation, fetched_at);
     create index raw_responses_run_idx on raw_responses (run_id)`);
@@ -226,9 +226,10 @@ async function buyBatch(
     }));
     const landed = baseline ? await landBaseline(tx, rows) : await landRaw(tx, rows);
     await tx`
-      insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id,
-                                 billed_at, status, watch_id, call_fence)
-      select ${cycle}, 'enterprise-search', p, k, ${CREDITS}, ${ENTERPRISE_REMARK}, r, raw, l, 'booked', w,
+      insert into ledger_entries (cycle, subject_id, credits, run_id, raw_response_id, billed_at, status, watch_id,
+                                  call_fence)
+      select ${cycle}, daybook_ledger_subject('enterprise-search', p, k, ${ENTERPRISE_REMARK}), ${CREDITS}, r, raw, l,
+             'booked', w,
              (select fence from cycle_fetches where cycle = ${cycle} and watch_id = w)
       from unnest(${batch.map((e) => e.pid)}::text[], ${batch.map((e) => e.keyword)}::text[], ${runIds}::bigint[],
                   ${landed.map((l) => l.id)}::bigint[], ${landed.map((l) => l.landedAt.toISOString())}::timestamptz[],

@@ -18,6 +18,7 @@ import {
   numeric,
   pgTable,
   primaryKey,
+  serial,
   smallint,
   text,
   timestamp,
@@ -146,8 +147,33 @@ export const rawBodies = pgTable(
 );
 
 /**
+ * Every distinct set of request parameters, stored once: an enterprise watched every day is
+ * queried with the same parameters every day, so each call row points here instead of repeating
+ * them. Rows are written by the database itself (`daybook_raw_params`, migrations/0029), found by
+ * `key`, the sha256 of the parameters' JSON text; never changed or deleted.
+ */
+export const rawParams = pgTable(
+  'raw_params',
+  {
+    id: serial('id').primaryKey(),
+    /** sha256 of `params::text`. */
+    key: bytea('key').notNull(),
+    /** The request parameters as sent (never the key, which is a header). */
+    params: jsonb('params').notNull(),
+  },
+  (t) => [
+    uniqueIndex('raw_params_key').on(t.key),
+    // The product list dates landed (backfill skips them): one row per date among the keywords.
+    index('raw_params_date_idx')
+      .on(sql`(${t.params}->>'date')`)
+      .where(sql`(${t.params}->>'date') is not null`),
+  ],
+);
+
+/**
  * Every upstream call's answer, success or error, landed before anything else happens to it:
- * one narrow row per call (its own facts) pointing at its body in `raw_bodies`.
+ * one narrow row per call (its own facts) pointing at its body in `raw_bodies` and at its
+ * parameters in `raw_params`. The `raw_answers` view reads a call with both joined back.
  */
 export const rawResponses = pgTable(
   'raw_responses',
@@ -159,8 +185,6 @@ export const rawResponses = pgTable(
      */
     runId: id('run_id'),
     operation: text('operation').notNull(),
-    /** The request parameters as sent (never the key, which is a header). */
-    params: jsonb('params').notNull(),
     /** Null when no HTTP answer arrived (reset, timeout). */
     httpStatus: smallint('http_status'),
     /** The body (`raw_bodies`); null when no body arrived. */
@@ -177,6 +201,10 @@ export const rawResponses = pgTable(
      */
     landedAt: tstz('landed_at').notNull().defaultNow(),
     durationMs: integer('duration_ms'),
+    /** The request parameters as sent (`raw_params`). */
+    paramsId: integer('params_id')
+      .notNull()
+      .references(() => rawParams.id),
   },
   (t) => [
     // Calls land in time order: a block range index (a few pages for millions of rows) finds the
@@ -185,10 +213,9 @@ export const rawResponses = pgTable(
     // Answers that are not successes: retention looks for errors by cycle, and for the calls
     // that still hold an error body. Few among millions.
     index('raw_responses_unsuccessful_idx').on(t.cycle, t.bodyId).where(sql`${t.outcome} <> 'success'`),
-    // The product list dates landed (backfill skips them): a few rows a day among millions.
-    index('raw_responses_list_date_idx')
-      .on(sql`(${t.params}->>'date')`)
-      .where(sql`${t.operation} = 'product-listing'`),
+    // The product calls of a list date (backfill skips the dates landed, by `raw_params_date_idx`):
+    // a few rows a day among millions.
+    index('raw_responses_product_params_idx').on(t.paramsId).where(sql`${t.operation} = 'product-listing'`),
   ],
 );
 
@@ -484,49 +511,74 @@ export const trendingSnapshots = pgTable(
   ],
 );
 
-/** One row per billed upstream call: what the account actually spent. */
-export const creditLedger = pgTable(
-  'credit_ledger',
+/**
+ * What a ledger entry says in words, stored once: the operation, the enterprise billed for, the
+ * keyword queried and the remark (how the amount was known). An enterprise watched day after day
+ * is billed for the same words every day, so each entry points here instead of repeating them.
+ * Rows are written by the database itself (`daybook_ledger_subject`, migrations/0029), found by
+ * `key`, the sha256 of the four texts; never changed or deleted.
+ */
+export const ledgerSubjects = pgTable(
+  'ledger_subjects',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
-    cycle: date('cycle', { mode: 'string' }).notNull(),
+    id: serial('id').primaryKey(),
+    /** sha256 of the JSON array [operation, pid, keyword, remark]. */
+    key: bytea('key').notNull(),
     operation: text('operation').notNull(),
-    /** The enterprise billed for, when known. */
     pid: text('pid'),
     keyword: text('keyword'),
-    /**
-     * What the call cost. Null only for a product call while `DAYBOOK_PRODUCT_CREDITS` is unset:
-     * the upstream bills every call and documents no amount for that operation (an unpriced call).
-     */
-    credits: integer('credits'),
     remark: text('remark'),
+  },
+  (t) => [uniqueIndex('ledger_subjects_key').on(t.key)],
+);
+
+/**
+ * One row per billed upstream call: what the account actually spent. Its words are in
+ * `ledger_subjects`; the `credit_ledger` view (migrations/0029) joins them back, one row per
+ * entry with every column of the ledger, and is what everything reads. Fixed-width columns come
+ * first, so a row carries no padding.
+ */
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
     /** The run that made the call (a plain id: runs are compacted, the ledger is kept forever). */
     runId: id('run_id'),
     /** The answer billed; null for a presumed call, whose answer never landed. */
     rawResponseId: id('raw_response_id').references(() => rawResponses.id),
     billedAt: tstz('billed_at').notNull(),
+    /** The watch entry and the claim (fence) of the enterprise call: one row per call. */
+    watchId: id('watch_id'),
+    callFence: id('call_fence'),
+    /** The transaction that wrote or last changed the entry (set by a trigger): the export cursor. */
+    loadXid: loadXid(),
+    cycle: date('cycle', { mode: 'string' }).notNull(),
+    /** Its operation, enterprise, keyword and remark. */
+    subjectId: integer('subject_id')
+      .notNull()
+      .references(() => ledgerSubjects.id),
+    /**
+     * What the call cost. Null only for a product call while `DAYBOOK_PRODUCT_CREDITS` is unset:
+     * the upstream bills every call and documents no amount for that operation (an unpriced call).
+     */
+    credits: integer('credits'),
     /**
      * booked: the upstream answered and billed (the amount it stated, or the configured cost when
-     * it stated none, said in `remark`); presumed: the call was sent and its outcome never became
+     * it stated none, said in the remark); presumed: the call was sent and its outcome never became
      * known (the process died), so its reserved credits count as spent until an answer proves
      * otherwise; unconfirmed: the request was sent and no complete answer came (a timeout, a
      * connection cut after sending), so the upstream may have billed it: counted as spent, and a
      * later answer of another call does not confirm it.
      */
     status: text('status').notNull().default('booked'),
-    /** The watch entry and the claim (fence) of the enterprise call: one row per call. */
-    watchId: id('watch_id'),
-    callFence: id('call_fence'),
-    /** The transaction that wrote or last changed the entry (set by a trigger): the export cursor. */
-    loadXid: loadXid(),
   },
   (t) => [
-    index('credit_ledger_load_xid_idx').on(t.loadXid),
-    uniqueIndex('credit_ledger_raw_key').on(t.rawResponseId),
+    index('ledger_entries_load_xid_idx').on(t.loadXid),
+    uniqueIndex('ledger_entries_raw_key').on(t.rawResponseId),
     // One row per enterprise call (a product call has neither watch entry nor fence: nulls are
     // distinct); it also serves every read by cycle.
-    uniqueIndex('credit_ledger_cycle_call_key').on(t.cycle, t.watchId, t.callFence),
-    check('credit_ledger_status_check', sql`${t.status} in ('booked', 'presumed', 'unconfirmed')`),
+    uniqueIndex('ledger_entries_cycle_call_key').on(t.cycle, t.watchId, t.callFence),
+    check('ledger_entries_status_check', sql`${t.status} in ('booked', 'presumed', 'unconfirmed')`),
   ],
 );
 

@@ -78,20 +78,14 @@ export interface RebuildSummary {
 /** The landed outcomes a rebuild reads: answers with content, and not_found (disappearances). */
 const REPLAYED = ['success', 'not_found', 'unexpected_response'];
 
-/** A landed answer as the replay reads it from `raw_answers` (the landing row and its body). */
+/** A landed answer as the replay reads it from `raw_answers` (the landing row, its parameters and body). */
 type RawRow = Recast<
-  Recast<
-    Pick<
-      DriverRow<typeof rawResponses>,
-      'id' | 'operation' | 'params' | 'outcome' | 'fetched_at' | 'landed_at' | 'cycle'
-    >,
-    'params',
-    Record<string, string>
-  >,
+  Pick<DriverRow<typeof rawResponses>, 'id' | 'operation' | 'outcome' | 'fetched_at' | 'landed_at' | 'cycle'>,
   'cycle',
   string
-> &
-  Pick<DriverRow<typeof rawBodies>, 'body_json' | 'body_text'> & { bytes_kept: boolean };
+> & { params: Record<string, string> } & Pick<DriverRow<typeof rawBodies>, 'body_json' | 'body_text'> & {
+    bytes_kept: boolean;
+  };
 
 interface KeptEvent {
   pid: string;

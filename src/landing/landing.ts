@@ -2,8 +2,9 @@
  * The raw landing: every upstream answer (success or error) is written before anything else
  * happens to it, so nothing is lost when a later step fails or the format drifts: one row per call
  * in raw_responses, pointing at its body in raw_bodies, where each distinct body is stored once
- * (an unchanged enterprise answers the same body every day). The API key is a header and is never
- * part of what is landed.
+ * (an unchanged enterprise answers the same body every day), and at its parameters in raw_params,
+ * each distinct set stored once (the database finds or adds it: `daybook_raw_params`). The API key
+ * is a header and is never part of what is landed.
  */
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
@@ -177,8 +178,9 @@ async function landBatch(sql: Sql, rows: readonly LandingRow[], asText: boolean)
     }
     const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
     const landed = await q<Pick<DriverRow<typeof rawResponses>, 'id' | 'landed_at'>[]>`
-      insert into raw_responses (run_id, cycle, operation, params, http_status, body_id, outcome, fetched_at, duration_ms)
-      select run_id, cycle, operation, params::jsonb, http_status, body_id, outcome, fetched_at, duration_ms
+      insert into raw_responses (run_id, cycle, operation, params_id, http_status, body_id, outcome, fetched_at, duration_ms)
+      select run_id, cycle, operation, daybook_raw_params(params::jsonb), http_status, body_id, outcome, fetched_at,
+             duration_ms
       from unnest(${col((i) => i.r.runId)}::bigint[], ${col((i) => i.r.cycle)}::date[], ${col((i) => i.r.operation)}::text[],
                   ${col((i) => JSON.stringify(i.r.params))}::text[], ${col((i) => i.r.httpStatus)}::smallint[],
                   ${col((i) => (i.sha ? (ids.get(i.sha) ?? null) : null))}::bigint[], ${col((i) => i.r.outcome)}::text[],
@@ -206,7 +208,7 @@ export const RAW_REFERENCES: readonly (readonly [string, string])[] = [
   ['product_versions', 'raw_response_id'],
   ['product_comments', 'raw_response_id'],
   ['trending_snapshots', 'raw_response_id'],
-  ['credit_ledger', 'raw_response_id'],
+  ['ledger_entries', 'raw_response_id'],
   ['cycle_fetches', 'raw_response_id'],
   ['resolution_mismatches', 'raw_response_id'],
   ['keyword_resolutions', 'raw_response_id'],

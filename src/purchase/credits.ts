@@ -130,15 +130,19 @@ export interface LedgerCredits {
   unpricedCalls: number;
 }
 
-/** The ledger's credits of `cycle` (its rows by the cycle index; a null amount never breaks a sum). */
+/**
+ * The ledger's credits of `cycle` (its rows by the cycle index; a null amount never breaks a sum),
+ * from the entries alone: only an unpriced call's operation is read from its words.
+ */
 export async function ledgerCredits(sql: Sql, cycle: string): Promise<LedgerCredits> {
   const [r] = await sql<LedgerCredits[]>`
     select coalesce(sum(credits) filter (where status = 'booked'), 0)::int as confirmed,
            coalesce(sum(credits) filter (where status in ('unconfirmed', 'presumed')), 0)::int as unconfirmed,
            coalesce(sum(credits) filter (where status = 'presumed'), 0)::int as presumed,
            (count(*) filter (where status in ('unconfirmed', 'presumed')))::int as "unconfirmedCalls",
-           (count(*) filter (where credits is null and operation = 'product-listing'))::int as "unpricedCalls"
-    from credit_ledger where cycle = ${cycle}`;
+           (select count(*) from credit_ledger u
+            where u.cycle = ${cycle} and u.credits is null and u.operation = 'product-listing')::int as "unpricedCalls"
+    from ledger_entries where cycle = ${cycle}`;
   return r ?? { confirmed: 0, unconfirmed: 0, presumed: 0, unconfirmedCalls: 0, unpricedCalls: 0 };
 }
 

@@ -19,7 +19,7 @@
 import { inTransaction, type Sql } from '../db/connect.ts';
 import { leaseLive, letGo, mayTake, renew, stillHeld, take } from '../db/lease.ts';
 import type { DriverRow, NonNull, Recast } from '../db/rows.ts';
-import type { creditLedger, cycleFetches, watchlist } from '../db/schema.ts';
+import type { cycleFetches, ledgerEntries, watchlist } from '../db/schema.ts';
 import { appendEvents } from '../events/outbox.ts';
 import { PERMANENT_ERROR_QUIET_DAYS, PERMANENT_OUTCOMES } from '../terms/outcomes.ts';
 import { addDays, cycleStart } from '../time/cycles.ts';
@@ -63,7 +63,21 @@ type CallState = Pick<DriverRow<typeof cycleFetches>, 'call_fence' | 'credits_re
  * The ledger row of a call. Its credits are read as set: the row is looked at only when it is
  * `presumed`, and a takeover writes a presumed row with the credits it reserved.
  */
-type LedgerCall = NonNull<Pick<DriverRow<typeof creditLedger>, 'id' | 'status' | 'credits'>, 'credits'>;
+type LedgerCall = NonNull<Pick<DriverRow<typeof ledgerEntries>, 'id' | 'status' | 'credits'>, 'credits'>;
+
+/**
+ * The ledger subject of these words (`ledger_subjects`: operation, enterprise, keyword, remark),
+ * found or added by the database in the statement that writes the entry.
+ */
+function subject(
+  sql: Sql,
+  operation: string,
+  pid: string | null,
+  keyword: string | null,
+  remark: string | null,
+) {
+  return sql`daybook_ledger_subject(${operation}::text, ${pid}::text, ${keyword}::text, ${remark}::text)`;
+}
 
 /** A claim whose holder's lease lapsed (`holder is not null`), its cycle read `::text`. */
 type LapsedClaim = NonNull<
@@ -188,10 +202,10 @@ export async function presumeLapsedCall(sql: Sql, claim: Claim, now: Date): Prom
       for update`;
     if (row?.call_fence === null || Number(row?.call_fence) !== call.fence) return;
     const inserted = await tx`
-      insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, status, watch_id, call_fence, billed_at)
-      values (${claim.cycle}, 'enterprise-search', ${claim.pid}, ${claim.keyword}, ${call.reserved},
-              ${`the call sent at ${call.startedAt.toISOString()} never settled (its process died or lost its claim): presumed billed`},
-              'presumed', ${claim.watchId}, ${call.fence}, ${now})
+      insert into ledger_entries (cycle, subject_id, credits, status, watch_id, call_fence, billed_at)
+      values (${claim.cycle},
+              ${subject(tx, 'enterprise-search', claim.pid, claim.keyword, `the call sent at ${call.startedAt.toISOString()} never settled (its process died or lost its claim): presumed billed`)},
+              ${call.reserved}, 'presumed', ${claim.watchId}, ${call.fence}, ${now})
       on conflict do nothing returning 1`;
     await settleCredits(tx, claim.cycle, call.reserved, inserted.length > 0 ? call.reserved : 0);
     await tx`update cycle_fetches set call_fence = null, call_started_at = null, credits_reserved = 0
@@ -265,7 +279,7 @@ export async function settleCall(
     select call_fence, credits_reserved from cycle_fetches
     where cycle = ${claim.cycle} and watch_id = ${claim.watchId} for update`;
   const [prior] = await tx<LedgerCall[]>`
-    select id, status, credits from credit_ledger
+    select id, status, credits from ledger_entries
     where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and call_fence = ${callFence}
     for update`;
   const billed = billing?.credits ?? 0;
@@ -278,17 +292,20 @@ export async function settleCall(
     // A takeover presumed this call spent; its answer now says what it cost.
     spentDelta = billed - prior.credits;
     await tx`
-      update credit_ledger set status = 'booked', credits = ${billed},
-        remark = ${billing ? billing.remark : 'presumed billed by a takeover; the answer showed nothing was billed'},
-        pid = coalesce(${billing?.pid ?? null}, pid), raw_response_id = ${billing?.rawResponseId ?? null},
+      update ledger_entries e set status = 'booked', credits = ${billed},
+        subject_id = daybook_ledger_subject(s.operation, coalesce(${billing?.pid ?? null}, s.pid), s.keyword,
+          ${billing ? billing.remark : 'presumed billed by a takeover; the answer showed nothing was billed'}),
+        raw_response_id = ${billing?.rawResponseId ?? null},
         run_id = ${billing?.runId ?? null}, billed_at = ${billing?.billedAt ?? new Date()}
-      where id = ${prior.id}`;
+      from ledger_subjects s
+      where e.id = ${prior.id} and s.id = e.subject_id`;
   } else if (!prior && billing) {
     const inserted = await tx`
-      insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id,
-                                 billed_at, status, watch_id, call_fence)
-      values (${claim.cycle}, 'enterprise-search', ${billing.pid}, ${claim.keyword}, ${billed}, ${billing.remark},
-              ${billing.runId}, ${billing.rawResponseId}, ${billing.billedAt}, 'booked', ${claim.watchId}, ${callFence})
+      insert into ledger_entries (cycle, subject_id, credits, run_id, raw_response_id, billed_at, status,
+                                  watch_id, call_fence)
+      values (${claim.cycle}, ${subject(tx, 'enterprise-search', billing.pid, claim.keyword, billing.remark)},
+              ${billed}, ${billing.runId}, ${billing.rawResponseId}, ${billing.billedAt}, 'booked', ${claim.watchId},
+              ${callFence})
       on conflict do nothing returning 1`;
     if (inserted.length > 0) spentDelta = billed;
   }
@@ -341,9 +358,9 @@ export async function settleUnanswered(
       select call_fence, credits_reserved from cycle_fetches
       where cycle = ${claim.cycle} and watch_id = ${claim.watchId} for update`;
     const inserted = await tx`
-      insert into credit_ledger (cycle, operation, pid, keyword, credits, remark, run_id, raw_response_id,
-                                 billed_at, status, watch_id, call_fence)
-      values (${claim.cycle}, 'enterprise-search', ${claim.pid}, ${claim.keyword}, ${u.credits}, ${u.remark},
+      insert into ledger_entries (cycle, subject_id, credits, run_id, raw_response_id, billed_at, status,
+                                  watch_id, call_fence)
+      values (${claim.cycle}, ${subject(tx, 'enterprise-search', claim.pid, claim.keyword, u.remark)}, ${u.credits},
               ${u.runId}, ${u.rawResponseId}, ${u.billedAt}, 'unconfirmed', ${claim.watchId}, ${callFence})
       on conflict do nothing returning 1`;
     const ours = row !== undefined && (row.call_fence === null || Number(row.call_fence) === callFence);
@@ -355,7 +372,7 @@ export async function settleUnanswered(
                updated_at = now()
                where cycle = ${claim.cycle} and watch_id = ${claim.watchId}`;
     const [n] = await tx<UnansweredCount[]>`
-      select count(*)::int as n from credit_ledger
+      select count(*)::int as n from ledger_entries
       where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and status = 'unconfirmed'`;
     return n?.n ?? 0;
   });
@@ -364,7 +381,7 @@ export async function settleUnanswered(
 /** How many calls of the entry went unanswered in the cycle (its `unconfirmed` ledger rows). */
 export async function unansweredCalls(sql: Sql, claim: Pick<Claim, 'cycle' | 'watchId'>): Promise<number> {
   const [n] = await sql<UnansweredCount[]>`
-    select count(*)::int as n from credit_ledger
+    select count(*)::int as n from ledger_entries
     where cycle = ${claim.cycle} and watch_id = ${claim.watchId} and status = 'unconfirmed'`;
   return n?.n ?? 0;
 }
@@ -633,24 +650,26 @@ export async function bookProductCall(
   where: { cycle: string; operation: string; runId: number },
   b: ProductBooking | null,
 ): Promise<number> {
-  const [prior] = await tx<Pick<DriverRow<typeof creditLedger>, 'id' | 'credits'>[]>`
-    select id, credits from credit_ledger
-    where cycle = ${where.cycle} and operation = ${where.operation} and watch_id is null
-      and run_id = ${where.runId} for update`;
+  const [prior] = await tx<Pick<DriverRow<typeof ledgerEntries>, 'id' | 'credits'>[]>`
+    select e.id, e.credits from ledger_entries e join ledger_subjects s on s.id = e.subject_id
+    where e.cycle = ${where.cycle} and s.operation = ${where.operation} and e.watch_id is null
+      and e.run_id = ${where.runId} for update of e`;
   if (prior) {
     const credits = b ? b.credits : 0;
     await tx`
-      update credit_ledger set credits = ${credits}, status = ${b?.status ?? 'booked'},
-        remark = ${b?.remark ?? 'presumed billed by a recovery; the answer showed nothing was billed'},
-        raw_response_id = coalesce(${b?.landed?.id ?? null}, raw_response_id),
-        billed_at = coalesce(${b?.landed?.landedAt ?? null}::timestamptz, billed_at)
-      where id = ${prior.id}`;
+      update ledger_entries e set credits = ${credits}, status = ${b?.status ?? 'booked'},
+        subject_id = daybook_ledger_subject(s.operation, s.pid, s.keyword,
+          ${b?.remark ?? 'presumed billed by a recovery; the answer showed nothing was billed'}),
+        raw_response_id = coalesce(${b?.landed?.id ?? null}, e.raw_response_id),
+        billed_at = coalesce(${b?.landed?.landedAt ?? null}::timestamptz, e.billed_at)
+      from ledger_subjects s
+      where e.id = ${prior.id} and s.id = e.subject_id`;
     return (credits ?? 0) - (prior.credits ?? 0);
   }
   if (!b) return 0;
   const inserted = await tx`
-    insert into credit_ledger (cycle, operation, keyword, credits, remark, run_id, raw_response_id, billed_at, status)
-    values (${b.cycle}, ${b.operation}, ${b.keyword}, ${b.credits}, ${b.remark}, ${b.runId},
+    insert into ledger_entries (cycle, subject_id, credits, run_id, raw_response_id, billed_at, status)
+    values (${b.cycle}, ${subject(tx, b.operation, null, b.keyword, b.remark)}, ${b.credits}, ${b.runId},
             ${b.landed?.id ?? null}, coalesce(${b.landed?.landedAt ?? null}::timestamptz, now()), ${b.status})
     on conflict do nothing returning 1`;
   return inserted.length > 0 ? (b.credits ?? 0) : 0;

@@ -16,7 +16,7 @@
 import type { Config } from '../config/config.ts';
 import { inTransaction, type Sql } from '../db/connect.ts';
 import type { DriverRow, LeftJoined } from '../db/rows.ts';
-import type { creditLedger, rawBodies, rawResponses } from '../db/schema.ts';
+import type { ledgerSubjects, rawBodies, rawResponses } from '../db/schema.ts';
 import {
   abandonStaleRuns,
   clearRunCall,
@@ -239,7 +239,7 @@ export async function settleProductCall(
     }
     // Settled already, or presumed by a recovery (whose row this answer corrects; the recovery
     // settled the reservation).
-    const [prior] = await tx<Pick<DriverRow<typeof creditLedger>, 'keyword'>[]>`
+    const [prior] = await tx<Pick<DriverRow<typeof ledgerSubjects>, 'keyword'>[]>`
       select keyword from credit_ledger
       where ${productRows(tx, cycle)} and run_id = ${runId} and status = 'presumed'`;
     if (prior)

@@ -306,8 +306,9 @@ describe('the user reference in docs/', { timeout: 60_000 }, () => {
     /** A landed answer to point at (the events and versions keep their raw response). */
     const landed = async (at: string, outcome = 'success'): Promise<number> => {
       const [r] = await t.sql<{ id: string }[]>`
-        insert into raw_responses (operation, params, outcome, fetched_at, landed_at, cycle)
-        values ('enterprise-search', ${t.sql.json({ ent_name: `doc ${++raw}` })}, ${outcome}, ${at}, ${at}, '2026-11-21')
+        insert into raw_responses (operation, params_id, outcome, fetched_at, landed_at, cycle)
+        values ('enterprise-search', daybook_raw_params(${t.sql.json({ ent_name: `doc ${++raw}` })}), ${outcome}, ${at},
+                ${at}, '2026-11-21')
         returning id`;
       return Number(r?.id);
     };

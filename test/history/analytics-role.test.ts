@@ -71,6 +71,9 @@ describe('the read-only analytics role', () => {
       'watchlist',
       'enterprise_versions',
       'credit_ledger',
+      'ledger_entries',
+      'ledger_subjects',
+      'raw_params',
     ]) {
       await expect(reader.unsafe(`select * from ${table} limit 1`)).rejects.toThrow(/permission denied/);
     }

@@ -59,7 +59,7 @@ describe('the landing and the bookkeeping over eight cycles', { timeout: 300_000
     expect(mismatch?.n).toBe(0);
     // An unchanged firm: one body for all its calls.
     const [quiet] = await t.sql<{ calls: number; bodies: number }[]>`
-      select count(*)::int as calls, count(distinct body_id)::int as bodies from raw_responses
+      select count(*)::int as calls, count(distinct body_id)::int as bodies from raw_answers
       where params->>'ent_name' = (
         select w.keyword from watchlist w join enterprise_versions v on v.pid = w.pid
         group by w.keyword having count(*) = 1 order by w.keyword limit 1)`;

@@ -514,6 +514,8 @@ describe('a hostile upstream', { timeout: 120_000 }, () => {
       'cycle_fetches',
       'watchlist',
       'credit_ledger',
+      'ledger_subjects',
+      'raw_params',
     ]) {
       const rows = await t.sql.unsafe(`select * from ${table}`);
       const text = JSON.stringify(rows);

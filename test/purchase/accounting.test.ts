@@ -84,7 +84,7 @@ describe('one accounting path', () => {
     // Each row is the answer's: keyed by its raw response, the one landed for that keyword.
     for (const l of ledger) {
       const [raw] = await t.sql<{ ent_name: string }[]>`
-        select params->>'ent_name' as ent_name from raw_responses where id = ${l.raw}`;
+        select params->>'ent_name' as ent_name from raw_answers where id = ${l.raw}`;
       expect(raw?.ent_name).toBe(l.keyword);
     }
     const remark = (k: string) => ledger.find((l) => l.keyword === k)?.remark ?? '';

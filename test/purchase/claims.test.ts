@@ -112,7 +112,8 @@ describe('the claim on a cycle fetch', () => {
     expect(await budget()).toEqual({ spent: (before?.spent ?? 0) + 3, reserved: before?.reserved ?? 0 });
     // The first holder's answer arrives after all, billed 2: the presumed row becomes that.
     const [raw] = await t.sql<{ id: string }[]>`
-      insert into raw_responses (operation, params, outcome, fetched_at) values ('enterprise-search', '{}', 'success', now())
+      insert into raw_responses (operation, params_id, outcome, fetched_at)
+      values ('enterprise-search', daybook_raw_params('{}'), 'success', now())
       returning id`;
     await t.sql.begin((tx) =>
       settleCall(tx, a, a.fence, {
