@@ -78,6 +78,8 @@ async function one(
       disableAfterMs: 5 * 86_400_000,
       concurrency: 32,
       perSubscription: Math.max(4, Math.ceil(32 / endpoints)),
+      // As in a worker: it listens for new events on a connection of its own.
+      listen: { url: db.url },
     });
     let summary = { delivered: 0 };
     let seconds: number;
@@ -90,7 +92,8 @@ async function one(
       seconds = (performance.now() - started) / 1000;
     } else {
       // Steady: events written a tenth of a second's worth at a time while a running engine (as
-      // in a worker, looking for new events every second) delivers them.
+      // in a worker: woken by each commit, looking on its own every second while it is not
+      // hearing them) delivers them.
       const stop = new AbortController();
       const running = engine.run(stop.signal, 1000);
       const started = performance.now();

@@ -223,6 +223,29 @@ export async function fanOut(sql: postgres.Sql, batch = 5000): Promise<number> {
   return queued;
 }
 
+/** A computed shape: milliseconds until a time, by the database's clock (null when there is none). */
+interface MillisecondsLeft {
+  ms: number | null;
+}
+
+/**
+ * How long until the next delivery of an active subscription falls due, by the database's clock:
+ * a retry, a vendor's window, a claim whose lease ends (0 or less when one is due now); null when
+ * none waits. One index range per subscription (delivery_queue_due_idx).
+ */
+export async function nextDueInMs(sql: Sql): Promise<number | null> {
+  const [row] = await sql<MillisecondsLeft[]>`
+    select (extract(epoch from min(q.next_attempt_at) - now()) * 1000)::float8 as ms
+    from subscriptions s
+    cross join lateral (
+      select q.next_attempt_at from delivery_queue q
+      where q.subscription_id = s.id and q.state in ('pending', 'delivering')
+      order by q.next_attempt_at limit 1
+    ) q
+    where s.state = 'active'`;
+  return row?.ms ?? null;
+}
+
 /** Where and how one delivery goes: the endpoint, its format and language, its secrets. */
 export interface Target {
   url: string;
