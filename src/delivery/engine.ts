@@ -255,12 +255,12 @@ export class DeliveryEngine {
   /** Waits `ms`, or less when new events are heard or `signal` aborts. */
   private async rest(signal: AbortSignal, ms: number): Promise<void> {
     if (this.fresh || signal.aborted) return;
-    const heard = new AbortController();
-    this.rouse = () => heard.abort();
-    const stop = () => heard.abort();
+    const woken = new AbortController();
+    this.rouse = () => woken.abort();
+    const stop = () => woken.abort();
     signal.addEventListener('abort', stop, { once: true });
     try {
-      await sleepUnless(ms, heard.signal);
+      await sleepUnless(ms, woken.signal);
     } finally {
       signal.removeEventListener('abort', stop);
       this.rouse = null;

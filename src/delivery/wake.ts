@@ -9,13 +9,14 @@
  * engine's own pool and waits for it to come back on the listening connection. Until a probe has
  * come back (no Postgres reachable, PgBouncer in transaction mode, a listening connection lost and
  * not opened again), `listening` is false and the engine looks for new events on its timer, as it
- * would without this.
+ * would without this; the check is tried again later (RETRY).
  */
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import { type Database, openDatabase } from '../db/connect.ts';
 import { EVENTS_CHANNEL } from '../events/outbox.ts';
 import type { Logger } from '../log/log.ts';
+import { backoffMs } from '../retry/backoff.ts';
 import { within } from '../time/deadline.ts';
 
 /** Where to listen: a Postgres URL reaching the server directly (not PgBouncer in transaction mode). */
@@ -29,6 +30,13 @@ export interface ListenOptions {
 
 const PROBE = 'probe:';
 
+/**
+ * After a failed check, the next is put off (the one backoff rule: 10 s, doubling, 10 min at
+ * most): behind PgBouncer in transaction mode each LISTEN leaves a pooled server session
+ * listening, and trying every few seconds would leave more.
+ */
+const RETRY = { baseMs: 10_000, capMs: 600_000 };
+
 export class EventsHeard {
   private db: Database | null = null;
   private heard = false;
@@ -36,6 +44,8 @@ export class EventsHeard {
   private waiting: { token: string; back: () => void } | null = null;
   private checking: Promise<void> | null = null;
   private closed = false;
+  private failures = 0;
+  private retryAt = 0;
 
   constructor(
     private readonly o: ListenOptions,
@@ -57,7 +67,7 @@ export class EventsHeard {
    * until notifications arrive again.
    */
   check(): Promise<void> {
-    if (this.closed) return Promise.resolve();
+    if (this.closed || (!this.heard && performance.now() < this.retryAt)) return Promise.resolve();
     this.checking ??= this.probe().finally(() => {
       this.checking = null;
     });
@@ -94,6 +104,7 @@ export class EventsHeard {
       if (!this.heard) this.log.info('listening for new events: deliveries start as events commit');
       this.heard = true;
       this.warned = false;
+      this.failures = 0;
     } catch (err) {
       if (this.closed) return;
       if (this.heard || !this.warned)
@@ -103,6 +114,7 @@ export class EventsHeard {
         );
       this.heard = false;
       this.warned = true;
+      this.retryAt = performance.now() + backoffMs(this.failures++, RETRY);
       await this.drop();
     } finally {
       this.waiting = null;
