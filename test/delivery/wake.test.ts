@@ -67,15 +67,15 @@ function keptLog() {
 
 const options = (listenUrl: string, extra: Partial<DeliveryOptions> = {}): DeliveryOptions => ({
   schedule: parseSchedule('0,300ms,300ms'),
-  timeoutMs: 5000,
+  timeoutMs: 30_000,
   disableAfterMs: 5 * 86_400_000,
   concurrency: 8,
-  listen: { url: listenUrl, probeMs: 5000 },
+  listen: { url: listenUrl, probeMs: 60_000 },
   safetyMs: NEVER_MS,
   ...extra,
 });
 
-describe('waking on new events', { timeout: 120_000 }, () => {
+describe('waking on new events', { timeout: 300_000 }, () => {
   let t: TestDatabase;
   beforeAll(async () => {
     t = await freshDatabase();
@@ -92,7 +92,7 @@ describe('waking on new events', { timeout: 120_000 }, () => {
     const stop = new AbortController();
     const running = engine.run(stop.signal, NEVER_MS);
     try {
-      await waitFor('the listener', async () => lines.some((l) => l.msg.startsWith('listening')), 20_000);
+      await waitFor('the listener', async () => lines.some((l) => l.msg.startsWith('listening')), 60_000);
       // A write that rolls back notifies nobody; the one after it is delivered.
       await t.sql
         .begin(async (tx) => {
@@ -102,10 +102,10 @@ describe('waking on new events', { timeout: 120_000 }, () => {
         .catch(() => {});
       await t.sql.begin((tx) => appendEvents(tx, [event('first')]));
       // Answered 500 first: the retry is due 300 ms later, and goes then.
-      await waitFor('the first event, retried', async () => r.got.length >= 2, 20_000, 20);
+      await waitFor('the first event, retried', async () => r.got.length >= 2, 60_000, 20);
       expect(r.got).toEqual(['first', 'first']);
       await t.sql.begin((tx) => appendEvents(tx, [event('second')]));
-      await waitFor('the second event', async () => r.got.includes('second'), 20_000, 20);
+      await waitFor('the second event', async () => r.got.includes('second'), 60_000, 20);
       const [queue] = await t.sql<{ n: number }[]>`
         select count(*)::int as n from delivery_queue
         where subscription_id = ${subscription.id} and state = 'succeeded'`;
@@ -143,10 +143,10 @@ describe('waking on new events', { timeout: 120_000 }, () => {
         await waitFor(
           'the warning',
           async () => lines.some((l) => l.msg.startsWith('new events are not heard')),
-          20_000,
+          60_000,
         );
         await t.sql.begin((tx) => appendEvents(tx, [event('timer')]));
-        await waitFor('the event', async () => r.got.includes('timer'), 20_000, 20);
+        await waitFor('the event', async () => r.got.includes('timer'), 60_000, 20);
         expect(lines.some((l) => l.msg.startsWith('listening'))).toBe(false);
       } finally {
         stop.abort();
