@@ -106,10 +106,18 @@ describe('waking on new events', { timeout: 300_000 }, () => {
       expect(r.got).toEqual(['first', 'first']);
       await t.sql.begin((tx) => appendEvents(tx, [event('second')]));
       await waitFor('the second event', async () => r.got.includes('second'), 60_000, 20);
-      const [queue] = await t.sql<{ n: number }[]>`
-        select count(*)::int as n from delivery_queue
-        where subscription_id = ${subscription.id} and state = 'succeeded'`;
-      expect(queue?.n).toBe(2);
+      // The receiver answers before the engine records: both are recorded delivered soon after.
+      await waitFor(
+        'both recorded delivered',
+        async () => {
+          const [queue] = await t.sql<{ n: number }[]>`
+            select count(*)::int as n from delivery_queue
+            where subscription_id = ${subscription.id} and state = 'succeeded'`;
+          return queue?.n === 2;
+        },
+        60_000,
+        20,
+      );
       expect(r.got).not.toContain('rolled-back');
     } finally {
       stop.abort();
