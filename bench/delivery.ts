@@ -2,7 +2,8 @@
  * Webhook delivery at volume: 10,000 events written to the outbox, delivered to 1
  * endpoint and then to 10, each a real HTTP receiver on loopback answering 200. Figures: the
  * latency from an event's commit to the receiver's 2xx being recorded (p50, p99), and deliveries
- * per second. Target: p99 under 5 s and at least 200 deliveries/s.
+ * per second. Targets: at least 1,000 deliveries/s in a burst; when events come steadily, p99
+ * under 250 ms to 1 endpoint and under 500 ms to 10 (the engine wakes on each commit).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +32,12 @@ export interface DeliveryResult {
   target: string;
   met: boolean;
 }
+
+/** The burst's target: deliveries per second. */
+export const BURST_PER_SECOND = 1000;
+
+/** The steady stream's target: p99 from the write to the 2xx, by number of endpoints. */
+export const steadyP99Ms = (endpoints: number): number => (endpoints === 1 ? 250 : 500);
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -78,6 +85,8 @@ async function one(
       disableAfterMs: 5 * 86_400_000,
       concurrency: 32,
       perSubscription: Math.max(4, Math.ceil(32 / endpoints)),
+      // As in a worker: it listens for new events on a connection of its own.
+      listen: { url: db.url },
     });
     let summary = { delivered: 0 };
     let seconds: number;
@@ -90,7 +99,8 @@ async function one(
       seconds = (performance.now() - started) / 1000;
     } else {
       // Steady: events written a tenth of a second's worth at a time while a running engine (as
-      // in a worker, looking for new events every second) delivers them.
+      // in a worker: woken by each commit, looking on its own every second while it is not
+      // hearing them) delivers them.
       const stop = new AbortController();
       const running = engine.run(stop.signal, 1000);
       const started = performance.now();
@@ -151,8 +161,9 @@ export async function benchDelivery(events = 10_000, steadyEvents = 1000): Promi
   ];
   return {
     runs,
-    target:
-      '≥ 200 deliveries/s in a burst; p99 < 5000 ms from the write to the 2xx when events come steadily',
-    met: runs.every((r) => (r.mode === 'burst' ? r.perSecond >= 200 : r.p99Ms < 5000)),
+    target: `≥ ${BURST_PER_SECOND} deliveries/s in a burst; p99 from the write to the 2xx < ${steadyP99Ms(1)} ms to 1 endpoint and < ${steadyP99Ms(10)} ms to 10 when events come steadily`,
+    met: runs.every((r) =>
+      r.mode === 'burst' ? r.perSecond >= BURST_PER_SECOND : r.p99Ms < steadyP99Ms(r.endpoints),
+    ),
   };
 }

@@ -95,9 +95,18 @@ export async function oneShotRedis(config: Config) {
   return redis;
 }
 
-/** The delivery engine as configured. */
-export function deliveryEngine(config: Config, sql: postgres.Sql, log: Logger): DeliveryEngine {
+/**
+ * The delivery engine as configured. `listenUrl`: the Postgres its `run` listens on for new
+ * events (none for the embedded database, whose one process looks on a timer).
+ */
+export function deliveryEngine(
+  config: Config,
+  sql: postgres.Sql,
+  log: Logger,
+  listenUrl?: string,
+): DeliveryEngine {
   return new DeliveryEngine(sql, log, {
+    ...(listenUrl ? { listen: { url: listenUrl, prepare: config.DAYBOOK_DB_PREPARE } } : {}),
     schedule: config.DAYBOOK_WEBHOOK_SCHEDULE,
     timeoutMs: config.DAYBOOK_WEBHOOK_TIMEOUT_MS,
     disableAfterMs: config.DAYBOOK_WEBHOOK_DISABLE_AFTER,

@@ -101,7 +101,7 @@ export function deliverCommand(): Command {
         });
         const db = await openStore(config);
         life.closer.add('database', db.close);
-        const engine = deliveryEngine(config, db.sql, log);
+        const engine = deliveryEngine(config, db.sql, log, db.embedded ? undefined : db.url);
         const running = engine.run(life.signal);
         life.closer.add('delivery', () => running);
         log.info('delivery started');

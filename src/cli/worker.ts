@@ -64,7 +64,7 @@ export function workerCommand(): Command {
       // Jobs in flight cannot complete without Redis: when it is down, they are not waited for.
       life.closer.add('workers', () => running.close(reach.down().some((d) => d.dependency === 'redis')));
       // Webhooks go out from every worker: deliveries are claimed in Postgres, so they share the work.
-      const delivering = deliveryEngine(config, db.sql, log).run(life.signal);
+      const delivering = deliveryEngine(config, db.sql, log, url).run(life.signal);
       life.closer.add('delivery', () => delivering);
       log.info({ concurrency, heapGrowingPercent }, 'worker started');
       return life.serve();

@@ -37,12 +37,14 @@ import {
   fanOut,
   markFailing,
   markRecovered,
+  nextDueInMs,
   recordAttempt,
   releaseClaims,
   returnSends,
   settleSends,
   takeSends,
 } from './store.ts';
+import { EventsHeard, type ListenOptions } from './wake.ts';
 
 export interface DeliveryOptions extends Omit<DispatchOptions, 'timeoutMs'> {
   schedule: readonly number[];
@@ -58,7 +60,21 @@ export interface DeliveryOptions extends Omit<DispatchOptions, 'timeoutMs'> {
   rateWindowMs?: number;
   /** How long a vendor's "too fast" answer is waited out (its own time by default; shorter in tests). */
   vendorWaitMs?: number;
+  /**
+   * Where `run` listens for new events (wake.ts): it then starts delivering as an event commits,
+   * and looks on its own only when a delivery falls due and every `safetyMs`. Without it, or
+   * while notifications do not arrive, `run` looks every `pollMs`.
+   */
+  listen?: ListenOptions;
+  /** How often `run` looks for new events while it hears them (a missed notification's bound). */
+  safetyMs?: number;
 }
+
+/** The longest `run` waits between looks while it hears new events as they commit. */
+export const SAFETY_MS = 10_000;
+
+/** The shortest wait of `run` for a delivery said to be due (one locked by another engine's claim). */
+const LEAST_WAIT_MS = 50;
 
 /** The most deliveries of one rate-limited subscription claimed at once. */
 const BATCH_CLAIM = 500;
@@ -120,6 +136,10 @@ export class DeliveryEngine {
   private inFlight = 0;
   private idle = false;
   private wake: (() => void) | null = null;
+  /** New events were heard since the last fan-out. */
+  private fresh = false;
+  /** Ends the wait of `run` between passes. */
+  private rouse: (() => void) | null = null;
   private readonly now: () => Date;
   private readonly random: () => number;
   /** Aborted when a pass with a deadline (`pass({ until })`) stops waiting. */
@@ -169,22 +189,82 @@ export class DeliveryEngine {
     return this.stopping ? { ...this.o, signal: this.stopping } : this.o;
   }
 
-  /** Passes until `signal` aborts, looking for new events every `pollMs`. */
+  /**
+   * Passes until `signal` aborts. With `listen` (and while notifications arrive), a pass starts as
+   * soon as new events commit, when the next delivery falls due, and every `safetyMs` at least;
+   * otherwise every `pollMs`.
+   */
   async run(signal: AbortSignal, pollMs = 1000): Promise<void> {
     const summary = emptySummary();
-    while (!signal.aborted) {
-      try {
-        summary.queued += await within(fanOut(this.sql), this.queryDeadlineMs(), 'queuing new events');
-        await this.pump(summary, () => signal.aborted);
-      } catch (err) {
-        this.log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          'delivery pass failed; trying again',
-        );
+    const safetyMs = this.o.safetyMs ?? SAFETY_MS;
+    const heard = this.o.listen
+      ? new EventsHeard(this.o.listen, this.sql, () => this.heard(), this.log)
+      : null;
+    let checkedAt = Number.NEGATIVE_INFINITY;
+    try {
+      while (!signal.aborted) {
+        // The listener is checked (and opened again when it was lost) every safetyMs.
+        if (heard && performance.now() - checkedAt >= safetyMs) {
+          checkedAt = performance.now();
+          void heard.check();
+        }
+        this.fresh = false;
+        let failed = false;
+        try {
+          summary.queued += await within(fanOut(this.sql), this.queryDeadlineMs(), 'queuing new events');
+          await this.pump(summary, () => signal.aborted);
+        } catch (err) {
+          failed = true;
+          this.log.warn(
+            { err: err instanceof Error ? err.message : String(err) },
+            'delivery pass failed; trying again',
+          );
+        }
+        // Events heard during the pass and not yet fanned out: at once.
+        if (this.fresh && !failed) continue;
+        if (failed) this.fresh = false;
+        await this.rest(signal, heard?.listening && !failed ? await this.untilDue(safetyMs) : pollMs);
       }
-      await sleepUnless(pollMs, signal);
+    } finally {
+      await heard?.close();
     }
     while (this.inFlight > 0) await new Promise<void>((r) => (this.wake = r));
+  }
+
+  /** New events committed: a waiting `run` passes now, a pump fans them out at its next turn. */
+  private heard(): void {
+    this.fresh = true;
+    const rouse = this.rouse;
+    this.rouse = null;
+    rouse?.();
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  /** How long until the next delivery falls due, `atMostMs` at most. */
+  private async untilDue(atMostMs: number): Promise<number> {
+    try {
+      const ms = await within(nextDueInMs(this.sql), this.queryDeadlineMs(), 'reading the next due delivery');
+      return ms === null ? atMostMs : Math.min(atMostMs, Math.max(LEAST_WAIT_MS, Math.ceil(ms)));
+    } catch {
+      return LEAST_WAIT_MS * 20;
+    }
+  }
+
+  /** Waits `ms`, or less when new events are heard or `signal` aborts. */
+  private async rest(signal: AbortSignal, ms: number): Promise<void> {
+    if (this.fresh || signal.aborted) return;
+    const woken = new AbortController();
+    this.rouse = () => woken.abort();
+    const stop = () => woken.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      await sleepUnless(ms, woken.signal);
+    } finally {
+      signal.removeEventListener('abort', stop);
+      this.rouse = null;
+    }
   }
 
   /** How long a claim lasts: longer than a send can take. */
@@ -201,6 +281,11 @@ export class DeliveryEngine {
     const per = this.o.perSubscription ?? 4;
     for (;;) {
       if (stop()) break;
+      // New events heard while this pass delivers: queued now, claimed with the rest.
+      if (this.fresh) {
+        this.fresh = false;
+        summary.queued += await within(fanOut(this.sql), this.queryDeadlineMs(), 'queuing new events');
+      }
       const free = this.o.concurrency - this.inFlight;
       let claimed: Claimed[] = [];
       let excluded = false;

@@ -51,11 +51,6 @@ export type FailingState = NonNull<
   'failing_since'
 >;
 
-/** A computed shape: the latest event's sequence number (`max(seq)`, an int8: a string). */
-interface LatestSeq {
-  max: string | null;
-}
-
 /**
  * A computed shape: of the sends wanted, how many a rate-limited window grants, and when its
  * oldest counted send leaves it (`takeSends`).
@@ -187,40 +182,74 @@ export async function replay(
   return rows.length;
 }
 
+/** A computed shape: what one round of the fan-out queued, and whether a cursor is still behind. */
+interface FannedOut {
+  queued: number;
+  behind: boolean;
+}
+
 /**
  * Queues, for every subscription that is not disabled, the events written since its cursor
  * that its filters take, and moves the cursor. Events commit in sequence order (outbox.ts), so
  * a cursor never skips one. Returns how many deliveries were queued.
+ *
+ * One statement per round, whatever the number of subscriptions: it locks the subscriptions
+ * behind the latest event (in id order, so two engines wait for each other rather than
+ * deadlock, and fan one subscription out one after the other), queues up to `batch` events for
+ * each from its cursor, and moves the cursors. Rounds go on while a cursor is still behind.
  */
 export async function fanOut(sql: postgres.Sql, batch = 5000): Promise<number> {
-  const [top] = await sql<LatestSeq[]>`select max(seq) as max from events`;
-  const max = Number(top?.max ?? 0);
   let queued = 0;
-  const subs = await sql<SubscriptionCursor[]>`
-    select id::int as id, cursor_seq::int as cursor_seq from subscriptions
-    where state <> 'disabled' and cursor_seq < ${max}`;
-  for (const s of subs) {
-    let cursor = s.cursor_seq;
-    while (cursor < max) {
-      const upto = Math.min(max, cursor + batch);
-      queued += await sql.begin(async (tx) => {
-        // The row lock makes two engines fan out one subscription one after the other.
-        const [locked] = await tx<Pick<SubscriptionCursor, 'cursor_seq'>[]>`
-          select cursor_seq::int as cursor_seq from subscriptions where id = ${s.id} and state <> 'disabled' for update`;
-        if (!locked || locked.cursor_seq >= upto) return 0;
-        const inserted = await tx`
-          insert into delivery_queue (subscription_id, event_seq)
-          select s.id, e.seq from events e, subscriptions s
-          where s.id = ${s.id} and e.seq > ${locked.cursor_seq} and e.seq <= ${upto} and ${takes(tx)}
-          on conflict (subscription_id, event_seq) do nothing
-          returning id`;
-        await tx`update subscriptions set cursor_seq = ${upto} where id = ${s.id}`;
-        return inserted.length;
-      });
-      cursor = upto;
-    }
+  for (;;) {
+    const [round] = await sql<FannedOut[]>`
+      with top as (select coalesce(max(seq), 0) as max from events),
+      behind as (
+        select s.id, s.cursor_seq, least(top.max, s.cursor_seq + ${batch}) as upto, top.max
+        from subscriptions s, top
+        where s.state <> 'disabled' and s.cursor_seq < top.max
+        order by s.id
+        for update of s
+      ),
+      queued as (
+        insert into delivery_queue (subscription_id, event_seq)
+        select s.id, e.seq from behind b
+        join subscriptions s on s.id = b.id
+        join events e on e.seq > b.cursor_seq and e.seq <= b.upto
+        where ${takes(sql)}
+        on conflict (subscription_id, event_seq) do nothing
+        returning 1
+      ),
+      moved as (
+        update subscriptions s set cursor_seq = b.upto from behind b where s.id = b.id
+      )
+      select (select count(*) from queued)::int as queued,
+             exists (select 1 from behind where upto < max) as behind`;
+    queued += round?.queued ?? 0;
+    if (!round?.behind) return queued;
   }
-  return queued;
+}
+
+/** A computed shape: milliseconds until a time, by the database's clock (null when there is none). */
+interface MillisecondsLeft {
+  ms: number | null;
+}
+
+/**
+ * How long until the next delivery of an active subscription falls due, by the database's clock:
+ * a retry, a vendor's window, a claim whose lease ends (0 or less when one is due now); null when
+ * none waits. One index range per subscription (delivery_queue_due_idx).
+ */
+export async function nextDueInMs(sql: Sql): Promise<number | null> {
+  const [row] = await sql<MillisecondsLeft[]>`
+    select (extract(epoch from min(q.next_attempt_at) - now()) * 1000)::float8 as ms
+    from subscriptions s
+    cross join lateral (
+      select q.next_attempt_at from delivery_queue q
+      where q.subscription_id = s.id and q.state in ('pending', 'delivering')
+      order by q.next_attempt_at limit 1
+    ) q
+    where s.state = 'active'`;
+  return row?.ms ?? null;
 }
 
 /** Where and how one delivery goes: the endpoint, its format and language, its secrets. */

@@ -7,6 +7,9 @@
  * reader paging by `seq` never sees a later event before an earlier one commits. Events are
  * appended at the end of their transaction, so the lock is held only from there to the commit.
  *
+ * Each write also notifies EVENTS_CHANNEL, in the same transaction: Postgres delivers the
+ * notification when the events commit, and the delivery engine wakes on it.
+ *
  * A rebuild replays history without re-emitting it: it sets `daybook.rebuilding` for its
  * transaction (`suppressEvents`), and writes in it emit nothing.
  */
@@ -23,6 +26,12 @@ type StatusCount = Pick<DriverRow<typeof cycleFetches>, 'status'> & { n: number 
 
 /** The advisory lock key of outbox writers ('dbevents' as 64-bit ASCII, taken by nothing else). */
 export const EVENTS_LOCK = 7_233_174_018_574_889_587n;
+
+/**
+ * The channel every write of events notifies (`pg_notify`, sent by Postgres when the write
+ * commits, never when it rolls back): the delivery engine listens on it and wakes at once.
+ */
+export const EVENTS_CHANNEL = 'daybook_events';
 
 /** An event to append; `name` and `effective_date` come from `versionId`, else the company's current version. */
 export interface NewEvent {
@@ -66,7 +75,10 @@ export async function appendEvents(sql: Sql, events: readonly NewEvent[]): Promi
     data: e.data,
   }));
   const on = sql`coalesce(current_setting('daybook.rebuilding', true), '') <> 'on'`;
-  await sql`select pg_advisory_xact_lock(${EVENTS_LOCK.toString()}::bigint) where ${on}`;
+  // The lock and the notification in one statement: Postgres sends it at the commit.
+  await sql`
+    select pg_advisory_xact_lock(${EVENTS_LOCK.toString()}::bigint), pg_notify(${EVENTS_CHANNEL}, '')
+    where ${on}`;
   await sql`
     insert into events (type, severity, pid, name, company_seq, cycle, detected_at, effective_date,
                         raw_response_id, data)

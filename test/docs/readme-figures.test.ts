@@ -43,6 +43,9 @@ const DOCS = (readdirSync(join(ROOT, 'docs'), { recursive: true }) as string[])
 const ALL = ['README.md', ...DOCS].map((file) => ({ file, text: read(file) }));
 const doc = readBenchDocument();
 
+/** How the table's rows of a part begin, where it is not the part's name. */
+const ROW_LABEL: Record<string, string> = { delivery: 'webhooks', cli: 'commands' };
+
 describe('the figures from bench/results.json in docs/benchmarks.md', () => {
   const spans = benchSpans(doc);
   const present = readSpans(benchmarks, BENCHMARKS);
@@ -73,7 +76,8 @@ describe('the figures from bench/results.json in docs/benchmarks.md', () => {
     for (const part of MAIN_PARTS) {
       const result = doc.parts[part] as { met?: boolean } | undefined;
       if (result?.met === false) {
-        const missed = rows.filter((r) => r.startsWith(`| ${part}`) && r.includes('✗ missed'));
+        const label = ROW_LABEL[part] ?? part;
+        const missed = rows.filter((r) => r.startsWith(`| ${label}`) && r.includes('✗ missed'));
         expect(missed.length, `${part} missed its target: a row says so`).toBeGreaterThan(0);
         // The goal it missed is in the row too.
         for (const r of missed) expect(r.split(' | ')[2]?.trim()).not.toBe('');
