@@ -95,7 +95,7 @@ export async function addSubscription(
     values (${s.url}, ${secret}, ${s.types ?? []}::text[], ${s.minSeverity ?? 'low'}, ${s.pids ?? []}::text[],
             ${s.digestOnly ?? false}, ${s.format ?? 'standard'}, ${s.lang ?? 'zh'}, ${s.signingSecret ?? null},
             ${s.allowPrivate ?? false},
-            ${s.fromSeq === undefined ? sql`(select coalesce(max(seq), 0) from events)` : sql`${Math.max(0, s.fromSeq - 1)}`})
+            ${s.fromSeq === undefined ? sql`(select coalesce(max(sequence), 0) from analytics.events)` : sql`${Math.max(0, s.fromSeq - 1)}`})
     returning ${LISTED(sql)}`;
   return { subscription: row as Subscription, secret };
 }
@@ -172,9 +172,9 @@ export async function replay(
   if (!sub) return null;
   const rows = await sql`
     insert into delivery_queue (subscription_id, event_seq)
-    select s.id, e.seq from events e, subscriptions s
-    where s.id = ${id} and e.seq <= s.cursor_seq and ${takes(sql)}
-      and ${'after' in from ? sql`e.seq > ${from.after}` : sql`e.detected_at >= ${from.since}`}
+    select s.id, e.sequence from analytics.events e, subscriptions s
+    where s.id = ${id} and e.sequence <= s.cursor_seq and ${takes(sql)}
+      and ${'after' in from ? sql`e.sequence > ${from.after}` : sql`e.detected_at >= ${from.since}`}
     on conflict (subscription_id, event_seq) do update set
       state = 'pending', attempts = 0, next_attempt_at = now(), ${letGo(sql)}
       where delivery_queue.state <> 'delivering'
@@ -202,7 +202,7 @@ export async function fanOut(sql: postgres.Sql, batch = 5000): Promise<number> {
   let queued = 0;
   for (;;) {
     const [round] = await sql<FannedOut[]>`
-      with top as (select coalesce(max(seq), 0) as max from events),
+      with top as (select coalesce(max(sequence), 0) as max from analytics.events),
       behind as (
         select s.id, s.cursor_seq, least(top.max, s.cursor_seq + ${batch}) as upto, top.max
         from subscriptions s, top
@@ -212,9 +212,9 @@ export async function fanOut(sql: postgres.Sql, batch = 5000): Promise<number> {
       ),
       queued as (
         insert into delivery_queue (subscription_id, event_seq)
-        select s.id, e.seq from behind b
+        select s.id, e.sequence from behind b
         join subscriptions s on s.id = b.id
-        join events e on e.seq > b.cursor_seq and e.seq <= b.upto
+        join analytics.events e on e.sequence > b.cursor_seq and e.sequence <= b.upto
         where ${takes(sql)}
         on conflict (subscription_id, event_seq) do nothing
         returning 1
@@ -561,9 +561,9 @@ export async function attemptLog(
   options: { failed?: boolean; subscription?: number; limit: number },
 ) {
   return sql<AttemptLine[]>`
-          select d.attempted_at, d.subscription_id::int as subscription, e.id as event, e.type, d.attempt,
+          select d.attempted_at, d.subscription_id::int as subscription, e.event_id as event, e.type, d.attempt,
                  d.http_status as status, d.latency_ms, d.outcome, d.error
-          from webhook_deliveries d join events e on e.seq = d.event_seq
+          from webhook_deliveries d join analytics.events e on e.sequence = d.event_seq
           where true ${options.failed ? sql`and d.outcome <> 'succeeded'` : sql``}
             ${options.subscription ? sql`and d.subscription_id = ${options.subscription}` : sql``}
           order by d.id desc limit ${options.limit}`;

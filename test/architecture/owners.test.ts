@@ -781,7 +781,12 @@ describe('reads by the owner only (docs/architecture.md)', () => {
 
   it('names tables the database writes that no code writes, each read where it says', () => {
     const written = databaseWritten();
-    expect([...written.keys()].sort()).toEqual(['ledger_subjects', 'metric_counts', 'raw_params', 'sql_reader']);
+    expect([...written.keys()].sort()).toEqual([
+      'ledger_subjects',
+      'metric_counts',
+      'raw_params',
+      'sql_reader',
+    ]);
     const { owners } = ownerMap();
     for (const [table, reader] of written) {
       expect(owners.has(table), `${table} has an owner in code too`).toBe(false);
