@@ -172,7 +172,7 @@ function exportLines(e: ExportResult): Line[] {
   for (const f of e.formats)
     lines.push([
       `export, full package, ${f.format}`,
-      `${rate(f.rowsPerSecond)} = ${f.vsBaseline.toFixed(2)} x baseline (${f.seconds} s, ${mib(f.bytes)}, peak RSS ${f.peakRssMiB} MiB)`,
+      `${rate(f.rowsPerSecond)} = ${f.vsBaseline.toFixed(2)} x baseline (${f.seconds} s, ${mib(f.bytes)}, peak RSS ${f.peakRssMiB} MiB${f.inProcess ? `; in the benchmark's own process ${f.inProcess.peakRssMiB} MiB` : ''})`,
       f.goal === null ? '<= 400 MiB peak RSS' : `>= ${f.goal} x baseline, <= 400 MiB peak RSS`,
       yes(f.met !== false && f.rssMet !== false),
     ]);

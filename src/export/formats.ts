@@ -388,6 +388,8 @@ const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 /**
  * The longest row DuckDB reads from a staged CSV file (bytes), as the NDJSON reader allowed
  * before. Its read buffer is twice that: a larger one holds a whole table's file at once.
+ * The buffer's size shapes the Parquet files' bytes (it sets where DuckDB's batches end): it
+ * stays as it is, or packages written again would differ.
  */
 const MAX_LINE = 16 * 1024 * 1024;
 
@@ -402,6 +404,12 @@ export async function openParquetWriter(): Promise<ParquetWriter> {
   const instance = await DuckDBInstance.create(':memory:', {
     threads: '1',
     preserve_insertion_order: 'true',
+    // Hand freed memory back to the system after every statement. A wide table's row group
+    // (enterprise_versions: 100,000 rows in one) takes a few hundred MiB while it is written;
+    // otherwise DuckDB's allocator keeps most of it cached for the next file, and the next
+    // file's row group comes on top of it. The bytes written do not change.
+    allocator_flush_threshold: '0MB',
+    allocator_bulk_deallocation_flush_threshold: '0MB',
   });
   const conn = await instance.connect();
   // One file at a time (the package's lanes may ask together): DuckDB's memory stays one
