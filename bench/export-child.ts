@@ -9,23 +9,15 @@ import { openDatabase } from '../src/db/connect.ts';
 import { EXPORT_TABLES } from '../src/export/contract.ts';
 import type { Format } from '../src/export/formats.ts';
 import { exportPackages } from '../src/export/package.ts';
+import { tableClock } from './support.ts';
 
 const [url, to, format, gzip] = process.argv.slice(2);
 if (!url || !to || !format) throw new Error('usage: export-child.ts <database url> <folder> <format> [gzip]');
 
 const db = openDatabase(url, { max: 2, applicationName: 'daybook-bench-export-child' });
 try {
-  const tableSeconds: Record<string, number> = {};
-  let t = performance.now();
-  const start = t;
-  const progress = (line: string) => {
-    const m = /^ {2}(\w+): \d+ rows$/.exec(line);
-    if (m?.[1] && EXPORT_TABLES.some((x) => x.name === m[1])) {
-      const now = performance.now();
-      tableSeconds[m[1]] = Math.round(now - t) / 1000;
-      t = now;
-    } else if (line.startsWith('load ')) t = performance.now();
-  };
+  const { progress, tableSeconds } = tableClock(EXPORT_TABLES.map((x) => x.name));
+  const start = performance.now();
   const [written] = await exportPackages(db.sql, {
     to,
     format: format as Format,

@@ -30,7 +30,6 @@
  * Goals: CSV ≥ 0.8 × the baseline's rows/s, NDJSON ≥ 0.6 ×, Parquet ≥ 0.5 ×; every format's peak
  * RSS ≤ 400 MiB (the export's own process).
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -50,7 +49,7 @@ import {
 import { exportPackages } from '../src/export/package.ts';
 import { type LandingRow, landRaw } from '../src/landing/landing.ts';
 import { addDays } from '../src/time/cycles.ts';
-import { type BenchDatabase, freshDatabase, round } from './support.ts';
+import { type BenchDatabase, freshDatabase, round, runToEnd, tableClock } from './support.ts';
 
 const REPEATS = 2;
 const NDJSON_GOAL = 0.6;
@@ -548,30 +547,15 @@ export async function seedExportHistory(db: BenchDatabase, size: ExportSize = EX
 // Measurements.
 
 /** Runs `statements` in one psql session, output to /dev/null; returns each one's \timing in ms. */
-function psqlTimings(url: string, statements: string[]): Promise<number[]> {
+async function psqlTimings(url: string, statements: string[]): Promise<number[]> {
   const script = `\\o /dev/null\n\\timing on\n${statements.map((s) => `${s.replaceAll('\n', ' ')};\n`).join('')}`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      err += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`psql exited ${code}: ${err.trim()}`));
-      const ms = [...out.matchAll(/^Time: ([\d.]+) ms/gm)].map((m) => Number(m[1]));
-      if (ms.length !== statements.length)
-        return reject(new Error(`psql reported ${ms.length} timings for ${statements.length} statements`));
-      resolve(ms);
-    });
-    child.stdin.end(script);
+  const out = await runToEnd('psql', 'psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], {
+    input: script,
   });
+  const ms = [...out.matchAll(/^Time: ([\d.]+) ms/gm)].map((m) => Number(m[1]));
+  if (ms.length !== statements.length)
+    throw new Error(`psql reported ${ms.length} timings for ${statements.length} statements`);
+  return ms;
 }
 
 const copyOut = (select: string) => `copy (${select}) to stdout`;
@@ -608,17 +592,8 @@ async function timeExport(
     peak = Math.max(peak, process.memoryUsage().rss);
   }, 50);
   try {
-    const tableSeconds: Record<string, number> = {};
-    let t = performance.now();
-    const start = t;
-    const progress = (line: string) => {
-      const m = /^ {2}(\w+): \d+ rows$/.exec(line);
-      if (m?.[1] && EXPORT_TABLES.some((x) => x.name === m[1])) {
-        const now = performance.now();
-        tableSeconds[m[1]] = round((now - t) / 1000, 3);
-        t = now;
-      } else if (line.startsWith('load ')) t = performance.now();
-    };
+    const { progress, tableSeconds } = tableClock(EXPORT_TABLES.map((x) => x.name));
+    const start = performance.now();
     const [written] = await exportPackages(db.sql, { to, format, gzip, full: true, progress });
     const seconds = (performance.now() - start) / 1000;
     if (!written) throw new Error(`the ${label} export wrote no package`);
@@ -650,25 +625,12 @@ async function timeExportInChild(
 ): Promise<ExportRun> {
   const to = mkdtempSync(join(root, `${label.replace('+', '-')}-`));
   try {
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', CHILD, db.url, to, format, ...(gzip ? ['gzip'] : [])],
-        { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
-      });
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-      });
-      child.on('error', reject);
-      child.on('close', (code) =>
-        code === 0 ? resolve(stdout) : reject(new Error(`${label} export exited ${code}: ${stderr.trim()}`)),
-      );
-    });
+    const out = await runToEnd(
+      `${label} export`,
+      process.execPath,
+      ['--import', 'tsx', CHILD, db.url, to, format, ...(gzip ? ['gzip'] : [])],
+      { cwd: ROOT },
+    );
     const r = JSON.parse(out.trim().split('\n').pop() as string) as {
       seconds: number;
       dir: string;

@@ -3,6 +3,7 @@
  * test harness does, without vitest), a unique Redis prefix, timing helpers and the machine's
  * description. Benchmarks print figures; nothing here asserts a timing.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -144,4 +145,53 @@ export async function describeMachine(): Promise<Machine> {
     postgres: pg,
     redis: rv,
   };
+}
+
+/**
+ * Times each table of an export from its progress lines (`  <table>: N rows`; a `load …` line
+ * starts the first): `progress` goes to exportPackages, `tableSeconds` fills as tables finish.
+ */
+export function tableClock(tables: readonly string[]): {
+  progress: (line: string) => void;
+  tableSeconds: Record<string, number>;
+} {
+  const tableSeconds: Record<string, number> = {};
+  let t = performance.now();
+  const progress = (line: string) => {
+    const m = /^ {2}(\w+): \d+ rows$/.exec(line);
+    if (m?.[1] && tables.includes(m[1])) {
+      const now = performance.now();
+      tableSeconds[m[1]] = round((now - t) / 1000, 3);
+      t = now;
+    } else if (line.startsWith('load ')) t = performance.now();
+  };
+  return { progress, tableSeconds };
+}
+
+/** Runs a command to its end: its stdout, or an error naming `what` with its exit code and stderr. */
+export function runToEnd(
+  what: string,
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; input?: string } = {},
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${what} exited ${code}: ${err.trim()}`)),
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
 }
