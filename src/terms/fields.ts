@@ -372,9 +372,14 @@ export const EVENT_TYPE_LABELS = {
   'digest.daily': label('每日摘要', 'Daily digest'),
 } as const satisfies Record<string, Words>;
 
+/** The words a table gives `key`, its own only: `constructor` or `toString` are no code's words. */
+function ownWords(table: object, key: string): Words | undefined {
+  return Object.hasOwn(table, key) ? (table as Record<string, Words>)[key] : undefined;
+}
+
 /** What an event type is called in `lang`; a type nobody labelled is "another event". */
 export function eventTypeLabel(type: string, lang: Lang): string {
-  const words = (EVENT_TYPE_LABELS as Record<string, Words>)[type];
+  const words = ownWords(EVENT_TYPE_LABELS, type);
   if (words) return words[lang];
   return lang === 'zh' ? '其他事件' : 'Another event';
 }
@@ -384,7 +389,7 @@ export type TokenGroup = keyof typeof TOKENS;
 /** The words of `token` of `group` in `lang`; a token nobody labelled is shown as "other". */
 export function tokenLabel(group: TokenGroup, token: string | null | undefined, lang: Lang): string {
   if (token === null || token === undefined || token === '') return '';
-  const words = (TOKENS[group] as Record<string, Words>)[token];
+  const words = ownWords(TOKENS[group], token);
   if (words) return words[lang];
   // Several refinements at once (a shareholder renamed and retyped).
   if (token.includes(','))

@@ -92,6 +92,12 @@ describe('the catalogue labels everything a person can meet', () => {
     // A refinement the classifier joins with commas, and one nobody labelled, still read as words.
     expect(tokenLabel('detail', 'renamed,type_changed', 'zh')).toBe('名称变更、类型变更');
     expect(tokenLabel('detail', 'something_new', 'zh')).toBe('其他');
+    // A word every object has is no token's: it reads as any unknown one.
+    for (const word of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      expect(tokenLabel('detail', word, 'zh')).toBe('其他');
+      expect(eventTypeLabel(word, 'en')).toBe('Another event');
+      expect(eventTypeLabel(word, 'zh')).toBe('其他事件');
+    }
     expect(eventTypeLabel('company.something.new', 'zh')).toBe('其他事件');
   });
 
