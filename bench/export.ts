@@ -578,6 +578,18 @@ interface ExportRun {
   tableSeconds: Record<string, number>;
 }
 
+/** Each table's rows and sha256, from a written package's manifest. */
+async function packageTables(dir: string): Promise<Pick<ExportRun, 'tables' | 'sha256'>> {
+  const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as {
+    tables: Record<string, { rows: number; sha256: string }>;
+  };
+  const entries = Object.entries(manifest.tables);
+  return {
+    tables: Object.fromEntries(entries.map(([k, v]) => [k, v.rows])),
+    sha256: Object.fromEntries(entries.map(([k, v]) => [k, v.sha256])),
+  };
+}
+
 /** One full export into a new folder, removed afterwards. */
 async function timeExport(
   db: BenchDatabase,
@@ -597,16 +609,12 @@ async function timeExport(
     const [written] = await exportPackages(db.sql, { to, format, gzip, full: true, progress });
     const seconds = (performance.now() - start) / 1000;
     if (!written) throw new Error(`the ${label} export wrote no package`);
-    const manifest = JSON.parse(await readFile(join(written.dir, 'manifest.json'), 'utf8')) as {
-      tables: Record<string, { rows: number; sha256: string }>;
-    };
     return {
       seconds,
       rows: written.rows,
       bytes: written.bytes,
       peakRssMiB: Math.round(peak / 1024 ** 2),
-      tables: Object.fromEntries(Object.entries(manifest.tables).map(([k, v]) => [k, v.rows])),
-      sha256: Object.fromEntries(Object.entries(manifest.tables).map(([k, v]) => [k, v.sha256])),
+      ...(await packageTables(written.dir)),
       tableSeconds,
     };
   } finally {
@@ -639,16 +647,12 @@ async function timeExportInChild(
       tableSeconds: Record<string, number>;
       maxRssKiB: number;
     };
-    const manifest = JSON.parse(await readFile(join(r.dir, 'manifest.json'), 'utf8')) as {
-      tables: Record<string, { rows: number; sha256: string }>;
-    };
     return {
       seconds: r.seconds,
       rows: r.rows,
       bytes: r.bytes,
       peakRssMiB: Math.round(r.maxRssKiB / 1024),
-      tables: Object.fromEntries(Object.entries(manifest.tables).map(([k, v]) => [k, v.rows])),
-      sha256: Object.fromEntries(Object.entries(manifest.tables).map(([k, v]) => [k, v.sha256])),
+      ...(await packageTables(r.dir)),
       tableSeconds: r.tableSeconds,
     };
   } finally {
