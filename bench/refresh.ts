@@ -92,7 +92,7 @@ export type Policy =
   | 'oracle';
 const ABLATION: readonly Policy[] = ['legacy', '+shape', '+dates', '+hot', '+equal', '+shift'];
 /** What `bayes` changes in the learned model: it knows the spread of rates, so nothing pulls its estimates to equal, or to recent habits. */
-const BAYES_MODEL: Partial<PlannerModel> = { equal: 0, shift: 0 };
+const BAYES_MODEL: Partial<PlannerModel> = { equal: 0, shift: 0, wake: 1 };
 
 /** The shipped world families, in table order. */
 export const FAMILIES: readonly WorldModule[] = [
@@ -239,7 +239,7 @@ function modelFor(policy: Policy, learned: PlannerModel): PlannerModel {
     case 'bayes':
       return { ...learned, ...BAYES_MODEL };
     case 'oracle':
-      return { ...learned, hot: 1, equal: 0, boost: false };
+      return { ...learned, hot: 1, wake: 1, equal: 0, boost: false };
   }
 }
 
@@ -533,7 +533,7 @@ export function runWorld(
           run.due[i] = dueAfter({
             refreshedAt: dayStart,
             rate: shortTermRate(run.rate[i] as number, h, model),
-            weight: plannedWeight(weightOf(h), model),
+            weight: plannedWeight(weightOf(h), model, h),
             boostLeft: run.boost[i] as number,
             scale: run.scale,
             maxStalenessDays: model.tailDays,

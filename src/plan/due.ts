@@ -18,7 +18,14 @@
  * read and applied here, with the tail bound that keeps the longest intervals fair (`tailDays`).
  */
 
-import { type ChangeHistory, DEFAULT_PRIOR_RATE, MAX_RATE, MIN_RATE, PRIOR_SHAPE } from './model.ts';
+import {
+  type ChangeHistory,
+  DEFAULT_PRIOR_RATE,
+  isWaking,
+  MAX_RATE,
+  MIN_RATE,
+  PRIOR_SHAPE,
+} from './model.ts';
 import { MAX_SHIFT, SHIFT_PRIOR } from './shift-test.ts';
 
 /** Default bound on days between two refreshes of an entry, while the budget allows. */
@@ -115,9 +122,10 @@ export function plannedScale(
   buckets: readonly ScaleBucket[],
   perDay: number,
   maxDays: number,
-  model: Pick<PlannerModel, 'equal' | 'rate'>,
+  model: Pick<PlannerModel, 'equal' | 'rate' | 'outliers'>,
 ): number {
-  if (model.equal < 1) return calibrateScale(buckets, perDay * SCALE_FILL, maxDays);
+  if (model.equal < 1 || (model.outliers ?? 0) > 0)
+    return calibrateScale(buckets, perDay * SCALE_FILL, maxDays);
   const entries = buckets.reduce((a, b) => a + b.entries, 0);
   if (entries === 0 || entries <= perDay * SCALE_FILL) return 0;
   const interval = Math.min(Math.max(1, maxDays), entries / (perDay * SCALE_FILL));
@@ -177,6 +185,52 @@ export interface PlannerModel {
   tailDays: number;
   /** The prior probability that a firm's habits changed within its recent intervals (`estimateShift`). */
   shift: number;
+  /**
+   * `hot` for a firm that has just woken (`isWaking`: a change after a silence): how many times
+   * likelier the interval after such a change is to end changed than the estimate says. Above 1
+   * where quiet firms wake into a spell of changes; the waking entry's rate is multiplied by it
+   * (or by `hot` when more), unless every entry is held alike. Absent in a model stored before it
+   * existed: 1.
+   */
+  wake?: number;
+  /**
+   * The entries planned apart (`isApart`): an entry whose intervals changed so much more often than
+   * the whole watchlist's rate `apartRate` that chance cannot explain it (evidence above
+   * `apartNats` nats, more the larger the watchlist) is planned at its own rate, and the test for
+   * `equal` runs on the rest: a handful of busy firms do not make hundreds of alike ones look
+   * unequal. `outliers` counts them at the last plan. Absent: none.
+   */
+  apartRate?: number;
+  apartNats?: number;
+  outliers?: number;
+}
+
+/**
+ * The evidence, in nats, that `n` intervals over `days` days of which `changed` ended changed
+ * came from a rate above `rate`: n times the Kullback–Leibler divergence of the share changed from
+ * the share `rate` predicts (the Chernoff bound on the chance of so many: e^(−evidence)), 0 when no
+ * more than predicted changed. The plan job's SQL computes the same (src/plan/store.ts).
+ */
+export function apartEvidence(n: number, changed: number, days: number, rate: number): number {
+  if (!(n > 0) || !(days > 0) || !(rate > 0)) return 0;
+  // As the plan job's SQL writes it (1 − exp), so the two decide alike.
+  const q = Math.exp(-rate * (days / n));
+  const p = 1 - q;
+  const a = Math.min(1, changed / n);
+  if (!(a > p) || !(p > 0)) return 0;
+  const up = a * Math.log(a / p);
+  const down = a >= 1 ? 0 : (1 - a) * Math.log((1 - a) / q);
+  return n * (up + down);
+}
+
+/** The entry is planned apart from the rest (PlannerModel.apartRate): evidence above `apartNats`. */
+export function isApart(
+  h: Pick<ChangeHistory, 'all'>,
+  model: Pick<PlannerModel, 'apartRate' | 'apartNats'>,
+): boolean {
+  if (model.apartRate === undefined || model.apartNats === undefined || h.all === undefined) return false;
+  const [n, c, d] = h.all;
+  return apartEvidence(n, c, d, model.apartRate) > model.apartNats;
 }
 
 /** The planner before any of this was learned (and before this model existed). */
@@ -221,6 +275,14 @@ export function modelOf(stored: unknown): PlannerModel {
     boost: typeof s.boost === 'boolean' ? s.boost : INITIAL_MODEL.boost,
     tailDays: num(s.tailDays, INITIAL_MODEL.tailDays, 1, Number.POSITIVE_INFINITY),
     shift: num(s.shift, INITIAL_MODEL.shift, 0, MAX_SHIFT),
+    wake: num(s.wake, 1, 1, MAX_HOT),
+    ...(s.apartRate === undefined || s.apartNats === undefined
+      ? {}
+      : {
+          apartRate: num(s.apartRate, MIN_RATE, MIN_RATE, MAX_RATE),
+          apartNats: num(s.apartNats, Number.POSITIVE_INFINITY, 0, Number.POSITIVE_INFINITY),
+          outliers: num(s.outliers, 0, 0, Number.MAX_SAFE_INTEGER),
+        }),
   };
 }
 
@@ -232,20 +294,31 @@ export function modelOf(stored: unknown): PlannerModel {
  */
 export function shortTermRate(
   rate: number,
-  h: Pick<ChangeHistory, 'lastChanged'>,
+  h: Pick<ChangeHistory, 'lastChanged' | 'recent' | 'all'>,
   model: PlannerModel,
 ): number {
-  const e = Math.min(1, Math.max(0, model.equal));
+  const e = equalOf(h, model);
   const r =
     e === 0
       ? rate
       : Math.exp((1 - e) * Math.log(Math.max(MIN_RATE, rate)) + e * Math.log(Math.max(MIN_RATE, model.rate)));
-  return h.lastChanged && e < 1 ? r * model.hot : r;
+  if (e >= 1 || !h.lastChanged) return r;
+  return isWaking(h) ? r * Math.max(model.hot, model.wake ?? 1) : r * model.hot;
 }
 
-/** The weight an entry is planned at: its own, pulled to 1 as far as the model's `equal` says. */
-export function plannedWeight(weight: number, model: PlannerModel): number {
-  const e = Math.min(1, Math.max(0, model.equal));
+/** How far an entry is pulled to the watchlist's mean: the model's `equal`, or 0 for an entry planned apart. */
+export function equalOf(h: Pick<ChangeHistory, 'all'>, model: PlannerModel): number {
+  if (isApart(h, model)) return 0;
+  return Math.min(1, Math.max(0, model.equal));
+}
+
+/** The weight an entry is planned at: its own, pulled to 1 as far as the model's `equal` says (not at all when apart). */
+export function plannedWeight(
+  weight: number,
+  model: PlannerModel,
+  h: Pick<ChangeHistory, 'all'> = {},
+): number {
+  const e = equalOf(h, model);
   return e === 0 ? weight : weight ** (1 - e);
 }
 
@@ -253,10 +326,14 @@ export function plannedWeight(weight: number, model: PlannerModel): number {
  * The bucket of one entry's √(w·λ) as the model plans it (`shortTermRate`, `plannedWeight`): in
  * 1/16 of a natural log of it (about 6%). The plan job's SQL computes the same (src/plan/store.ts).
  */
-export function bucketOf(rate: number, weight: number, lastChanged: boolean, model: PlannerModel): number {
+export function bucketOf(
+  rate: number,
+  weight: number,
+  h: Pick<ChangeHistory, 'lastChanged' | 'recent' | 'all'>,
+  model: PlannerModel,
+): number {
   const planned =
-    plannedWeight(Math.max(1e-6, weight), model) *
-    shortTermRate(Math.max(MIN_RATE, rate), { lastChanged }, model);
+    plannedWeight(Math.max(1e-6, weight), model, h) * shortTermRate(Math.max(MIN_RATE, rate), h, model);
   return Math.round(8 * Math.log(Math.max(1e-9, planned)));
 }
 

@@ -11,9 +11,23 @@ import type { DriverRow } from '../db/rows.ts';
 import type { cycleFetches, watchlist } from '../db/schema.ts';
 import { daysBetween } from '../time/cycles.ts';
 import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
-import { intervalDays, type PlannerModel, plannedWeight, shortTermRate } from './due.ts';
+import {
+  apartEvidence,
+  intervalDays,
+  isApart,
+  type PlannerModel,
+  plannedWeight,
+  shortTermRate,
+} from './due.ts';
 import { estimateShift, weightOf } from './estimate.ts';
-import { type ChangeHistory, datedExposure, historyOf, type RatePrior } from './model.ts';
+import {
+  type ChangeHistory,
+  datedExposure,
+  historyOf,
+  isWaking,
+  type RatePrior,
+  SILENT_INTERVALS,
+} from './model.ts';
 import { type Plan, type PlanClass, planClassOf, planOrder, type WatchCandidate } from './planner.ts';
 import { plannerState, priorOf } from './store.ts';
 
@@ -59,6 +73,12 @@ export interface Explanation {
   certainty: Certainty | null;
   /** Why the entry stands where it does in the order, in a sentence. */
   reason: string;
+  /**
+   * The entry is planned apart (its intervals changed far more often than the watchlist's:
+   * PlannerModel.apartRate), and the entry has just woken (a change after a silence: `isWaking`).
+   */
+  apart: boolean;
+  waking: boolean;
   /** What the last plan learned from the whole watchlist. */
   model: PlannerModel;
   /** Its place in the plan order (1 = first), and how many entries the cycle takes. */
@@ -142,9 +162,18 @@ export function reasonOf(e: {
   if (e.boostLeft > 0)
     return `${head}; due every cycle for ${e.boostLeft} more cycle(s) after a high-severity change (changes cluster in this watchlist: ×${m.hot.toFixed(2)})`;
   const parts: string[] = [];
-  if (m.equal >= 1)
+  const apart = isApart(e.history, m);
+  const others = m.outliers ?? 0;
+  if (apart && e.history.all !== undefined) {
+    const [n, c, d] = e.history.all;
     parts.push(
-      'planned at the same interval as every entry: the watchlist gives no clear evidence yet that its firms change at different rates (round robin)',
+      `planned apart at its own rate: ${c.toFixed(0)} of its ${n.toFixed(0)} intervals ended changed, far more than the watchlist's rate says (${apartEvidence(n, c, d, m.apartRate ?? 0).toFixed(1)} nats of evidence, above ${(m.apartNats ?? 0).toFixed(1)}); it is one of ${others} such entries, and the rest are tested without them`,
+    );
+  } else if (m.equal >= 1)
+    parts.push(
+      others > 0
+        ? `planned at the same interval as every other entry (round robin): without the ${others} entr${others === 1 ? 'y' : 'ies'} planned apart, which change far more often, the watchlist gives no clear evidence that its firms change at different rates`
+        : 'planned at the same interval as every entry: the watchlist gives no clear evidence yet that its firms change at different rates (round robin)',
     );
   else if (e.rate !== null) {
     const vs = e.rate / Math.max(1e-9, m.rate);
@@ -152,11 +181,18 @@ export function reasonOf(e: {
       `its estimate is ${vs >= 1 ? `${vs.toFixed(1)}×` : `1/${(1 / Math.max(vs, 1e-9)).toFixed(1)} of`} the watchlist's mean rate${m.equal > 0 ? `, pulled ${Math.round(m.equal * 100)}% toward the mean (the evidence that rates differ is not yet strong)` : ''}`,
     );
   }
+  const held = m.equal >= 1 && !apart;
+  const wake = m.wake ?? 1;
+  const wakes = !held && isWaking(e.history) && wake > 1 && wake > m.hot;
+  if (wakes)
+    parts.push(
+      `it has just woken: its last refresh saw a change after ${SILENT_INTERVALS} quiet intervals, and firms here that leave a quiet spell go on changing: its rate counts ×${wake.toFixed(2)} for this interval`,
+    );
   if ((e.shift ?? 0) >= 0.5)
     parts.push(
       `its last intervals do not fit its record: a change of its habits is ${Math.round((e.shift ?? 0) * 100)}% likely, and it is planned at what they show`,
     );
-  if (e.history.lastChanged && m.hot > 1 && m.equal < 1)
+  if (!wakes && e.history.lastChanged && m.hot > 1 && !held)
     parts.push(
       `its last refresh saw a change, and changes cluster here: its rate counts ×${m.hot.toFixed(2)} for this interval`,
     );
@@ -235,7 +271,7 @@ export async function explainPlan(
               ? 1
               : intervalDays(
                   shortTermRate(rate, history, model),
-                  plannedWeight(weight, model),
+                  plannedWeight(weight, model, history),
                   scale ?? Number.POSITIVE_INFINITY,
                   Math.min(config.DAYBOOK_MAX_STALENESS_DAYS, model.tailDays),
                 );
@@ -293,6 +329,8 @@ export async function explainPlan(
             ageDays: age,
             maxStalenessDays: config.DAYBOOK_MAX_STALENESS_DAYS,
           }),
+          apart: isApart(history, model),
+          waking: isWaking(history),
           model,
           position,
           capacity: plan.capacity.limit,

@@ -8,6 +8,7 @@
  */
 
 import {
+  apartEvidence,
   bucketOf,
   INITIAL_MODEL,
   MAX_HOT,
@@ -36,6 +37,10 @@ export interface ModelRow {
   cohortRate: number;
   /** The whole watchlist's rate from its intervals alone (`intervalRate`): the centre of the test for `equal`. */
   watchlistRate?: number;
+  /** The same rate of the entries not planned apart: the centre of the test for `equal` of the rest. */
+  restRate?: number;
+  /** The entry could be planned apart (`isApart`): it counts in `apart`, not in the tests of the rest. */
+  apart?: boolean;
 }
 
 /** Sums over the watchlist that the model is learned from (aggregates: SQL computes the same). */
@@ -60,10 +65,43 @@ export interface ModelSums {
    * that mislead cannot make it see a spread that is not there.
    */
   g: [number, number, number];
+  /** The same r2, v and v2 around the cohorts' rates, of the entries not planned apart (the test of the rest once dates are trusted). */
+  c: [number, number, number];
+  /** The same r2, v and v2 as `g`, of the entries not planned apart, around their own rate: the test of the rest. */
+  gr: [number, number, number];
+  /** Intervals after a wake: count, changed, expected (ChangeHistory.woke). */
+  woke: [number, number, number];
+  /** Entries planned apart. */
+  apart: number;
+  /** The rate and the evidence the entries planned apart are tested against (PlannerModel.apartRate, apartNats); none without intervals. */
+  apartAt?: { rate: number; nats: number };
 }
 
 export function emptySums(): ModelSums {
-  return { r2: 0, v: 0, v2: 0, d2: 0, a: [0, 0, 0, 0, 0], b: [0, 0, 0, 0, 0], hot: [0, 0, 0], g: [0, 0, 0] };
+  return {
+    r2: 0,
+    v: 0,
+    v2: 0,
+    d2: 0,
+    a: [0, 0, 0, 0, 0],
+    b: [0, 0, 0, 0, 0],
+    hot: [0, 0, 0],
+    g: [0, 0, 0],
+    c: [0, 0, 0],
+    gr: [0, 0, 0],
+    woke: [0, 0, 0],
+    apart: 0,
+  };
+}
+
+/**
+ * The evidence (nats) above which an entry of a watchlist of `entries` entries with intervals is
+ * planned apart: the Chernoff bound on the chance that one of them changes that often by chance is
+ * then under e^(−APART_MARGIN).
+ */
+export const APART_MARGIN = 3;
+export function apartNatsFor(entries: number): number {
+  return Math.log(Math.max(1, entries)) + APART_MARGIN;
 }
 
 /**
@@ -79,6 +117,11 @@ export function intervalRate(n: number, changes: number, days: number): number |
 /** Evidence that rates differ, in standard deviations of the spread beyond chance: weak below, strong above. */
 export const EVIDENCE_Z = 4;
 export const STRONG_Z = 7;
+/**
+ * The entries that could be planned apart are, when without them the rest of the watchlist
+ * spreads less than this (standard deviations beyond chance): the rest change alike.
+ */
+export const ALIKE_Z = 2;
 
 /**
  * The weight from which the registry dates are trusted as evidence that rates differ (the test for
@@ -88,6 +131,15 @@ export const DATES_TRUSTED = 0.5;
 
 /** An approval this recent (days) puts an entry in the "recent" group of the dates' test. */
 export const RECENT_APPROVAL_DAYS = 365;
+
+/** Adds to r2, v and v2 an entry's n intervals with `changes` changed, each expected at `expected` changes. */
+function addSpread(t: [number, number, number], changes: number, n: number, expected: number): void {
+  const gq = Math.exp(-expected);
+  const gv = n * (1 - gq) * gq;
+  t[0] += (changes - n * (1 - gq)) ** 2;
+  t[1] += gv;
+  t[2] += 2 * gv * gv + gv * (1 - 6 * gq * (1 - gq));
+}
 
 /** Adds one entry's observations to the sums. */
 export function addToSums(s: ModelSums, row: ModelRow): void {
@@ -100,17 +152,22 @@ export function addToSums(s: ModelSums, row: ModelRow): void {
     const e = n * (1 - q);
     const v = n * (1 - q) * q;
     const d = days * q * m;
-    s.r2 += (changes - e) ** 2;
+    const r2 = (changes - e) ** 2;
+    const v2 = 2 * v * v + v * (1 - 6 * q * (1 - q));
+    s.r2 += r2;
     s.v += v;
-    s.v2 += 2 * v * v + v * (1 - 6 * q * (1 - q));
+    s.v2 += v2;
     s.d2 += d * d;
-    if (row.watchlistRate !== undefined) {
-      const gq = Math.exp(-Math.max(MIN_RATE, row.watchlistRate) * length);
-      const gv = n * (1 - gq) * gq;
-      s.g[0] += (changes - n * (1 - gq)) ** 2;
-      s.g[1] += gv;
-      s.g[2] += 2 * gv * gv + gv * (1 - 6 * gq * (1 - gq));
+    if (row.apart) s.apart++;
+    else {
+      s.c[0] += r2;
+      s.c[1] += v;
+      s.c[2] += v2;
     }
+    if (row.watchlistRate !== undefined)
+      addSpread(s.g, changes, n, Math.max(MIN_RATE, row.watchlistRate) * length);
+    if (row.restRate !== undefined && !row.apart)
+      addSpread(s.gr, changes, n, Math.max(MIN_RATE, row.restRate) * length);
   }
   if (h.seedDays !== undefined && h.seedDays > 0) {
     const g = (h.seedEvents ?? 0) > 0 && h.seedDays < RECENT_APPROVAL_DAYS ? s.a : s.b;
@@ -124,6 +181,11 @@ export function addToSums(s: ModelSums, row: ModelRow): void {
     s.hot[0] += h.hot[0];
     s.hot[1] += h.hot[1];
     s.hot[2] += h.hot[2];
+  }
+  if (h.woke) {
+    s.woke[0] += h.woke[0];
+    s.woke[1] += h.woke[1];
+    s.woke[2] += h.woke[2];
   }
 }
 
@@ -142,9 +204,12 @@ export function learnModel(
   // intervals per entry the fourth moment's own part dominates: a handful of Bernoulli outcomes
   // says little about whether rates differ.
   const sd = Math.sqrt(Math.max(0, s.v2));
-  const gsd = Math.sqrt(Math.max(0, s.g[2]));
-  const cohortZ = sd > 0 ? (s.r2 - s.v) / sd : 0;
-  const globalZ = gsd > 0 ? (s.g[0] - s.g[1]) / gsd : 0;
+  const zOf = (t: readonly number[]) => {
+    const tsd = Math.sqrt(Math.max(0, t[2] as number));
+    return tsd > 0 ? ((t[0] as number) - (t[1] as number)) / tsd : 0;
+  };
+  const cohortZ = zOf([s.r2, s.v, s.v2]);
+  const globalZ = zOf(s.g);
   let datedWeight = INITIAL_MODEL.datedWeight;
   let datesTested = false;
   const rateOf = (g: readonly number[]) =>
@@ -158,13 +223,23 @@ export function learnModel(
   // Around the cohorts' rates the test also sees how far the first fetches' approval dates
   // disagree with the intervals: evidence that rates differ only where such dates are known to
   // follow the changes. Until then the test is around the watchlist's own interval rate alone.
-  const z = datesTested && datedWeight >= DATES_TRUSTED ? Math.max(cohortZ, globalZ) : globalZ;
+  const trusted = datesTested && datedWeight >= DATES_TRUSTED;
+  const zAll = trusted ? Math.max(cohortZ, globalZ) : globalZ;
+  // The same test without the entries that could be planned apart: when they alone make the
+  // firms look different (the rest spread no more than chance would), they are planned apart and
+  // the rest alike.
+  const zRest = trusted ? Math.max(zOf(s.c), zOf(s.gr)) : zOf(s.gr);
+  const apart = s.apart > 0 && s.apartAt !== undefined && zRest < ALIKE_Z && zAll > zRest;
+  const z = apart ? zRest : zAll;
   const excess = s.r2 - s.v - EVIDENCE_Z * sd;
   const shape = excess <= 0 ? MAX_SHAPE : Math.min(MAX_SHAPE, Math.max(MIN_SHAPE, s.d2 / excess));
   const equal = Math.min(1, Math.max(0, (STRONG_Z - z) / (STRONG_Z - EVIDENCE_Z)));
   // Hot only when the intervals after a change ended changed clearly more often than expected.
   const [, hc, he] = s.hot;
   const hot = he >= 5 && hc - he > EVIDENCE_Z * Math.sqrt(he) ? Math.min(MAX_HOT, hc / he) : 1;
+  // Wake, alike, for the intervals right after a change that ended a silence.
+  const [, qc, qe] = s.woke;
+  const wake = qe > 0 && qc >= 5 && qc - qe > EVIDENCE_Z * Math.sqrt(qe) ? Math.min(MAX_HOT, qc / qe) : 1;
   return {
     shape,
     equal,
@@ -175,6 +250,10 @@ export function learnModel(
     // Set apart, from the intervals the estimates give (`tailDays`).
     tailDays: maxStalenessDays,
     shift: SHIFT_PRIOR,
+    wake,
+    ...(apart && s.apartAt !== undefined
+      ? { apartRate: s.apartAt.rate, apartNats: s.apartAt.nats, outliers: s.apart }
+      : {}),
   };
 }
 
@@ -190,6 +269,70 @@ export interface LearnEntry {
   rate: number | null;
   /** Its own weight (`weightOf`), before the model pulls it. */
   weight: number;
+}
+
+/**
+ * The sums the model is learned from (`addToSums`) over every entry in a cohort, each at its
+ * cohort's prior rate (`priors`): the whole watchlist's interval rate, the entries that could be
+ * planned apart (far busier than it: `apartEvidence` above `apartNatsFor`), and the rate of the
+ * rest. src/plan/store.ts `modelSums` computes the same in SQL.
+ */
+export function watchlistSums(
+  entries: readonly Pick<LearnEntry, 'history' | 'cohort'>[],
+  priors: ReadonlyMap<string, CohortPrior>,
+): ModelSums {
+  // Every interval of the entries in a cohort, for the watchlist's own rate.
+  let [gn, gc, gd] = [0, 0, 0];
+  for (const e of entries) {
+    if (e.cohort === null) continue;
+    const [n, c, d] = e.history.all ?? [0, 0, 0];
+    if (!(n > 0 && d > 0)) continue;
+    gn += n;
+    gc += c;
+    gd += d;
+  }
+  const sums = emptySums();
+  // The entries planned apart: those whose intervals changed far more often than the whole
+  // watchlist's rate says; the test for `equal` runs around the rate of the others.
+  const allRate = intervalRate(gn, gc, gd);
+  const withIntervals = entries.filter(
+    (e) => e.cohort !== null && (e.history.all?.[0] ?? 0) > 0 && (e.history.all?.[2] ?? 0) > 0,
+  ).length;
+  const apartNats = apartNatsFor(withIntervals);
+  const isOut = (e: Pick<LearnEntry, 'history'>) => {
+    const [n, c, d] = e.history.all ?? [0, 0, 0];
+    return allRate !== null && apartEvidence(n, c, d, allRate) > apartNats;
+  };
+  let [on, oc, od] = [0, 0, 0];
+  for (const e of entries) {
+    if (e.cohort === null || isOut(e)) continue;
+    const [n, c, d] = e.history.all ?? [0, 0, 0];
+    if (!(n > 0 && d > 0)) continue;
+    on += n;
+    oc += c;
+    od += d;
+  }
+  const restRate = intervalRate(on, oc, od) ?? undefined;
+  const watchlistRate = allRate ?? undefined;
+  if (allRate !== null) sums.apartAt = { rate: allRate, nats: apartNats };
+  const cohortRate = new Map<string, number>();
+
+  for (const e of entries) {
+    if (e.cohort === null) continue;
+    let m = cohortRate.get(e.cohort);
+    if (m === undefined) {
+      m = priorFor(e.cohort, priors).rate;
+      cohortRate.set(e.cohort, m);
+    }
+    addToSums(sums, {
+      history: e.history,
+      cohortRate: m,
+      ...(watchlistRate === undefined ? {} : { watchlistRate }),
+      ...(restRate === undefined ? {} : { restRate }),
+      ...(isOut(e) ? { apart: true } : {}),
+    });
+  }
+  return sums;
 }
 
 /** What the plan job learns from the whole watchlist for the cycles that follow. */
@@ -216,14 +359,8 @@ export function learnPlanner(
   adjust: (learned: PlannerModel) => PlannerModel = (m) => m,
 ): LearnedPlan {
   const pooled = new Map<string, CohortObservations>();
-  // Every interval of the entries in a cohort, for the watchlist's own rate.
-  let [gn, gc, gd] = [0, 0, 0];
   for (const e of entries) {
     if (e.cohort === null) continue;
-    const [n, c, d] = e.history.all ?? [0, 0, 0];
-    gn += n;
-    gc += c;
-    gd += d;
     let p = pooled.get(e.cohort);
     if (!p) {
       p = { cohort: e.cohort, ...noObservations() };
@@ -241,26 +378,14 @@ export function learnPlanner(
   }
   const priors = cohortPriors([...pooled.values()], previous.datedWeight);
   const everyone = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
-  const sums = emptySums();
-  const watchlistRate = intervalRate(gn, gc, gd) ?? undefined;
-  const cohortRate = new Map<string, number>();
-  for (const e of entries) {
-    if (e.cohort === null) continue;
-    let m = cohortRate.get(e.cohort);
-    if (m === undefined) {
-      m = priorFor(e.cohort, priors).rate;
-      cohortRate.set(e.cohort, m);
-    }
-    addToSums(sums, {
-      history: e.history,
-      cohortRate: m,
-      ...(watchlistRate === undefined ? {} : { watchlistRate }),
-    });
-  }
-  const model = { ...adjust(learnModel(sums, maxStalenessDays, everyone)) };
+  const sums = watchlistSums(entries, priors);
+  const model = {
+    ...adjust(learnModel(sums, maxStalenessDays, everyone)),
+  };
+
   const counts = new Map<number, number>();
   for (const e of entries) {
-    const b = bucketOf(e.rate ?? everyone, e.weight, e.history.lastChanged === true, model);
+    const b = bucketOf(e.rate ?? everyone, e.weight, e.history, model);
     counts.set(b, (counts.get(b) ?? 0) + 1);
   }
   const buckets = [...counts].map(([b, k]) => ({ root: Math.exp(b / 16), entries: k }));

@@ -108,6 +108,14 @@ export interface ChangeHistory {
    */
   hot?: [number, number, number];
   /**
+   * The intervals that began right after a wake (`isWaking`: the last interval ended changed after
+   * a silence of SILENT_INTERVALS unchanged ones), decayed like `hot`: how many, how many ended
+   * changed, and how many were expected to at the entry's estimate when each began. Pooled over
+   * the watchlist, they say whether a firm that leaves its quiet goes on changing more than its
+   * estimate says (PlannerModel.wake).
+   */
+  woke?: [number, number, number];
+  /**
    * The last RECENT_INTERVALS intervals, oldest first, as [days, 1 when it ended changed else 0]
    * (a dated change counts as a changed interval): what the entry has done lately, for the shift
    * test of `estimateRate`.
@@ -140,7 +148,7 @@ export function historyOf(stored: unknown): ChangeHistory {
   if (typeof s.cycle === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.cycle)) h.cycle = s.cycle;
   if (typeof s.approval === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.approval)) h.approval = s.approval;
   if (s.lastChanged === true) h.lastChanged = true;
-  for (const key of ['hot', 'all'] as const) {
+  for (const key of ['hot', 'woke', 'all'] as const) {
     const v = s[key];
     if (!Array.isArray(v) || v.length !== 3) continue;
     const [n, c, e] = v.map(Number) as [number, number, number];
@@ -219,6 +227,8 @@ function decayed(h: ChangeHistory, whole: number, halfLifeDays: number): ChangeH
   if (h.lastChanged) d.lastChanged = true;
   if (h.hot !== undefined)
     d.hot = [round6(h.hot[0] * decay), round6(h.hot[1] * decay), round6(h.hot[2] * decay)];
+  if (h.woke !== undefined)
+    d.woke = [round6(h.woke[0] * decay), round6(h.woke[1] * decay), round6(h.woke[2] * decay)];
   if (h.all !== undefined)
     d.all = [round6(h.all[0] * decay), round6(h.all[1] * decay), round6(h.all[2] * decay)];
   if (h.datedDays !== undefined) {
@@ -269,6 +279,15 @@ export function observe(
       round6(he - Math.expm1(-rateBefore * whole)),
     ];
   }
+  // So is an interval right after a wake, apart.
+  if (isWaking(h) && rateBefore !== null && Number.isFinite(rateBefore) && rateBefore > 0) {
+    const [qn, qc, qe] = d.woke ?? [0, 0, 0];
+    d.woke = [
+      round6(qn + 1),
+      round6(qc + (seen === false ? 0 : 1)),
+      round6(qe - Math.expm1(-rateBefore * whole)),
+    ];
+  }
   const [an, ac, ad] = d.all ?? [0, 0, 0];
   d.all = [round6(an + 1), round6(ac + (seen === false ? 0 : 1)), round6(ad + whole)];
   d.lastChanged = seen !== false;
@@ -290,6 +309,23 @@ export function observe(
   }
   countSeverity(d, severity);
   return d;
+}
+
+/** Intervals in a row that ended unchanged before a changed one for an entry to count as waking (`isWaking`). */
+export const SILENT_INTERVALS = 3;
+
+/**
+ * The entry's last interval ended changed after SILENT_INTERVALS that ended unchanged: it has
+ * just left a quiet spell, and its next interval is one after a wake (ChangeHistory.woke,
+ * PlannerModel.wake).
+ */
+export function isWaking(h: Pick<ChangeHistory, 'recent'>): boolean {
+  const r = h.recent;
+  if (r === undefined || r.length < SILENT_INTERVALS + 1) return false;
+  if ((r[r.length - 1] as [number, number])[1] !== 1) return false;
+  for (let k = r.length - 1 - SILENT_INTERVALS; k < r.length - 1; k++)
+    if ((r[k] as [number, number])[1] !== 0) return false;
+  return true;
 }
 
 /** A Gamma prior on the rate: `rate` changes per day, worth `strength` pseudo-days of observation. */

@@ -36,8 +36,8 @@ import {
   priorFor,
   weightOf,
 } from './estimate.ts';
-import { emptySums, learnModel, type ModelSums, RECENT_APPROVAL_DAYS } from './learn.ts';
-import { DEFAULT_PRIOR, historyOf, MAX_RATE, MIN_RATE, type RatePrior } from './model.ts';
+import { APART_MARGIN, emptySums, learnModel, type ModelSums, RECENT_APPROVAL_DAYS } from './learn.ts';
+import { DEFAULT_PRIOR, historyOf, MAX_RATE, MIN_RATE, type RatePrior, SILENT_INTERVALS } from './model.ts';
 
 /** What a successful fetch saw, for the estimate. */
 export interface RefreshObservation {
@@ -196,7 +196,7 @@ export async function noteRefreshes(
     const due = dueAfter({
       refreshedAt: cycleStart(from),
       rate: shortTermRate(rate, history, model),
-      weight: plannedWeight(weight, model),
+      weight: plannedWeight(weight, model, history),
       boostLeft: boost,
       // Before the first calibration: the staleness bound (round robin), as before this planner.
       scale: scale ?? Number.POSITIVE_INFINITY,
@@ -206,6 +206,18 @@ export async function noteRefreshes(
   }
   if (updates.length === 0) return;
   await setEstimates(tx, updates);
+}
+
+/**
+ * The evidence (nats) that an entry's intervals (columns n, c, days) changed more often than the
+ * rate `g` (an SQL expression) says: src/plan/due.ts apartEvidence, in SQL.
+ */
+function evidence(g: string): string {
+  return `case when n > 0 and days > 0 and ${g} > 0
+      and least(1, c / n) > 1 - exp(-${g} * days / n) and 1 - exp(-${g} * days / n) > 0
+    then n * (least(1, c / n) * ln(least(1, c / n) / (1 - exp(-${g} * days / n)))
+      + case when c / n >= 1 then 0 else (1 - c / n) * ln((1 - c / n) / exp(-${g} * days / n)) end)
+    else 0 end`;
 }
 
 /** Entries a cycle can take at full budget, for the scale (the plan's own capacity may be what is left). */
@@ -254,16 +266,39 @@ export async function refreshPlannerState(
   // √(w·λ) of every active entry as the model plans it (src/plan/due.ts shortTermRate and
   // plannedWeight), in buckets of 1/16 of a natural log (about 6%): an entry never estimated
   // counts at the whole watchlist's prior.
-  const e = model.equal;
+  // An entry planned apart (due.ts isApart) takes its own rate and weight (equal 0); a waking one
+  // (model.ts isWaking: its last interval ended changed after a silence) counts ×wake (or ×hot
+  // when more), another hot one ×hot.
+  const apartRate = model.apartRate ?? null;
+  const apartNats = model.apartNats ?? null;
   const buckets = await sql<RootBucket[]>`
+    with x as (
+      select change_weight, change_rate, change_history,
+             (change_history->'all'->>0)::float8 as n, (change_history->'all'->>1)::float8 as c,
+             (change_history->'all'->>2)::float8 as days
+      from published.watch_entries where active
+    ), y as (
+      select x.*,
+             case when ${apartRate}::float8 is not null and (${sql.unsafe(evidence(`${apartRate ?? 0}::float8`))}) > ${apartNats ?? 0}::float8
+               then 0::float8 else ${Math.min(1, Math.max(0, model.equal))}::float8 end as e,
+             coalesce(jsonb_array_length(change_history->'recent'), 0) >= ${SILENT_INTERVALS + 1}
+               and (change_history->'recent'->-1->>1)::int = 1
+               and not exists (select 1 from jsonb_array_elements(change_history->'recent') with ordinality as r(v, k)
+                               where r.k > jsonb_array_length(change_history->'recent') - ${SILENT_INTERVALS + 1}
+                                 and r.k < jsonb_array_length(change_history->'recent')
+                                 and (r.v->>1)::int <> 0) as waking
+      from x
+    )
     select round(8 * ln(greatest(1e-9,
-             power(greatest(1e-6, change_weight), ${1 - e}::float8)
-             * exp(${1 - e}::float8 * ln(greatest(${MIN_RATE}::float8, coalesce(change_rate, ${fallback}::float8)))
-                   + ${e}::float8 * ln(${Math.max(MIN_RATE, model.rate)}::float8))
-             * case when coalesce((change_history->>'lastChanged')::boolean, false) then ${e < 1 ? model.hot : 1}::float8 else 1 end
+             power(greatest(1e-6, change_weight), 1 - e)
+             * exp((1 - e) * ln(greatest(${MIN_RATE}::float8, coalesce(change_rate, ${fallback}::float8)))
+                   + e * ln(${Math.max(MIN_RATE, model.rate)}::float8))
+             * case when e >= 1 or not coalesce((change_history->>'lastChanged')::boolean, false) then 1
+                    when waking then ${Math.max(model.hot, model.wake ?? 1)}::float8
+                    else ${model.hot}::float8 end
            )))::int as b,
            count(*)::int as n
-    from published.watch_entries where active group by 1`;
+    from y group by 1`;
   const scaleBuckets: ScaleBucket[] = buckets.map((r) => ({ root: Math.exp(r.b / 16), entries: r.n }));
   const entries = scaleBuckets.reduce((a, b) => a + b.entries, 0);
   model.tailDays = tailDays(scaleBuckets, capacity.perDay, maxStalenessDays);
@@ -292,6 +327,12 @@ interface ModelSumsRow {
   b: number[];
   hot: number[];
   g: number[];
+  ci: number[];
+  gr: number[];
+  woke: number[];
+  apart: number;
+  ga: number | null;
+  nats: number | null;
 }
 
 /**
@@ -310,21 +351,35 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
              (w.change_history->'all'->>2)::float8 as days,
              greatest(${MIN_RATE}::float8, coalesce(p.rate, ${priors.get('*')?.rate ?? DEFAULT_PRIOR.rate}::float8)) as m,
              (w.change_history->>'seedDays')::float8 as sd, (w.change_history->>'seedEvents')::float8 as se,
-             w.change_history->'hot' as hot
+             w.change_history->'hot' as hot, w.change_history->'woke' as woke
       from published.watch_entries w
       left join jsonb_to_recordset(${sql.json(rates as never)}) as p(cohort text, rate float8) on p.cohort = w.change_cohort
       where w.active and w.change_cohort is not null
+    ), a as (
+      -- The whole watchlist's rate from its intervals alone (learn.ts intervalRate), and the
+      -- evidence above which an entry is planned apart (learn.ts apartNatsFor).
+      select case when sum(n) > 0 and sum(days) > 0 then
+               least(${MAX_RATE}::float8, greatest(${MIN_RATE}::float8,
+                 -sum(n) * ln(1 - least(sum(c) / sum(n), 1 - 1 / (2 * sum(n) + 2))) / sum(days)))
+             end as ga,
+             ln(greatest(1, count(*))) + ${APART_MARGIN}::float8 as nats
+      from e where n > 0 and days > 0
+    ), o as (
+      select e.*, a.ga, a.nats,
+             a.ga is not null and (${sql.unsafe(evidence('a.ga'))}) > a.nats as out
+      from e cross join a
     ), w as (
-      -- The whole watchlist's rate from its intervals alone (learn.ts intervalRate).
+      -- The rate of the entries that could not be planned apart: the centre of the test of the rest.
       select case when sum(n) > 0 and sum(days) > 0 then
                least(${MAX_RATE}::float8, greatest(${MIN_RATE}::float8,
                  -sum(n) * ln(1 - least(sum(c) / sum(n), 1 - 1 / (2 * sum(n) + 2))) / sum(days)))
              end as g
-      from e where n > 0 and days > 0
+      from o where n > 0 and days > 0 and not out
     ), q as (
-      select e.*, case when n > 0 and days > 0 then exp(-m * days / n) end as q,
-             case when n > 0 and days > 0 and w.g is not null then exp(-w.g * days / n) end as gq
-      from e cross join w
+      select o.*, case when n > 0 and days > 0 then exp(-m * days / n) end as q,
+             case when n > 0 and days > 0 and o.ga is not null then exp(-o.ga * days / n) end as gq,
+             case when n > 0 and days > 0 and w.g is not null and not out then exp(-w.g * days / n) end as rq
+      from o cross join w
     )
     select
       coalesce(sum((c - n * (1 - q)) ^ 2) filter (where q is not null), 0)::float8 as r2,
@@ -343,9 +398,19 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
             coalesce(sum(sd) filter (where sd > 0 and not (se > 0 and sd < ${RECENT_APPROVAL_DAYS})), 0)]::float8[] as b,
       array[coalesce(sum((hot->>0)::float8), 0), coalesce(sum((hot->>1)::float8), 0),
             coalesce(sum((hot->>2)::float8), 0)]::float8[] as hot,
+      array[coalesce(sum((woke->>0)::float8), 0), coalesce(sum((woke->>1)::float8), 0),
+            coalesce(sum((woke->>2)::float8), 0)]::float8[] as woke,
       array[coalesce(sum((c - n * (1 - gq)) ^ 2) filter (where gq is not null), 0),
             coalesce(sum(n * (1 - gq) * gq) filter (where gq is not null), 0),
-            coalesce(sum(2 * (n * (1 - gq) * gq) ^ 2 + n * (1 - gq) * gq * (1 - 6 * gq * (1 - gq))) filter (where gq is not null), 0)]::float8[] as g
+            coalesce(sum(2 * (n * (1 - gq) * gq) ^ 2 + n * (1 - gq) * gq * (1 - 6 * gq * (1 - gq))) filter (where gq is not null), 0)]::float8[] as g,
+      array[coalesce(sum((c - n * (1 - rq)) ^ 2) filter (where rq is not null), 0),
+            coalesce(sum(n * (1 - rq) * rq) filter (where rq is not null), 0),
+            coalesce(sum(2 * (n * (1 - rq) * rq) ^ 2 + n * (1 - rq) * rq * (1 - 6 * rq * (1 - rq))) filter (where rq is not null), 0)]::float8[] as gr,
+      array[coalesce(sum((c - n * (1 - q)) ^ 2) filter (where q is not null and not out), 0),
+            coalesce(sum(n * (1 - q) * q) filter (where q is not null and not out), 0),
+            coalesce(sum(2 * (n * (1 - q) * q) ^ 2 + n * (1 - q) * q * (1 - 6 * q * (1 - q))) filter (where q is not null and not out), 0)]::float8[] as ci,
+      (count(*) filter (where q is not null and out))::int as apart,
+      max(ga) as ga, max(nats) as nats
     from q`;
   const triple = (x: number[] | undefined): [number, number, number] => [
     x?.[0] ?? 0,
@@ -360,6 +425,20 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
     x?.[4] ?? 0,
   ];
   return r
-    ? { r2: r.r2, v: r.v, v2: r.v2, d2: r.d2, a: five(r.a), b: five(r.b), hot: triple(r.hot), g: triple(r.g) }
+    ? {
+        r2: r.r2,
+        v: r.v,
+        v2: r.v2,
+        d2: r.d2,
+        a: five(r.a),
+        b: five(r.b),
+        hot: triple(r.hot),
+        g: triple(r.g),
+        c: triple(r.ci),
+        gr: triple(r.gr),
+        woke: triple(r.woke),
+        apart: r.apart,
+        ...(r.ga === null ? {} : { apartAt: { rate: r.ga, nats: r.nats as number } }),
+      }
     : emptySums();
 }

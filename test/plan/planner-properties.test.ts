@@ -476,7 +476,7 @@ describe('the planner with the model it learns, as properties', PROPERTIES, () =
               dueAt[i] = dueAfter({
                 refreshedAt: cycleStart(cycle),
                 rate: shortTermRate(rate[i] as number, next.history, model),
-                weight: plannedWeight(weightOf(next.history), model),
+                weight: plannedWeight(weightOf(next.history), model, next.history),
                 boostLeft: model.boost ? next.boost : 0,
                 scale: learned.scale,
                 maxStalenessDays: model.tailDays,
