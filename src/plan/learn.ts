@@ -96,10 +96,11 @@ export function emptySums(): ModelSums {
 
 /**
  * The evidence (nats) above which an entry of a watchlist of `entries` entries with intervals is
- * planned apart: the Chernoff bound on the chance that one of them changes that often by chance is
- * then under e^(−APART_MARGIN).
+ * planned apart: ln(entries) + APART_MARGIN, so the Chernoff bound on the chance that any one of
+ * them changes that often by chance is under e^(−APART_MARGIN) (a loose bound: the chance itself
+ * is far smaller). Such entries are only planned apart when the rest then look alike.
  */
-export const APART_MARGIN = 3;
+export const APART_MARGIN = 1;
 export function apartNatsFor(entries: number): number {
   return Math.log(Math.max(1, entries)) + APART_MARGIN;
 }
