@@ -27,6 +27,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const README_PATH = join(ROOT, 'README.md');
 /** docs/benchmarks.md: every span of benchSpans. */
 export const BENCHMARKS_PATH = join(ROOT, 'docs', 'benchmarks.md');
+/** The planner's page, which shows the backtest's table too. */
+export const PLANNER_PATH = join(ROOT, 'docs', 'planner.md');
+/** The spans of the backtest's table: in docs/benchmarks.md, docs/planner.md and the README. */
+export const REFRESH_SPANS = ['refresh-table', 'refresh-goals'] as const;
 export const RESULTS_PATH = join(ROOT, 'bench', 'results.json');
 const BIN = join(ROOT, 'bin', 'daybook.js');
 
@@ -121,33 +125,46 @@ function soakUnchanged(doc: BenchDocument): string {
 
 const pct = (share: number, digits: number) => `${(share * 100).toFixed(digits)}%`;
 
+/** A rule of the row met (✓), missed (✗), or not held at this budget (–). */
+const mark = (v: boolean | undefined) => (v === undefined ? '–' : v ? '✓' : '✗');
+
+const signed = (x: number, digits: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(digits)}`;
+
 function refreshTable(doc: BenchDocument): string {
   const r = part<RefreshResult>(doc, 'refresh');
   const rows = r.table.map((row) => [
     row.family,
     pct(row.budgetShare, 0),
-    `${row.lagRatioWorst.toFixed(2)} × (${row.lagRatioMean.toFixed(2)} ×)`,
-    `${row.bayesRatioWorst.toFixed(2)} × (${row.bayesRatioMean.toFixed(2)} ×)`,
+    `${row.lagRatioMean.toFixed(2)} × (${row.lagRatioWorst.toFixed(2)} ×)`,
+    `${row.bayesRatioMean.toFixed(2)} ×`,
     `${row.oracleRatioMean.toFixed(2)} ×`,
-    `${row.p95New} d / ${row.p95Rr} d`,
-    `${pct(row.detectedNew, 1)} / ${pct(row.detectedRr, 1)}`,
+    `${signed(row.p95ExcessMean ?? row.p95Excess, 1)} d`,
+    `${signed((row.detectedDiffMean ?? row.detectedDiff) * 100, 1)} pt`,
     `${row.maxStaleness} d`,
-    row.met ? '✓ met' : '✗ missed',
+    mark(row.rules?.lag),
+    mark(row.rules?.seed),
+    mark(row.rules?.detected),
+    mark(row.rules?.p95),
+    mark(row.rules?.bayes),
   ]);
   const header = [
     'world',
     'budget',
-    'mean lag, new ÷ rr: worst seed (mean)',
-    'bayes ÷ rr: worst (mean)',
+    'new ÷ rr: mean (worst seed)',
+    'bayes ÷ rr',
     'oracle ÷ rr',
-    'p95 lag new / rr',
-    'detected new / rr',
+    'p95 new − rr',
+    'detected new − rr',
     'longest unrefreshed',
-    'goals',
+    '≤ 1.02 rr',
+    'seeds ≤ 1.05',
+    'detected',
+    'p95',
+    'bayes',
   ];
   return (
-    `Figures of ${dateOf(r)}, as on every run, since the backtest is deterministic (${n(r.firms)} firms, seeds ` +
-    `${r.seeds.join(', ')}; p95 and detected on the first seed):\n\n` +
+    `Figures of ${dateOf(r)}, as on every run, since the backtest is deterministic (${n(r.firms)} firms, ` +
+    `${r.scoredDays} days, seeds ${r.seeds.join(', ')}; mean lag as a multiple of round robin's, means over the seeds):\n\n` +
     markdownTable(header, rows)
   );
 }
@@ -155,11 +172,25 @@ function refreshTable(doc: BenchDocument): string {
 function refreshGoals(doc: BenchDocument): string {
   const r = part<RefreshResult>(doc, 'refresh');
   const missed = r.table.filter((row) => !row.met);
-  if (missed.length === 0) return 'Every family, seed and budget met its goals.';
+  if (missed.length === 0) return 'Every family met every rule at every budget.';
+  const names: Record<string, string> = {
+    lag: 'mean lag',
+    seed: 'a seed',
+    detected: 'detected',
+    p95: 'p95',
+    bayes: 'bayes',
+    stale: 'staleness',
+  };
   return (
-    `Goals missed (${missed.length} of ${r.table.length} rows): ` +
+    `Rules missed (${missed.length} of ${r.table.length} rows): ` +
     missed
-      .map((row) => `${row.family} at ${pct(row.budgetShare, 0)} (mean lag ${row.lagRatioWorst.toFixed(2)} ×, bayes ${row.bayesRatioWorst.toFixed(2)} ×, p95 +${row.p95Excess} d, detected ${(row.detectedDiff * 100).toFixed(1)} points)`)
+      .map((row) => {
+        const rules = Object.entries(row.rules ?? {})
+          .filter(([, v]) => v === false)
+          .map(([k]) => names[k] ?? k)
+          .join(', ');
+        return `${row.family} at ${pct(row.budgetShare, 0)} (${rules || row.goals.join(', ')}: new ${row.lagRatioMean.toFixed(2)} ×, worst seed ${row.lagRatioWorst.toFixed(2)} ×, bayes ${row.bayesRatioMean.toFixed(2)} ×)`;
+      })
       .join('; ') +
     '.'
   );
@@ -190,6 +221,11 @@ export function benchSpans(doc: BenchDocument): Record<string, string> {
     'refresh-goals': block(refreshGoals(doc)),
     'refresh-ablation': block(refreshAblation(doc)),
   };
+}
+
+/** The backtest's spans of `benchSpans`: what docs/planner.md and the README show of it. */
+export function refreshSpans(bench: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(REFRESH_SPANS.map((name) => [name, bench[name] ?? '']));
 }
 
 /** The demo's span from what `daybook demo` printed: its first cycle, then its summary. */
@@ -284,11 +320,18 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const check = flags.includes('--check');
-  // Each file and the spans it holds: the bench figures in docs/benchmarks.md, the demo's in the README.
+  // Each file and the spans it holds: the bench figures in docs/benchmarks.md, the backtest's
+  // table in docs/planner.md and the README too, the demo's in the README.
+  const bench = benchSpans(readBenchDocument());
+  const refresh = refreshSpans(bench);
   const targets: { path: string; spans: Record<string, string> }[] = [
-    { path: BENCHMARKS_PATH, spans: benchSpans(readBenchDocument()) },
+    { path: BENCHMARKS_PATH, spans: bench },
+    { path: PLANNER_PATH, spans: refresh },
+    {
+      path: README_PATH,
+      spans: flags.includes('--skip-demo') ? refresh : { ...refresh, ...demoSpans(await runDemo()) },
+    },
   ];
-  if (!flags.includes('--skip-demo')) targets.push({ path: README_PATH, spans: demoSpans(await runDemo()) });
   let stale = 0;
   for (const { path, spans } of targets) {
     const file = relative(ROOT, path);

@@ -203,6 +203,15 @@ export interface PlannerModel {
   apartRate?: number;
   apartNats?: number;
   outliers?: number;
+  /**
+   * How far the spread of the estimates is trusted (0 … 1): the intervals that began while an
+   * entry was estimated quieter than the watchlist's mean against the others, the ratio of their
+   * rates as it happened to the ratio the estimates said (as `datedWeight` weighs the dates). 1
+   * where quiet estimates hold; less where firms estimated quiet turn out busier than said (quiet
+   * firms that wake, habits that swap): every entry is then pulled toward the mean rate by 1 −
+   * trust more. Absent: 1.
+   */
+  trust?: number;
 }
 
 /**
@@ -276,6 +285,7 @@ export function modelOf(stored: unknown): PlannerModel {
     tailDays: num(s.tailDays, INITIAL_MODEL.tailDays, 1, Number.POSITIVE_INFINITY),
     shift: num(s.shift, INITIAL_MODEL.shift, 0, MAX_SHIFT),
     wake: num(s.wake, 1, 1, MAX_HOT),
+    trust: num(s.trust, 1, 0, 1),
     ...(s.apartRate === undefined || s.apartNats === undefined
       ? {}
       : {
@@ -306,10 +316,14 @@ export function shortTermRate(
   return isWaking(h) ? r * Math.max(model.hot, model.wake ?? 1) : r * model.hot;
 }
 
-/** How far an entry is pulled to the watchlist's mean: the model's `equal`, or 0 for an entry planned apart. */
+/**
+ * How far an entry is pulled to the watchlist's mean: the model's `equal` (0 for an entry planned
+ * apart), and as far again toward it as the estimates' spread is not trusted (`trust`).
+ */
 export function equalOf(h: Pick<ChangeHistory, 'all'>, model: PlannerModel): number {
   if (isApart(h, model)) return 0;
-  return Math.min(1, Math.max(0, model.equal));
+  const t = Math.min(1, Math.max(0, model.trust ?? 1));
+  return 1 - (1 - Math.min(1, Math.max(0, model.equal))) * t;
 }
 
 /** The weight an entry is planned at: its own, pulled to 1 as far as the model's `equal` says (not at all when apart). */

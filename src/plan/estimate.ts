@@ -123,6 +123,8 @@ export interface EntryState {
   cohort: string | null;
   /** The entry's estimate before this refresh (changes per day), when it has one: for the hot counts. */
   rate?: number | null;
+  /** The watchlist's mean rate (PlannerModel.rate) when that estimate was made: for the trust counts. */
+  mean?: number | null;
 }
 
 /** What a successful refresh saw, for the estimate. */
@@ -212,8 +214,9 @@ export function afterRefresh(state: EntryState, seen: RefreshSeen, since: string
           seen.severity,
           HALF_LIFE_DAYS,
           before,
+          state.mean ?? null,
         )
-      : observe(history, days, seen.changed, seen.severity, HALF_LIFE_DAYS, before);
+      : observe(history, days, seen.changed, seen.severity, HALF_LIFE_DAYS, before, state.mean ?? null);
     boost = nextBoost(boost, seen.changed && seen.severity === 'high');
   } else if (seen.usable && seen.changed && seen.severity === 'high') {
     boost = nextBoost(boost, true);

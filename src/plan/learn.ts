@@ -69,6 +69,8 @@ export interface ModelSums {
   c: [number, number, number];
   /** The same r2, v and v2 as `g`, of the entries not planned apart, around their own rate: the test of the rest. */
   gr: [number, number, number];
+  /** Whether the estimates predict: the quiet and the busy intervals (ChangeHistory.calib). */
+  calib: [number, number, number, number, number, number, number, number];
   /** Intervals after a wake: count, changed, expected (ChangeHistory.woke). */
   woke: [number, number, number];
   /** Entries planned apart. */
@@ -90,6 +92,7 @@ export function emptySums(): ModelSums {
     c: [0, 0, 0],
     gr: [0, 0, 0],
     woke: [0, 0, 0],
+    calib: [0, 0, 0, 0, 0, 0, 0, 0],
     apart: 0,
   };
 }
@@ -183,6 +186,7 @@ export function addToSums(s: ModelSums, row: ModelRow): void {
     s.hot[1] += h.hot[1];
     s.hot[2] += h.hot[2];
   }
+  if (h.calib) for (let k = 0; k < 8; k++) s.calib[k] = (s.calib[k] as number) + (h.calib[k] as number);
   if (h.woke) {
     s.woke[0] += h.woke[0];
     s.woke[1] += h.woke[1];
@@ -241,6 +245,16 @@ export function learnModel(
   // Wake, alike, for the intervals right after a change that ended a silence.
   const [, qc, qe] = s.woke;
   const wake = qe > 0 && qc >= 5 && qc - qe > EVIDENCE_Z * Math.sqrt(qe) ? Math.min(MAX_HOT, qc / qe) : 1;
+  // Trust: the rate of the busy intervals over that of the quiet ones, as it happened against as
+  // the estimates said (as the dates' weight): below 1 when the firms estimated quiet changed
+  // more, relative to the others, than their estimates said.
+  const [qn, qc2, qx, qd, bn, bc, bx, bd] = s.calib;
+  let trust = 1;
+  if (qn >= 100 && bn >= 100 && qc2 >= 5 && bc >= 5 && qx > 0 && qd > 0 && bx > 0 && bd > 0) {
+    const said = Math.log(bx / bd / (qx / qd));
+    const observed = Math.log((intervalRate(bn, bc, bd) as number) / (intervalRate(qn, qc2, qd) as number));
+    trust = said > 0 ? Math.min(1, Math.max(0, observed / said)) : 1;
+  }
   return {
     shape,
     equal,
@@ -252,6 +266,7 @@ export function learnModel(
     tailDays: maxStalenessDays,
     shift: SHIFT_PRIOR,
     wake,
+    trust,
     ...(apart && s.apartAt !== undefined
       ? { apartRate: s.apartAt.rate, apartNats: s.apartAt.nats, outliers: s.apart }
       : {}),

@@ -116,6 +116,14 @@ export interface ChangeHistory {
    */
   woke?: [number, number, number];
   /**
+   * Whether the estimates predict (PlannerModel.trust): the intervals that began while the entry's
+   * estimate (resting on TRUST_MIN_INTERVALS intervals or more) was below the watchlist's mean rate
+   * (quiet) and the others (busy), decayed: for each
+   * group, how many, how many ended changed, the changes its estimates expected (Σ λ·days) and the
+   * days, as [quiet …4, busy …4].
+   */
+  calib?: [number, number, number, number, number, number, number, number];
+  /**
    * The last RECENT_INTERVALS intervals, oldest first, as [days, 1 when it ended changed else 0]
    * (a dated change counts as a changed interval): what the entry has done lately, for the shift
    * test of `estimateRate`.
@@ -153,6 +161,10 @@ export function historyOf(stored: unknown): ChangeHistory {
     if (!Array.isArray(v) || v.length !== 3) continue;
     const [n, c, e] = v.map(Number) as [number, number, number];
     if ([n, c, e].every((x) => Number.isFinite(x) && x >= 0)) h[key] = [n, Math.min(n, c), e];
+  }
+  if (Array.isArray(s.calib) && s.calib.length === 8) {
+    const c = s.calib.map(Number);
+    if (c.every((x) => Number.isFinite(x) && x >= 0)) h.calib = c as typeof h.calib;
   }
   const datedDays = Number(s.datedDays);
   const datedEvents = Number(s.datedEvents);
@@ -227,6 +239,7 @@ function decayed(h: ChangeHistory, whole: number, halfLifeDays: number): ChangeH
   if (h.lastChanged) d.lastChanged = true;
   if (h.hot !== undefined)
     d.hot = [round6(h.hot[0] * decay), round6(h.hot[1] * decay), round6(h.hot[2] * decay)];
+  if (h.calib !== undefined) d.calib = h.calib.map((x) => round6(x * decay)) as typeof h.calib;
   if (h.woke !== undefined)
     d.woke = [round6(h.woke[0] * decay), round6(h.woke[1] * decay), round6(h.woke[2] * decay)];
   if (h.all !== undefined)
@@ -265,6 +278,7 @@ export function observe(
   severity: Severity | null = null,
   halfLifeDays = HALF_LIFE_DAYS,
   rateBefore: number | null = null,
+  meanBefore: number | null = null,
 ): ChangeHistory {
   const dated = typeof seen === 'object' ? seen.quietDays : null;
   if (!Number.isFinite(days) || days < 1 || (dated !== null && !Number.isFinite(dated))) return h;
@@ -278,6 +292,23 @@ export function observe(
       round6(hc + (seen === false ? 0 : 1)),
       round6(he - Math.expm1(-rateBefore * whole)),
     ];
+  }
+  // Every interval of an entry estimated from a few of its own, quiet or busy by the estimate
+  // against the watchlist's mean when it began.
+  if (
+    (h.all?.[0] ?? 0) >= TRUST_MIN_INTERVALS &&
+    rateBefore !== null &&
+    meanBefore !== null &&
+    Number.isFinite(rateBefore) &&
+    Number.isFinite(meanBefore) &&
+    rateBefore > 0 &&
+    meanBefore > 0
+  ) {
+    const c = [...(d.calib ?? [0, 0, 0, 0, 0, 0, 0, 0])] as NonNullable<ChangeHistory['calib']>;
+    const k = rateBefore < meanBefore ? 0 : 4;
+    const add = [1, seen === false ? 0 : 1, rateBefore * whole, whole];
+    for (let j = 0; j < 4; j++) c[k + j] = round6((c[k + j] as number) + (add[j] as number));
+    d.calib = c;
   }
   // So is an interval right after a wake, apart.
   if (isWaking(h) && rateBefore !== null && Number.isFinite(rateBefore) && rateBefore > 0) {
@@ -310,6 +341,12 @@ export function observe(
   countSeverity(d, severity);
   return d;
 }
+
+/**
+ * The intervals an entry needs behind its estimate before its next ones count in the test of
+ * whether the estimates predict (ChangeHistory.calib): a first estimate is mostly its cohort's.
+ */
+export const TRUST_MIN_INTERVALS = 3;
 
 /** Intervals in a row that ended unchanged before a changed one for an entry to count as waking (`isWaking`). */
 export const SILENT_INTERVALS = 3;

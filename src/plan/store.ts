@@ -170,7 +170,13 @@ export async function noteRefreshes(
     // entry refreshed before the planner existed, its refresh cycle).
     const previous = historyOf(entry.change_history);
     const next = afterRefresh(
-      { history: previous, boost: entry.boost_left, cohort: entry.change_cohort, rate: entry.change_rate },
+      {
+        history: previous,
+        boost: entry.boost_left,
+        cohort: entry.change_cohort,
+        rate: entry.change_rate,
+        mean: model.rate,
+      },
       {
         cycle,
         changed: o.changed,
@@ -269,6 +275,8 @@ export async function refreshPlannerState(
   // An entry planned apart (due.ts isApart) takes its own rate and weight (equal 0); a waking one
   // (model.ts isWaking: its last interval ended changed after a silence) counts ×wake (or ×hot
   // when more), another hot one ×hot.
+  // (due.ts equalOf: the pull, and as far again as the estimates' spread is not trusted).
+  const trust = Math.min(1, Math.max(0, model.trust ?? 1));
   const apartRate = model.apartRate ?? null;
   const apartNats = model.apartNats ?? null;
   const buckets = await sql<RootBucket[]>`
@@ -280,7 +288,7 @@ export async function refreshPlannerState(
     ), y as (
       select x.*,
              case when ${apartRate}::float8 is not null and (${sql.unsafe(evidence(`${apartRate ?? 0}::float8`))}) > ${apartNats ?? 0}::float8
-               then 0::float8 else ${Math.min(1, Math.max(0, model.equal))}::float8 end as e,
+               then 0::float8 else ${1 - (1 - Math.min(1, Math.max(0, model.equal))) * trust}::float8 end as e,
              coalesce(jsonb_array_length(change_history->'recent'), 0) >= ${SILENT_INTERVALS + 1}
                and (change_history->'recent'->-1->>1)::int = 1
                and not exists (select 1 from jsonb_array_elements(change_history->'recent') with ordinality as r(v, k)
@@ -330,6 +338,7 @@ interface ModelSumsRow {
   ci: number[];
   gr: number[];
   woke: number[];
+  calib: number[];
   apart: number;
   ga: number | null;
   nats: number | null;
@@ -351,7 +360,7 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
              (w.change_history->'all'->>2)::float8 as days,
              greatest(${MIN_RATE}::float8, coalesce(p.rate, ${priors.get('*')?.rate ?? DEFAULT_PRIOR.rate}::float8)) as m,
              (w.change_history->>'seedDays')::float8 as sd, (w.change_history->>'seedEvents')::float8 as se,
-             w.change_history->'hot' as hot, w.change_history->'woke' as woke
+             w.change_history->'hot' as hot, w.change_history->'woke' as woke, w.change_history->'calib' as calib
       from published.watch_entries w
       left join jsonb_to_recordset(${sql.json(rates as never)}) as p(cohort text, rate float8) on p.cohort = w.change_cohort
       where w.active and w.change_cohort is not null
@@ -398,6 +407,10 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
             coalesce(sum(sd) filter (where sd > 0 and not (se > 0 and sd < ${RECENT_APPROVAL_DAYS})), 0)]::float8[] as b,
       array[coalesce(sum((hot->>0)::float8), 0), coalesce(sum((hot->>1)::float8), 0),
             coalesce(sum((hot->>2)::float8), 0)]::float8[] as hot,
+      array[coalesce(sum((calib->>0)::float8), 0), coalesce(sum((calib->>1)::float8), 0),
+            coalesce(sum((calib->>2)::float8), 0), coalesce(sum((calib->>3)::float8), 0),
+            coalesce(sum((calib->>4)::float8), 0), coalesce(sum((calib->>5)::float8), 0),
+            coalesce(sum((calib->>6)::float8), 0), coalesce(sum((calib->>7)::float8), 0)]::float8[] as calib,
       array[coalesce(sum((woke->>0)::float8), 0), coalesce(sum((woke->>1)::float8), 0),
             coalesce(sum((woke->>2)::float8), 0)]::float8[] as woke,
       array[coalesce(sum((c - n * (1 - gq)) ^ 2) filter (where gq is not null), 0),
@@ -437,6 +450,7 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
         c: triple(r.ci),
         gr: triple(r.gr),
         woke: triple(r.woke),
+        calib: Array.from({ length: 8 }, (_, k) => r.calib?.[k] ?? 0) as ModelSums['calib'],
         apart: r.apart,
         ...(r.ga === null ? {} : { apartAt: { rate: r.ga, nats: r.nats as number } }),
       }
