@@ -637,7 +637,7 @@ export function runWorld(
 }
 
 /** The table's rows: one per family and budget, over the seeds. */
-function tableOf(worlds: WorldFigures[], shares: number[]): TableRow[] {
+export function tableOf(worlds: WorldFigures[], shares: number[]): TableRow[] {
   const rows: TableRow[] = [];
   const families = [...new Set(worlds.map((w) => w.family))];
   for (const family of families) {
@@ -831,7 +831,7 @@ export async function benchRefresh(
   const firms = opts.firms ?? 1_000;
   const days = opts.days ?? 90;
   const tail = opts.tail ?? DEFAULT_MAX_STALENESS_DAYS;
-  const seeds = opts.seeds ?? [1, 2, 3];
+  const seeds = opts.seeds ?? [1, 2, 3, 4, 5];
   const shares = opts.shares ?? [0.05, 0.1, 0.25, 0.5];
   const worlds = opts.worlds ?? FAMILIES;
   const ablationShares = (opts.ablationShares ?? [0.25]).filter((s) => shares.includes(s));

@@ -75,7 +75,7 @@ const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
 
 const USAGE = `usage: npm run bench [-- [part ...] [--smoke]]
        npm run bench -- refresh [--world <family or module>]... [--firms N] [--days N]
-                                [--seeds 1-3] [--budgets 5,10,25,50] [--json FILE] [--smoke]
+                                [--seeds 1-5] [--budgets 5,10,25,50] [--json FILE] [--smoke]
 
 Runs the benchmarks (every part, or the parts named), prints a table of the figures and writes
 bench/results.json (a part run alone replaces only its own entry). Postgres and Redis must be up.
@@ -94,7 +94,7 @@ your own: it prints the table, writes the JSON file if asked, and never bench/re
   --firms N     watched firms (at least 1; default 1000, 150 with --smoke)
   --days N      days scored (at least 1; default 90, 20 with --smoke); 30 more follow
                 (10 with --smoke) in which changes of those days may still be found
-  --seeds S     seeds: a list and ranges of whole numbers, 1-5 or 1,3,7-9 (default 1-3, 1
+  --seeds S     seeds: a list and ranges of whole numbers, 1-5 or 1,3,7-9 (default 1-5, 1
                 with --smoke)
   --budgets B   daily budgets, in percent of the watchlist refreshable a day (more than 0, at
                 most 100), 5,10,25,50 (default; 10,25 with --smoke)

@@ -13,6 +13,7 @@ import { daysBetween } from '../time/cycles.ts';
 import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
 import {
   apartEvidence,
+  equalOf,
   intervalDays,
   isApart,
   type PlannerModel,
@@ -177,8 +178,18 @@ export function reasonOf(e: {
     );
   else if (e.rate !== null) {
     const vs = e.rate / Math.max(1e-9, m.rate);
+    const trust = Math.min(1, Math.max(0, m.trust ?? 1));
+    const why = [
+      ...(m.equal > 0 ? ['the evidence that rates differ is not yet strong'] : []),
+      ...(trust < 1
+        ? [
+            `the estimates' spread is trusted ${Math.round(trust * 100)}%: firms estimated quieter than the mean here changed more often, against the busier ones, than their estimates said (quiet firms that wake, habits that change)`,
+          ]
+        : []),
+    ];
+    const pull = equalOf(e.history, m);
     parts.push(
-      `its estimate is ${vs >= 1 ? `${vs.toFixed(1)}×` : `1/${(1 / Math.max(vs, 1e-9)).toFixed(1)} of`} the watchlist's mean rate${m.equal > 0 ? `, pulled ${Math.round(m.equal * 100)}% toward the mean (the evidence that rates differ is not yet strong)` : ''}`,
+      `its estimate is ${vs >= 1 ? `${vs.toFixed(1)}×` : `1/${(1 / Math.max(vs, 1e-9)).toFixed(1)} of`} the watchlist's mean rate${pull > 0 ? `, pulled ${Math.round(pull * 100)}% toward the mean (${why.join('; ')})` : ''}`,
     );
   }
   const held = m.equal >= 1 && !apart;

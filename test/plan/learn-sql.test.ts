@@ -15,6 +15,7 @@ import {
   type LearnEntry,
   learnPlanner,
   type ModelSums,
+  watchlistSums,
 } from '../../src/plan/learn.ts';
 import { emptyHistory } from '../../src/plan/model.ts';
 import { modelSums, plannerState, refreshPlannerState } from '../../src/plan/store.ts';
@@ -34,8 +35,25 @@ const COHORTS = [
   '吊销|21|M|1e8',
 ];
 
+/** The kinds of watchlist the two must agree on beside rates spread by `spread`. */
+type Kind = 'spread' | 'outliers' | 'sleepers';
+
+/**
+ * Firm i's rate on day `day` in a watchlist of kind `kind`: for 'outliers', one in a hundred firms
+ * at 0.5 a day among firms at 0.01; for 'sleepers', a fifth dormant until a day of their own, then
+ * a flurry of changes that fades to 0.03 a day.
+ */
+function rateOf(kind: Kind, i: number, day: number, base: number): number {
+  if (kind === 'outliers') return i % 100 === 3 ? 0.5 : 0.01;
+  if (kind === 'sleepers' && i % 5 === 0) {
+    const wake = 60 + ((i * 37) % 240);
+    return day < wake ? 0.0005 : 0.03 + 0.22 * Math.exp(-(day - wake) / 10);
+  }
+  return base;
+}
+
 /** A watchlist of `n` entries, each refreshed at random intervals for a year: what a year of fetches left. */
-function watchlist(seed: number, n: number, spread: number): LearnEntry[] {
+function watchlist(seed: number, n: number, spread: number, kind: Kind = 'spread'): LearnEntry[] {
   const rng = new Rng(seed);
   return Array.from({ length: n }, (_, i) => {
     // A tenth never fetched yet: no cohort, no rate.
@@ -50,11 +68,14 @@ function watchlist(seed: number, n: number, spread: number): LearnEntry[] {
     let last: string | null = null;
     let lastDay = day;
     let rate: number | null = null;
+    const longest = kind === 'spread' ? 30 : 6;
     while (day < 360) {
       const cycle = addDays(START, day);
-      const changed = last !== null && rng.next() < -Math.expm1(-lambda * (day - lastDay));
+      let exposure = 0;
+      for (let d = lastDay; d < day; d++) exposure += closed ? 0 : rateOf(kind, i, d, lambda);
+      const changed = last !== null && rng.next() < -Math.expm1(-exposure);
       state = afterRefresh(
-        { ...state, rate },
+        { ...state, rate, mean: 0.02 },
         {
           cycle,
           changed,
@@ -70,7 +91,7 @@ function watchlist(seed: number, n: number, spread: number): LearnEntry[] {
       rate = estimateRate(state.history);
       last = cycle;
       lastDay = day;
-      day += rng.int(1, 30);
+      day += rng.int(1, longest);
     }
     return { history: state.history, cohort, rate, weight: weightOf(state.history) };
   });
@@ -101,16 +122,26 @@ const close = (a: number, b: number) =>
     : a === b;
 
 function expectSameSums(sql: ModelSums, js: ModelSums): void {
-  for (const k of ['r2', 'v', 'v2', 'd2'] as const)
+  for (const k of ['r2', 'v', 'v2', 'd2', 'apart'] as const)
     expect(close(sql[k], js[k]), `${k}: ${sql[k]} vs ${js[k]}`).toBe(true);
-  for (const k of ['a', 'b', 'hot'] as const)
+  for (const k of ['a', 'b', 'hot', 'g', 'gr', 'c', 'woke', 'calib'] as const)
     for (const [j, x] of sql[k].entries())
       expect(close(x, js[k][j] as number), `${k}[${j}]: ${x} vs ${js[k][j]}`).toBe(true);
+  expect(sql.apartAt === undefined).toBe(js.apartAt === undefined);
+  if (sql.apartAt && js.apartAt) {
+    expect(close(sql.apartAt.rate, js.apartAt.rate)).toBe(true);
+    expect(close(sql.apartAt.nats, js.apartAt.nats)).toBe(true);
+  }
 }
 
 function expectSameModel(sql: PlannerModel, js: PlannerModel): void {
   for (const k of ['shape', 'equal', 'rate', 'datedWeight', 'hot', 'tailDays', 'shift'] as const)
     expect(close(sql[k], js[k]), `${k}: ${sql[k]} vs ${js[k]}`).toBe(true);
+  for (const k of ['wake', 'trust', 'apartRate', 'apartNats', 'outliers'] as const) {
+    expect(sql[k] === undefined, `${k}: ${sql[k]} vs ${js[k]}`).toBe(js[k] === undefined);
+    if (sql[k] !== undefined)
+      expect(close(sql[k] as number, js[k] as number), `${k}: ${sql[k]} vs ${js[k]}`).toBe(true);
+  }
   expect(sql.boost).toBe(js.boost);
 }
 
@@ -123,19 +154,29 @@ describe('the plan job learns in SQL what learnPlanner learns in memory', () => 
     await t?.drop();
   });
 
-  for (const [name, seed, spread, perDay, previous] of [
-    ['rates that differ, intervals bounded by the tail', 7, 3, 40, null],
+  for (const [name, seed, spread, perDay, previous, kind] of [
+    ['rates that differ, intervals bounded by the tail', 7, 3, 40, null, 'spread'],
     [
       'rates that differ, registry dates weighed at 0.2 by the last plan',
       11,
       2.5,
       120,
       { ...INITIAL_MODEL, datedWeight: 0.2 },
+      'spread',
     ],
-    ['one shared rate: every entry alike', 13, 0, 25, null],
+    ['one shared rate: every entry alike', 13, 0, 25, null, 'spread'],
+    ['a few hyperactive firms among identical ones: planned apart', 17, 0, 100, null, 'outliers'],
+    [
+      'sleepers that wake: a change after a silence, and estimates trusted less',
+      19,
+      1,
+      100,
+      null,
+      'sleepers',
+    ],
   ] as const)
     it(name, async () => {
-      const entries = watchlist(seed, 400, spread);
+      const entries = watchlist(seed, 400, spread, kind);
       await load(t, entries, previous);
       const before = (await plannerState(t.sql)).model;
       const js = learnPlanner(entries, perDay, 30, before);
@@ -152,8 +193,10 @@ describe('the plan job learns in SQL what learnPlanner learns in memory', () => 
         expect(close(c.days, p?.days as number)).toBe(true);
       }
 
-      // The sums the model is learned from, each entry at its cohort's rate (a closed one at the closed rate).
-      const sums = emptySums();
+      // The sums the model is learned from, each entry at its cohort's rate (a closed one at the
+      // closed rate), the busiest apart.
+      expectSameSums(await modelSums(t.sql, js.priors), watchlistSums(entries, js.priors));
+      // Around the watchlist's own interval rate: the centre of the test for equal.
       const open = entries.filter((e) => e.cohort !== null);
       const [n, c, days] = open.reduce(
         ([n0, c0, d0], e) => {
@@ -162,22 +205,28 @@ describe('the plan job learns in SQL what learnPlanner learns in memory', () => 
         },
         [0, 0, 0],
       );
-      // The watchlist's own interval rate: the centre of the test for equal.
-      const watchlistRate = intervalRate(n, c, days) as number;
+      const sums = emptySums();
       for (const e of open)
         addToSums(sums, {
           history: e.history,
           cohortRate: priorFor(e.cohort as string, js.priors).rate,
-          watchlistRate,
+          watchlistRate: intervalRate(n, c, days) as number,
         });
-      expectSameSums(await modelSums(t.sql, js.priors), sums);
+      expect(close(sums.g[0], watchlistSums(entries, js.priors).g[0])).toBe(true);
 
       // The model, the tail bound and the scale.
       expectSameModel(stored.model, js.model);
       expect(close(stored.scale, js.scale), `scale ${stored.scale} vs ${js.scale}`).toBe(true);
       expect(stored.entries).toBe(entries.length);
       // Dates that say nothing cannot make one shared rate look like rates that differ.
-      if (spread === 0) expect(js.model.equal).toBe(1);
+      if (kind === 'outliers') {
+        // The busy few are planned apart; the rest are held alike.
+        expect(js.model.outliers).toBe(4);
+        expect(js.model.equal).toBe(1);
+      } else if (kind === 'sleepers') {
+        expect(js.model.wake).toBeGreaterThan(1);
+        expect(js.model.trust).toBeLessThan(1);
+      } else if (spread === 0) expect(js.model.equal).toBe(1);
       else {
         expect(js.model.equal).toBeLessThan(1);
         // A fractional hot factor: the plan job's SQL once took it for an integer and failed.
