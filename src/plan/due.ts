@@ -232,14 +232,32 @@ export function apartEvidence(n: number, changed: number, days: number, rate: nu
   return n * (up + down);
 }
 
+/**
+ * The evidence (nats) that an entry changes more often than `rate`: its intervals'
+ * (`apartEvidence`), plus its registry-dated changes' as Poisson events e over their days t
+ * (e·ln(e/μ) − e + μ for μ = rate·t, when e > μ): a first fetch whose approval date was
+ * yesterday, and changes dated a day before each fetch, tell a busy firm long before many of its
+ * intervals can. The plan job's SQL computes the same (src/plan/store.ts).
+ */
+export function entryEvidence(
+  h: Pick<ChangeHistory, 'all' | 'datedEvents' | 'datedDays'>,
+  rate: number,
+): number {
+  const [n, c, d] = h.all ?? [0, 0, 0];
+  let ev = apartEvidence(n, c, d, rate);
+  const e = h.datedEvents ?? 0;
+  const mu = rate * (h.datedDays ?? 0);
+  if (e > mu && mu > 0) ev += e * Math.log(e / mu) - e + mu;
+  return ev;
+}
+
 /** The entry is planned apart from the rest (PlannerModel.apartRate): evidence above `apartNats`. */
 export function isApart(
   h: Pick<ChangeHistory, 'all'>,
   model: Pick<PlannerModel, 'apartRate' | 'apartNats'>,
 ): boolean {
   if (model.apartRate === undefined || model.apartNats === undefined || h.all === undefined) return false;
-  const [n, c, d] = h.all;
-  return apartEvidence(n, c, d, model.apartRate) > model.apartNats;
+  return entryEvidence(h, model.apartRate) > model.apartNats;
 }
 
 /** The planner before any of this was learned (and before this model existed). */

@@ -12,7 +12,7 @@ import type { cycleFetches, watchlist } from '../db/schema.ts';
 import { daysBetween } from '../time/cycles.ts';
 import { type CandidateRow, candidateOf, decidePlan } from './decide.ts';
 import {
-  apartEvidence,
+  entryEvidence,
   equalOf,
   intervalDays,
   isApart,
@@ -166,9 +166,9 @@ export function reasonOf(e: {
   const apart = isApart(e.history, m);
   const others = m.outliers ?? 0;
   if (apart && e.history.all !== undefined) {
-    const [n, c, d] = e.history.all;
+    const [n, c] = e.history.all;
     parts.push(
-      `planned apart at its own rate: ${c.toFixed(0)} of its ${n.toFixed(0)} intervals ended changed, far more than the watchlist's rate says (${apartEvidence(n, c, d, m.apartRate ?? 0).toFixed(1)} nats of evidence, above ${(m.apartNats ?? 0).toFixed(1)}); it is one of ${others} such entries, and the rest are tested without them`,
+      `planned apart at its own rate: ${c.toFixed(0)} of its ${n.toFixed(0)} intervals ended changed${(e.history.datedEvents ?? 0) > 0 ? `, and the registry dated ${(e.history.datedEvents ?? 0).toFixed(0)} change(s) ${(e.history.datedDays ?? 0).toFixed(0)} quiet days in all before its fetches` : ''}, far more than the watchlist's rate says (${entryEvidence(e.history, m.apartRate ?? 0).toFixed(1)} nats of evidence, above ${(m.apartNats ?? 0).toFixed(1)}); it is one of ${others} such entries, and the rest are tested without them`,
     );
   } else if (m.equal >= 1)
     parts.push(

@@ -8,8 +8,8 @@
  */
 
 import {
-  apartEvidence,
   bucketOf,
+  entryEvidence,
   INITIAL_MODEL,
   MAX_HOT,
   MAX_SHAPE,
@@ -316,8 +316,7 @@ export function watchlistSums(
   ).length;
   const apartNats = apartNatsFor(withIntervals);
   const isOut = (e: Pick<LearnEntry, 'history'>) => {
-    const [n, c, d] = e.history.all ?? [0, 0, 0];
-    return allRate !== null && apartEvidence(n, c, d, allRate) > apartNats;
+    return allRate !== null && entryEvidence(e.history, allRate) > apartNats;
   };
   let [on, oc, od] = [0, 0, 0];
   for (const e of entries) {

@@ -215,15 +215,18 @@ export async function noteRefreshes(
 }
 
 /**
- * The evidence (nats) that an entry's intervals (columns n, c, days) changed more often than the
- * rate `g` (an SQL expression) says: src/plan/due.ts apartEvidence, in SQL.
+ * The evidence (nats) that an entry (its intervals: columns n, c, days; its registry-dated
+ * changes: de over dd days) changes more often than the rate `g` (an SQL expression) says:
+ * src/plan/due.ts entryEvidence, in SQL.
  */
 function evidence(g: string): string {
-  return `case when n > 0 and days > 0 and ${g} > 0
+  return `(case when n > 0 and days > 0 and ${g} > 0
       and least(1, c / n) > 1 - exp(-${g} * days / n) and 1 - exp(-${g} * days / n) > 0
     then n * (least(1, c / n) * ln(least(1, c / n) / (1 - exp(-${g} * days / n)))
       + case when c / n >= 1 then 0 else (1 - c / n) * ln((1 - c / n) / exp(-${g} * days / n)) end)
-    else 0 end`;
+    else 0 end
+    + case when coalesce(de, 0) > ${g} * coalesce(dd, 0) and ${g} * coalesce(dd, 0) > 0
+      then de * ln(de / (${g} * dd)) - de + ${g} * dd else 0 end)`;
 }
 
 /** Entries a cycle can take at full budget, for the scale (the plan's own capacity may be what is left). */
@@ -283,7 +286,8 @@ export async function refreshPlannerState(
     with x as (
       select change_weight, change_rate, change_history,
              (change_history->'all'->>0)::float8 as n, (change_history->'all'->>1)::float8 as c,
-             (change_history->'all'->>2)::float8 as days
+             (change_history->'all'->>2)::float8 as days,
+             (change_history->>'datedEvents')::float8 as de, (change_history->>'datedDays')::float8 as dd
       from published.watch_entries where active
     ), y as (
       select x.*,
@@ -360,6 +364,7 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
              (w.change_history->'all'->>2)::float8 as days,
              greatest(${MIN_RATE}::float8, coalesce(p.rate, ${priors.get('*')?.rate ?? DEFAULT_PRIOR.rate}::float8)) as m,
              (w.change_history->>'seedDays')::float8 as sd, (w.change_history->>'seedEvents')::float8 as se,
+             (w.change_history->>'datedEvents')::float8 as de, (w.change_history->>'datedDays')::float8 as dd,
              w.change_history->'hot' as hot, w.change_history->'woke' as woke, w.change_history->'calib' as calib
       from published.watch_entries w
       left join jsonb_to_recordset(${sql.json(rates as never)}) as p(cohort text, rate float8) on p.cohort = w.change_cohort

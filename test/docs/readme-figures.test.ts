@@ -4,8 +4,9 @@
  * - every span between `<!-- figures:NAME -->` markers that comes from bench/results.json (in
  *   docs/benchmarks.md, where the README's Benchmarks section moved) is, to the character, what
  *   scripts/readme-figures.ts computes from the file now (`npm run readme:figures` rewrites them);
- *   the demo's span, in the README's quick start, is checked by test/cli/readme-demo.test.ts, on
- *   the demo run it makes anyway;
+ *   the backtest's table and the rules it missed are in docs/planner.md and the README too, the
+ *   same text; the demo's span, in the README's quick start, is checked by
+ *   test/cli/readme-demo.test.ts, on the demo run it makes anyway;
  * - a goal a bench part missed shows as missed;
  * - where the documentation says how long a killed worker's jobs wait, it quotes
  *   DAYBOOK_JOB_LOCK_MS's default, and docs/configuration.md's table gives the same default;
@@ -22,6 +23,7 @@ import {
   benchSpans,
   DEMO_SPAN,
   MAIN_PARTS,
+  REFRESH_SPANS,
   readBenchDocument,
   readSpans,
   writeSpans,
@@ -33,6 +35,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 const README = read('README.md');
 const BENCHMARKS = 'docs/benchmarks.md';
+const PLANNER = 'docs/planner.md';
 const benchmarks = read(BENCHMARKS);
 /** The markdown of docs/, every folder included, by path. */
 const DOCS = (readdirSync(join(ROOT, 'docs'), { recursive: true }) as string[])
@@ -54,10 +57,28 @@ describe('the figures from bench/results.json in docs/benchmarks.md', () => {
     expect([...present.keys()].sort()).toEqual(Object.keys(spans).sort());
   });
 
-  it("leaves the README the demo's span only, and no other file a span", () => {
-    expect([...readSpans(README).keys()]).toEqual([DEMO_SPAN]);
+  it("leaves the README the demo's span and the backtest's, docs/planner.md the backtest's, and no other file a span", () => {
+    expect([...readSpans(README).keys()].sort()).toEqual([DEMO_SPAN, ...REFRESH_SPANS].sort());
+    expect([...readSpans(read(PLANNER)).keys()].sort()).toEqual([...REFRESH_SPANS].sort());
     for (const { file, text } of ALL)
-      if (file !== 'README.md' && file !== BENCHMARKS) expect(readSpans(text, file).size, file).toBe(0);
+      if (file !== 'README.md' && file !== BENCHMARKS && file !== PLANNER)
+        expect(readSpans(text, file).size, file).toBe(0);
+  });
+
+  for (const name of REFRESH_SPANS)
+    it(`figures:${name} reads the same in docs/planner.md and the README as in docs/benchmarks.md`, () => {
+      expect(readSpans(read(PLANNER), PLANNER).get(name)).toBe(spans[name]);
+      expect(readSpans(README).get(name)).toBe(spans[name]);
+    });
+
+  it("marks every rule of the backtest's table ✓ or ✗, and names every rule a row missed", () => {
+    const table = spans['refresh-table'] ?? '';
+    const rows = table.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| world'));
+    const refresh = doc.parts.refresh as { table: { family: string; met: boolean }[] };
+    expect(rows.length).toBe(refresh.table.length);
+    for (const r of rows) expect(r.split(' | ').slice(-5).join(' ')).toMatch(/^([✓✗–] ?)+\|?$/);
+    const goals = spans['refresh-goals'] ?? '';
+    for (const row of refresh.table.filter((x) => !x.met)) expect(goals).toContain(row.family);
   });
 
   for (const [name, text] of Object.entries(spans)) {

@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   apartEvidence,
+  entryEvidence,
   INITIAL_MODEL,
   intervalDays,
   isApart,
@@ -141,6 +142,13 @@ describe('a few hyperactive firms among identical ones', () => {
     expect(apartEvidence(3, 3, 12, 0.01)).toBeCloseTo(3 * Math.log(1 / -Math.expm1(-0.04)), 9);
     expect(apartEvidence(10, 0, 40, 0.01)).toBe(0);
     expect(apartEvidence(10, 1, 400, 0.01)).toBe(0);
+    // Changes the registry dated add Poisson evidence: two changes in 3 quiet days at 0.01 a day.
+    const dated = { all: [2, 2, 8] as [number, number, number], datedEvents: 2, datedDays: 3 };
+    expect(entryEvidence(dated, 0.01)).toBeCloseTo(
+      apartEvidence(2, 2, 8, 0.01) + 2 * Math.log(2 / 0.03) - 2 + 0.03,
+      9,
+    );
+    expect(entryEvidence({ ...dated, datedEvents: 0 }, 0.01)).toBe(apartEvidence(2, 2, 8, 0.01));
   });
 });
 
