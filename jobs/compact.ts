@@ -16,8 +16,8 @@
  *   both; every entry stays.
  *
  * Kept forever, never compacted away: the raw landing (every call and every distinct body), every
- * credit ledger entry, versions, changes, observations, events, the watchlist. The plan job runs this after
- * each plan; `daybook storage compact` runs it by hand. It is idempotent and safe beside workers
+ * credit ledger entry, versions, changes, observations, events, the watchlist. The plan job runs
+ * this after each plan; `daybook storage compact` runs it by hand. It is idempotent and safe beside workers
  * (it only touches finished cycles). Each table's rows are removed by the module that owns it;
  * this step only orders them, under one lock.
  */
