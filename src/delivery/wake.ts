@@ -110,7 +110,7 @@ export class EventsHeard {
       if (this.heard || !this.warned)
         this.log.warn(
           { err: err instanceof Error ? err.message : String(err) },
-          'new events are not heard (LISTEN/NOTIFY needs a direct connection to Postgres, not PgBouncer in transaction mode): looking for them on a timer; trying again later',
+          'new events are not heard (LISTEN/NOTIFY needs a direct connection to Postgres, not PgBouncer in transaction mode: set DAYBOOK_LISTEN_URL to one): looking for them on a timer; trying again later',
         );
       this.heard = false;
       this.warned = true;
