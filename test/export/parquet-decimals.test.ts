@@ -28,7 +28,9 @@ const TABLE: ExportTable = {
 };
 
 const digits = (min: number, max: number) =>
-  fc.array(fc.integer({ min: 0, max: 9 }), { minLength: min, maxLength: max, size: 'max' }).map((d) => d.join(''));
+  fc
+    .array(fc.integer({ min: 0, max: 9 }), { minLength: min, maxLength: max, size: 'max' })
+    .map((d) => d.join(''));
 
 /** A decimal as Postgres writes numeric: an optional sign, digits (up to 31), and a fraction. */
 const decimalText = fc
