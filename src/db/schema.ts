@@ -583,7 +583,7 @@ export const ledgerEntries = pgTable(
 );
 
 /**
- * The booked enterprise entries of compacted cycles (migrations/0031): once a cycle is older than
+ * The booked enterprise entries of compacted cycles (migrations/0032): once a cycle is older than
  * DAYBOOK_BOOKKEEPING_DAYS its claims are gone, no call of it can be settled again, and the
  * compaction moves each booked entry of an enterprise call from `ledger_entries` here, with its
  * id, values and load_xid as they were. No unique key to keep (the entry was unique when it was

@@ -1,5 +1,5 @@
 /**
- * Migration 0031 (`ledger_compacted`) on a database written under the migrations before it: the
+ * Migration 0032 (`ledger_compacted`) on a database written under the migrations before it: the
  * ledger is written with 0030's schema, read, migrated, compacted, and read again. The credit
  * ledger, the credits by cycle (`analytics.credit_usage`), the export's credits and status's
  * per-cycle credits read the same rows before and after, differing by 0 rows; the metric counts
@@ -23,8 +23,8 @@ const MIGRATIONS = readMigrationFiles({ migrationsFolder: MIGRATIONS_DIR });
 const JOURNAL = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'meta/_journal.json'), 'utf8')) as {
   entries: { tag: string }[];
 };
-/** Where 0031 is among the migrations (in the journal's order). */
-const AT = JOURNAL.entries.findIndex((e) => e.tag === '0031_ledger_compacted');
+/** Where 0032 is among the migrations (in the journal's order). */
+const AT = JOURNAL.entries.findIndex((e) => e.tag === '0032_ledger_compacted');
 const FIRST = '2026-05-01';
 const CYCLES = Array.from({ length: 6 }, (_, i) => addDays(FIRST, i));
 const FIRMS = 40;
@@ -47,7 +47,7 @@ const READS: Record<string, string> = {
   export_credits: exportCredits(),
 };
 
-describe('migration 0031 on a ledger written before it', { timeout: 120_000 }, () => {
+describe('migration 0032 on a ledger written before it', { timeout: 120_000 }, () => {
   const name = `daybook_t_${randomBytes(5).toString('hex')}`;
   let admin: postgres.Sql;
   let sql: postgres.Sql;
@@ -57,7 +57,7 @@ describe('migration 0031 on a ledger written before it', { timeout: 120_000 }, (
     admin = postgres(adminUrl(), { max: 1, onnotice: () => {} });
     await admin.unsafe(`create database "${name}"`);
     sql = postgres(databaseUrl(name), { max: 2, onnotice: () => {} });
-    // The migrations before 0031, recorded as the runner records them.
+    // The migrations before 0032, recorded as the runner records them.
     await sql.begin(async (tx) => {
       await tx`create schema if not exists "drizzle"`;
       await tx`create table "drizzle"."__drizzle_migrations" (id serial primary key, hash text not null, created_at bigint)`;
