@@ -596,8 +596,8 @@ export async function benchSoak(options: SoakOptions = {}): Promise<SoakResult> 
       bytes: Math.round(perDay(main.run) * enterpriseDays),
       baselineBytes: Math.round(perDay(base.run) * enterpriseDays),
     },
-    target: '<= 600 bytes per unchanged enterprise-day; queries within their bounds',
-    met: main.run.unchangedBytesPerDay <= 600 && queries.every((q) => q.met),
+    target: '<= 300 bytes per unchanged enterprise-day; queries within their bounds',
+    met: main.run.unchangedBytesPerDay <= 300 && queries.every((q) => q.met),
   };
   return result;
 }
