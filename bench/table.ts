@@ -251,7 +251,7 @@ function soakLines(r: SoakResult): Line[] {
       [
         `${name}: bytes per enterprise-day`,
         `unchanged ${n(x.unchangedBytesPerDay)}; changed ${n(x.unchangedBytesPerDay + x.changedExtraBytesPerDay)}; all ${n(x.bytesPerDay)}`,
-        x.landing === 'deduplicated' ? '<= 600 unchanged' : '',
+        x.landing === 'deduplicated' ? '<= 300 unchanged' : '',
         x.landing === 'deduplicated' ? yes(x.unchangedBytesPerDay <= 600) : '',
       ],
       [
@@ -264,6 +264,20 @@ function soakLines(r: SoakResult): Line[] {
         '',
         '',
       ],
+      ...(x.byRelation && x.landing === 'deduplicated'
+        ? [
+            [
+              `${name}: the same by heap and index (B)`,
+              x.byRelation
+                .filter((r) => Math.abs(r.bytesPerFetch) >= 1)
+                .slice(0, 10)
+                .map((r) => `${r.relation} ${Math.round(r.bytesPerFetch)}`)
+                .join(', '),
+              '',
+              '',
+            ] as Line,
+          ]
+        : []),
       [
         `${name}: database size after cycles`,
         sizes.map((c) => `${c.cycle.slice(5)} ${mib(c.databaseBytes)}`).join(', '),

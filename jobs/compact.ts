@@ -9,11 +9,15 @@
  * - enterprise runs that ended without a failure are added up into `run_summaries` (one row per
  *   cycle, kind and outcome) and deleted; failed runs stay, and so do all other kinds;
  * - enterprise and product sightings superseded by a later sighting of the same company are
- *   deleted (the latest state of each stays; a warehouse loading exports has had them).
+ *   deleted (the latest state of each stays; a warehouse loading exports has had them);
+ * - the booked ledger entries of enterprise calls move, each as it was, to their narrow compacted
+ *   form (`ledger_compacted`): their claims are gone, so nothing writes them again, and the
+ *   unique key and lookups a running cycle needs are not kept for them. `credit_ledger` reads
+ *   both; every entry stays.
  *
- * Kept forever, never compacted: the raw landing (every call and every distinct body), the credit
- * ledger, versions, changes, observations, events, the watchlist. The plan job runs this after
- * each plan; `daybook storage compact` runs it by hand. It is idempotent and safe beside workers
+ * Kept forever, never compacted away: the raw landing (every call and every distinct body), every
+ * credit ledger entry, versions, changes, observations, events, the watchlist. The plan job runs
+ * this after each plan; `daybook storage compact` runs it by hand. It is idempotent and safe beside workers
  * (it only touches finished cycles). Each table's rows are removed by the module that owns it;
  * this step only orders them, under one lock.
  */
@@ -23,13 +27,15 @@ import { dropSupersededProductSightings } from '../src/history/product-store.ts'
 import { markSightings, sightingMarkBefore } from '../src/history/sightings.ts';
 import { dropErrorAnswers } from '../src/landing/landing.ts';
 import { summarizeRuns } from '../src/landing/runs.ts';
-import { compactFetches } from '../src/purchase/fetches.ts';
+import { compactFetches, compactLedger } from '../src/purchase/fetches.ts';
 import { addDays } from '../src/time/cycles.ts';
 
 export interface CompactionSummary {
   /** Cycles before this one were compacted. */
   before: string;
   cycleFetches: number;
+  /** Booked enterprise entries moved to their compacted form (`ledger_compacted`). */
+  ledgerEntries: number;
   runs: number;
   summaries: number;
   sightings: number;
@@ -49,6 +55,7 @@ export async function compactBookkeeping(
   const summary: CompactionSummary = {
     before,
     cycleFetches: 0,
+    ledgerEntries: 0,
     runs: 0,
     summaries: 0,
     sightings: 0,
@@ -68,6 +75,7 @@ export async function compactBookkeeping(
     // One compaction at a time (two plan jobs of two cycles may end together).
     await tx`select pg_advisory_xact_lock(hashtext('daybook:compact'))`;
     summary.cycleFetches = await compactFetches(tx, before);
+    summary.ledgerEntries = await compactLedger(tx, before);
     const summed = await summarizeRuns(tx, before);
     summary.runs = summed.runs;
     summary.summaries = summed.summaries;

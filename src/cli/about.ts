@@ -10,7 +10,7 @@ export const ABOUT = {
   changes:
     'Read the change log (analytics.enterprise_changes), newest first. --since and --until select by the cycle shown (the Beijing date of the refresh the change was found in); --detected-since by when daybook found it.',
   compact:
-    'Compact the per-fetch bookkeeping of cycles older than DAYBOOK_BOOKKEEPING_DAYS (the plan job does it after every plan): delete their cycle_fetches rows, add their finished enterprise runs up into run_summaries, and delete superseded sightings; with DAYBOOK_ERROR_RETENTION_DAYS set, drop the error answers older than that which nothing points to. The ledger and all history are kept forever.',
+    'Compact the per-fetch bookkeeping of cycles older than DAYBOOK_BOOKKEEPING_DAYS (the plan job does it after every plan): delete their cycle_fetches rows, move their booked enterprise ledger entries to their narrow compacted form (every entry stays, read through credit_ledger), add their finished enterprise runs up into run_summaries, and delete superseded sightings; with DAYBOOK_ERROR_RETENTION_DAYS set, drop the error answers older than that which nothing points to. The ledger and all history are kept forever.',
   daybook:
     'Scheduled batch ingestion of an enterprise registry and a product trending list into Postgres, with full history and a change log.',
   deliver:

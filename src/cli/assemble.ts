@@ -96,15 +96,17 @@ export async function oneShotRedis(config: Config) {
 }
 
 /**
- * The delivery engine as configured. `listenUrl`: the Postgres its `run` listens on for new
- * events (none for the embedded database, whose one process looks on a timer).
+ * The delivery engine as configured. `databaseUrl`: the Postgres its `run` listens on for new
+ * events, unless DAYBOOK_LISTEN_URL names a direct way to it (none for the embedded database,
+ * whose one process looks on a timer).
  */
 export function deliveryEngine(
   config: Config,
   sql: postgres.Sql,
   log: Logger,
-  listenUrl?: string,
+  databaseUrl?: string,
 ): DeliveryEngine {
+  const listenUrl = databaseUrl === undefined ? undefined : (config.DAYBOOK_LISTEN_URL ?? databaseUrl);
   return new DeliveryEngine(sql, log, {
     ...(listenUrl ? { listen: { url: listenUrl, prepare: config.DAYBOOK_DB_PREPARE } } : {}),
     schedule: config.DAYBOOK_WEBHOOK_SCHEDULE,

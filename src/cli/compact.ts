@@ -27,7 +27,7 @@ export function compactCommand(): Command {
         if (opts.json) process.stdout.write(`${JSON.stringify(s)}\n`);
         else
           process.stdout.write(
-            `compacted the cycles before ${s.before}: ${s.cycleFetches} cycle_fetches rows deleted, ${s.runs} runs added up into ${s.summaries} run_summaries rows, ${s.sightings} superseded sightings deleted; ${s.errorCalls} error answers dropped (DAYBOOK_ERROR_RETENTION_DAYS), with ${s.errorBodies} bodies only they held\n`,
+            `compacted the cycles before ${s.before}: ${s.cycleFetches} cycle_fetches rows deleted, ${s.ledgerEntries} ledger entries compacted, ${s.runs} runs added up into ${s.summaries} run_summaries rows, ${s.sightings} superseded sightings deleted; ${s.errorCalls} error answers dropped (DAYBOOK_ERROR_RETENTION_DAYS), with ${s.errorBodies} bodies only they held\n`,
           );
       });
     });

@@ -1,7 +1,7 @@
 /**
  * `daybook doctor`'s checks that read the database: Postgres itself (reachable, its version),
- * the migrations, the sql reader role, the clock against Postgres's, and each subscription's
- * receiver. Nothing is written: the database is opened as it is, never migrated.
+ * the migrations, the sql reader role, the clock against Postgres's, whether new events are
+ * heard as they commit, and each subscription's receiver. Nothing is written: the database is opened as it is, never migrated.
  */
 import pLimit from 'p-limit';
 import postgres from 'postgres';
@@ -12,6 +12,8 @@ import { checkTarget, hostOf, isPrivateAddress, parseWebhookUrl } from '../deliv
 import { safeUrl } from '../delivery/engine.ts';
 import { mailAddresses } from '../delivery/mailer.ts';
 import { listSubscriptions, type Subscription } from '../delivery/store.ts';
+import { EventsHeard } from '../delivery/wake.ts';
+import { createLogger } from '../log/log.ts';
 import { withoutPassword } from '../log/urls.ts';
 import { within } from '../time/deadline.ts';
 import { databaseProblem } from './database-errors.ts';
@@ -316,4 +318,57 @@ export async function subscriptionChecks(
       ),
     );
   return out;
+}
+
+/**
+ * Whether webhook delivery hears new events as they commit: the engine's own listener
+ * (delivery/wake.ts) listens on DAYBOOK_LISTEN_URL, or DATABASE_URL, and a probe is sent through
+ * DATABASE_URL, as events are written. Through PgBouncer in transaction mode it does not arrive:
+ * delivery still works, looking every second, so that passes with the fix in its line; a
+ * DAYBOOK_LISTEN_URL that does not hear fails.
+ */
+export async function listenCheck(
+  config: Config,
+  sql: postgres.Sql | null,
+  timeoutMs: number,
+): Promise<CheckResult> {
+  const check = 'new events';
+  if (!sql || !config.DATABASE_URL)
+    return noDatabase(config, check, 'the embedded database: daybook run delivers as it ends');
+  const direct = config.DAYBOOK_LISTEN_URL;
+  const url = direct ?? config.DATABASE_URL;
+  const heard = new EventsHeard(
+    { url, prepare: false, probeMs: Math.min(timeoutMs, 3_000) },
+    sql,
+    () => {},
+    createLogger({ level: 'silent', pretty: false }),
+  );
+  let listening: boolean;
+  let failure: unknown;
+  try {
+    await heard.check();
+    listening = heard.listening;
+    failure = heard.failure;
+  } finally {
+    await heard.close();
+  }
+  const where = withoutPassword(url);
+  if (listening)
+    return pass(
+      check,
+      direct
+        ? `heard as they commit, on DAYBOOK_LISTEN_URL (${where}): webhooks go out at once`
+        : 'heard as they commit (LISTEN/NOTIFY): webhooks go out at once',
+    );
+  const why = inWords(failure);
+  if (direct)
+    return fail(
+      check,
+      `a notification sent through DATABASE_URL did not arrive on DAYBOOK_LISTEN_URL (${where}): ${why}`,
+      'set DAYBOOK_LISTEN_URL to the same database, reached directly (not through PgBouncer in transaction mode), or unset it',
+    );
+  return pass(
+    check,
+    `not heard through DATABASE_URL (${why}; PgBouncer in transaction mode does not pass notifications on): webhooks go out within a second instead of at once. For at once, set DAYBOOK_LISTEN_URL to a URL that reaches Postgres directly`,
+  );
 }

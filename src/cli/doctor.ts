@@ -18,6 +18,7 @@ import { redactSecrets } from '../log/redact.ts';
 import { command } from './about.ts';
 import {
   clockCheck,
+  listenCheck,
   migrationsCheck,
   openChecked,
   readerCheck,
@@ -58,6 +59,7 @@ function secretsOf(config: Config | null): string[] {
     config.DAYBOOK_ADMIN_TOKEN,
     ...(config.DAYBOOK_SMTP_URL ? smtpSecrets(config.DAYBOOK_SMTP_URL) : []),
     ...passwordOf(config.DATABASE_URL),
+    ...passwordOf(config.DAYBOOK_LISTEN_URL),
     ...passwordOf(config.REDIS_URL),
     ...cluster,
   ].filter((s): s is string => typeof s === 'string' && s.length > 0);
@@ -106,6 +108,7 @@ function startChecks(
     guarded('Redis', () => redisChecks(config, timeoutMs)),
     guarded('upstream', () => upstreamChecks(config, timeoutMs)),
     guarded('SMTP', () => smtpChecks(config, timeoutMs)),
+    withDb('new events', (sql) => listenCheck(config, sql, timeoutMs)),
     withDb('subscriptions', (sql) => subscriptionChecks(config, sql, timeoutMs)),
     guarded('schedules', () => scheduleChecks(config, new Date())),
     guarded('folders', () => diskChecks(config)),

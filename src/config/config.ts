@@ -153,6 +153,11 @@ function trustedProxy(p: string): boolean {
 export const ENV_SCHEMA = z.object({
   DATABASE_URL: url('DATABASE_URL', ['postgres:', 'postgresql:']).optional(),
   /**
+   * Where webhook delivery listens for new events (LISTEN/NOTIFY): a URL reaching Postgres
+   * directly, for a DATABASE_URL that goes through PgBouncer in transaction mode. Unset: DATABASE_URL.
+   */
+  DAYBOOK_LISTEN_URL: url('DAYBOOK_LISTEN_URL', ['postgres:', 'postgresql:']).optional(),
+  /**
    * Whether the driver uses prepared statements: `false` behind PgBouncer in transaction mode
    * before 1.21, which cannot keep them.
    */

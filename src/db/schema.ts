@@ -582,6 +582,39 @@ export const ledgerEntries = pgTable(
   ],
 );
 
+/**
+ * The booked enterprise entries of compacted cycles (migrations/0032): once a cycle is older than
+ * DAYBOOK_BOOKKEEPING_DAYS its claims are gone, no call of it can be settled again, and the
+ * compaction moves each booked entry of an enterprise call from `ledger_entries` here, with its
+ * id, values and load_xid as they were. No unique key to keep (the entry was unique when it was
+ * written; nothing writes a compacted cycle again), no lookup by id or answer: one narrow row.
+ * `credit_ledger` reads both tables. Never changed or deleted.
+ */
+export const ledgerCompacted = pgTable(
+  'ledger_compacted',
+  {
+    id: bigint('id', { mode: 'number' }).notNull(),
+    runId: bigint('run_id', { mode: 'number' }).notNull(),
+    rawResponseId: bigint('raw_response_id', { mode: 'number' }).notNull(),
+    billedAt: tstz('billed_at').notNull(),
+    /** The transaction that wrote the entry in `ledger_entries`, kept: the export's cursor. */
+    loadXid: xid8('load_xid').notNull(),
+    cycle: date('cycle', { mode: 'string' }).notNull(),
+    watchId: integer('watch_id').notNull(),
+    subjectId: integer('subject_id')
+      .notNull()
+      .references(() => ledgerSubjects.id),
+    /** The claim's fence (a few per entry and cycle) and the credits (a few per call): two bytes each. */
+    callFence: smallint('call_fence').notNull(),
+    credits: smallint('credits').notNull(),
+  },
+  (t) => [
+    index('ledger_compacted_load_xid_idx').on(t.loadXid),
+    // Rows arrive a cycle at a time, in cycle order: a block range index finds a cycle's rows.
+    index('ledger_compacted_cycle_brin').using('brin', t.cycle),
+  ],
+);
+
 /** The enterprises to re-query: a keyword, its priority, and what the last refresh found. */
 export const watchlist = pgTable(
   'watchlist',

@@ -46,6 +46,8 @@ export class EventsHeard {
   private closed = false;
   private failures = 0;
   private retryAt = 0;
+  /** Why the last check failed (its error); null once a probe came back. */
+  private why: unknown = null;
 
   constructor(
     private readonly o: ListenOptions,
@@ -59,6 +61,11 @@ export class EventsHeard {
   /** Whether notifications are known to arrive (the last probe came back). */
   get listening(): boolean {
     return this.heard;
+  }
+
+  /** Why the last check failed: the error (no connection, a probe that did not come back); null when none did. */
+  get failure(): unknown {
+    return this.why;
   }
 
   /**
@@ -105,12 +112,14 @@ export class EventsHeard {
       this.heard = true;
       this.warned = false;
       this.failures = 0;
+      this.why = null;
     } catch (err) {
       if (this.closed) return;
+      this.why = err;
       if (this.heard || !this.warned)
         this.log.warn(
           { err: err instanceof Error ? err.message : String(err) },
-          'new events are not heard (LISTEN/NOTIFY needs a direct connection to Postgres, not PgBouncer in transaction mode): looking for them on a timer; trying again later',
+          'new events are not heard (LISTEN/NOTIFY needs a direct connection to Postgres, not PgBouncer in transaction mode: set DAYBOOK_LISTEN_URL to one): looking for them on a timer; trying again later',
         );
       this.heard = false;
       this.warned = true;

@@ -8,6 +8,9 @@
  * again (`--replay`), it is the same bytes; and a transaction that commits late is in the next
  * package, never skipped.
  *
+ * It reads the views the tables' owners publish for it (`published.*`, one per exported table,
+ * every column: docs/architecture.md, "Reads outside the owner"), never the tables themselves.
+ *
  * Bump SCHEMA_VERSION whenever a column is added, removed, renamed or retyped.
  */
 
@@ -165,7 +168,7 @@ const versionList = (
     c('version', 'int32', of.version, { ...nn, expr: 'v.version' }),
     ...columns.map(at(list.alias)),
   ],
-  from: `${list.name} ${list.alias} join ${of.entity}_versions v on v.id = ${list.alias}.version_id`,
+  from: `published.${list.name} ${list.alias} join published.${of.entity}_versions v on v.id = ${list.alias}.version_id`,
   where: inRange('v.load_xid'),
   orderBy: `v.${of.key}, v.version, ${list.alias}.${list.key}`,
 });
@@ -186,7 +189,7 @@ const sightings = (of: Versioned, description: string, state: Column[], lastSeen
     c('first_seen_at', 'timestamp', 'When daybook first found it, UTC.', { ...nn, expr: 's.first_seen_at' }),
     c('last_seen_at', 'timestamp', lastSeen, { ...nn, expr: 's.last_seen_at' }),
   ],
-  from: `${of.entity}_sightings s join ${of.entity}_versions v on v.id = s.version_id`,
+  from: `published.${of.entity}_sightings s join published.${of.entity}_versions v on v.id = s.version_id`,
   where: inRange('s.load_xid'),
   orderBy: 's.id',
 });
@@ -228,7 +231,7 @@ export const EXPORT_TABLES: ExportTable[] = [
         expr: 'v.raw_response_id',
       }),
     ],
-    from: 'enterprise_versions v',
+    from: 'published.enterprise_versions v',
     where: versionRange('v'),
     orderBy: 'v.pid, v.version',
   },
@@ -314,20 +317,20 @@ export const EXPORT_TABLES: ExportTable[] = [
       ...atCut(),
     ],
     // Per version, by the lists' keys: a package reads only the versions in its range.
-    from: `enterprise_versions v cross join lateral (
+    from: `published.enterprise_versions v cross join lateral (
       select 'shareholder'::text as relation, s.ordinal::int as ordinal,
         daybook_shareholder_kind(s.shareholder_pid, s.type) as related_kind, s.shareholder_pid as related_pid,
         s.name as related_name, s.type as position
-      from enterprise_shareholders s where s.version_id = v.id
+      from published.enterprise_shareholders s where s.version_id = v.id
       union all
       select 'legal_representative', 0, 'person', null, v.legal_person, v.legal_person_desc
       where v.legal_person is not null and v.legal_person <> ''
       union all
       select 'personnel', p.ordinal, 'person', null, p.name, p.position
-      from enterprise_persons p where p.version_id = v.id
+      from published.enterprise_persons p where p.version_id = v.id
       union all
       select 'clearing_member', m.ordinal, 'person', null, m.name, m.position
-      from enterprise_clearing_members m where m.version_id = v.id
+      from published.enterprise_clearing_members m where m.version_id = v.id
     ) l`,
     where: versionRange('v'),
     orderBy: 'v.pid, v.version, l.relation, l.ordinal',
@@ -357,7 +360,7 @@ export const EXPORT_TABLES: ExportTable[] = [
         expr: 'nv.raw_response_id',
       }),
     ],
-    from: 'enterprise_changes ch join enterprise_versions nv on nv.id = ch.version_id join enterprise_versions pv on pv.id = ch.previous_version_id',
+    from: 'published.enterprise_changes ch join published.enterprise_versions nv on nv.id = ch.version_id join published.enterprise_versions pv on pv.id = ch.previous_version_id',
     where: inRange('ch.load_xid'),
     orderBy: 'ch.id',
   },
@@ -376,7 +379,7 @@ export const EXPORT_TABLES: ExportTable[] = [
       c('observed_at', 'timestamp', 'When, UTC.', { ...nn, expr: 'o.observed_at' }),
       c('raw_response_id', 'int64', 'The answer it was read from.', { expr: 'o.raw_response_id' }),
     ],
-    from: 'enterprise_observations o',
+    from: 'published.enterprise_observations o',
     where: inRange('o.load_xid'),
     orderBy: 'o.id',
   },
@@ -403,7 +406,7 @@ export const EXPORT_TABLES: ExportTable[] = [
       c('raw_response_id', 'int64', 'The answer it was read from.', { expr: 'e.raw_response_id' }),
       c('data', 'json', "The event's data (schemas/events/).", { ...nn, expr: 'e.data' }),
     ],
-    from: 'events e',
+    from: 'published.events e',
     where: inRange('e.load_xid'),
     orderBy: 'e.seq',
   },
@@ -433,7 +436,7 @@ export const EXPORT_TABLES: ExportTable[] = [
       c('extra', 'json', 'Undocumented fields, as received.', { ...nn, expr: 'v.extra' }),
       c('raw_response_id', 'int64', 'The answer it was read from.', { expr: 'v.raw_response_id' }),
     ],
-    from: 'product_versions v',
+    from: 'published.product_versions v',
     where: versionRange('v'),
     orderBy: 'v.product_id, v.version',
   },
@@ -487,7 +490,7 @@ export const EXPORT_TABLES: ExportTable[] = [
       c('first_seen_at', 'timestamp', 'When daybook first saw it, UTC.', { ...nn, expr: 'pc.first_seen_at' }),
       c('raw_response_id', 'int64', 'The answer it was first read from.', { expr: 'pc.raw_response_id' }),
     ],
-    from: 'product_comments pc',
+    from: 'published.product_comments pc',
     where: inRange('pc.load_xid'),
     orderBy: 'pc.id',
   },
@@ -505,7 +508,7 @@ export const EXPORT_TABLES: ExportTable[] = [
       c('fetched_at', 'timestamp', 'When the pull was landed, UTC.', { ...nn, expr: 'ts.fetched_at' }),
       c('raw_response_id', 'int64', 'The pull (one answer).', { ...nn, expr: 'ts.raw_response_id' }),
     ],
-    from: 'trending_snapshots ts',
+    from: 'published.trending_snapshots ts',
     where: inRange('ts.load_xid'),
     orderBy: 'ts.id',
   },
@@ -555,7 +558,7 @@ export const EXPORT_TABLES: ExportTable[] = [
       c('counts', 'json', 'What it counted.', { ...nn, expr: 'r.counts' }),
       c('credits', 'int32', 'Credits it spent.', { ...nn, expr: 'r.credits' }),
     ],
-    from: 'runs r',
+    from: 'published.runs r',
     where: `${inRange('r.load_xid')} and r.outcome <> 'running'`,
     orderBy: 'r.id',
   },

@@ -131,8 +131,9 @@ export interface LedgerCredits {
 }
 
 /**
- * The ledger's credits of `cycle` (its rows by the cycle index; a null amount never breaks a sum),
- * from the entries alone: only an unpriced call's operation is read from its words.
+ * The ledger's credits of `cycle` (a null amount never breaks a sum), from the entries alone: a
+ * running cycle's by the cycle index of `ledger_entries`, a compacted one's (`ledger_compacted`,
+ * all booked) by its block range index; only an unpriced call's operation is read from its words.
  */
 export async function ledgerCredits(sql: Sql, cycle: string): Promise<LedgerCredits> {
   const [r] = await sql<LedgerCredits[]>`
@@ -142,7 +143,9 @@ export async function ledgerCredits(sql: Sql, cycle: string): Promise<LedgerCred
            (count(*) filter (where status in ('unconfirmed', 'presumed')))::int as "unconfirmedCalls",
            (select count(*) from credit_ledger u
             where u.cycle = ${cycle} and u.credits is null and u.operation = 'product-listing')::int as "unpricedCalls"
-    from ledger_entries where cycle = ${cycle}`;
+    from (select credits, status from ledger_entries where cycle = ${cycle}
+          union all
+          select credits, 'booked' from ledger_compacted where cycle = ${cycle}) l`;
   return r ?? { confirmed: 0, unconfirmed: 0, presumed: 0, unconfirmedCalls: 0, unpricedCalls: 0 };
 }
 

@@ -627,6 +627,32 @@ export async function compactFetches(tx: Sql, before: string): Promise<number> {
   return fetches.count;
 }
 
+/**
+ * Moves the booked entries of enterprise calls of cycles before `before` (whose claims
+ * `compactFetches` deleted: no call of theirs can be settled or presumed again) from
+ * `ledger_entries` to `ledger_compacted`, each with its id, values and load_xid as they were;
+ * `credit_ledger` reads both, the same rows. Only an entry billed for a successful answer moves
+ * (retention never drops that answer, so nothing needs to find the entry by it); presumed,
+ * unconfirmed and product entries stay where they are, and so does an entry whose values do not
+ * fit the narrower columns. Each answer is looked up by its key (a day's entries, not the
+ * landing, are read). Returns how many moved.
+ */
+export async function compactLedger(tx: Sql, before: string): Promise<number> {
+  const moved = await tx`
+    with moved as (
+      delete from ledger_entries e
+      where e.cycle < ${before} and e.status = 'booked' and e.watch_id is not null and e.call_fence is not null
+        and e.run_id is not null and e.raw_response_id is not null and e.credits is not null
+        and e.watch_id between 1 and 2147483647 and e.call_fence between 0 and 32767 and e.credits between 0 and 32767
+        and (select r.outcome from raw_answers r where r.id = e.raw_response_id) = 'success'
+      returning id, run_id, raw_response_id, billed_at, load_xid, cycle, watch_id, call_fence, subject_id, credits)
+    insert into ledger_compacted (id, run_id, raw_response_id, billed_at, load_xid, cycle, watch_id, call_fence,
+                                  subject_id, credits)
+    select id, run_id, raw_response_id, billed_at, load_xid, cycle, watch_id, call_fence, subject_id, credits
+    from moved order by cycle, id`;
+  return moved.count;
+}
+
 /** What a product call cost, as src/purchase/products.ts reads it (credits null: unpriced). */
 export interface ProductBooking {
   cycle: string;

@@ -34,6 +34,7 @@ import { type CliResult, runDaybook } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 import { ensureDebianTool } from '../support/debian.ts';
 import { freePort } from '../support/net.ts';
+import { type PgBouncer, startPgBouncer } from '../support/pgbouncer.ts';
 
 const run = promisify(execFile);
 const STACK = /\n\s+at .+:\d+:\d+/;
@@ -209,6 +210,7 @@ describe('daybook doctor', { timeout: 120_000 }, () => {
       'upstream',
       'API key',
       'SMTP',
+      'new events',
       'subscriptions',
       'enterprise schedule',
       'products schedule',
@@ -221,6 +223,7 @@ describe('daybook doctor', { timeout: 120_000 }, () => {
     expect(line(r.stdout, 'upstream')).toContain('answers over TLS');
     expect(line(r.stdout, 'SMTP')).toContain('offers STARTTLS, and accepts the login');
     expect(line(r.stdout, 'subscriptions')).toContain('all 2 receivers resolve');
+    expect(line(r.stdout, 'new events')).toContain('heard as they commit (LISTEN/NOTIFY)');
     // The schedules: the zone and three fire times each.
     expect(line(r.stdout, 'enterprise schedule')).toMatch(
       /30 3 \* \* \* in Asia\/Shanghai: (\w{3} \d{1,2} \w{3} 03:30, ){2}\w{3} \d{1,2} \w{3} 03:30$/,
@@ -350,7 +353,7 @@ describe('daybook doctor', { timeout: 120_000 }, () => {
       expect(fixOf(r.stdout, 'Postgres')).toContain(
         'start Postgres, or correct the host and port in DATABASE_URL',
       );
-      for (const name of ['migrations', 'read-only role', 'clock', 'subscriptions'])
+      for (const name of ['migrations', 'read-only role', 'clock', 'new events', 'subscriptions'])
         expect(line(r.stdout, name)).toMatch(/skipped: Postgres cannot be reached \(above\)/);
       // Whichever gives up first, the client's own timeout or the check's: a failure either way.
       expect(line(r.stdout, 'Redis')).toMatch(
@@ -393,7 +396,60 @@ describe('daybook doctor', { timeout: 120_000 }, () => {
     expect(line(r.stdout, 'Redis')).toMatch(/^- Redis\s+skipped: REDIS_URL is not set/);
     expect(line(r.stdout, 'SMTP')).toMatch(/^- SMTP\s+skipped: DAYBOOK_SMTP_URL is not set/);
     expect(line(r.stdout, 'data folder')).toMatch(/^✔ data folder\s+.*free \(made when first needed\)$/);
+    expect(line(r.stdout, 'new events')).toMatch(/^- new events\s+skipped: the embedded database/);
     expect(r.stderr).toBe('');
+  });
+
+  describe('through PgBouncer in transaction mode', () => {
+    let bouncer: PgBouncer;
+    beforeAll(async () => {
+      bouncer = await startPgBouncer({ database: db.name, poolMode: 'transaction', poolSize: 4 });
+    });
+    afterAll(async () => {
+      await bouncer?.stop();
+    });
+    const through = (extra: Record<string, string> = {}) => ({
+      ...good(),
+      DATABASE_URL: bouncer.url,
+      DAYBOOK_DB_PREPARE: 'false',
+      ...extra,
+    });
+
+    it('says new events are not heard there, and names DAYBOOK_LISTEN_URL; exit 0', async () => {
+      const r = await doctor(through(), '--timeout', '2');
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(line(r.stdout, 'new events')).toMatch(
+        /^✔ new events\s+not heard through DATABASE_URL .*set DAYBOOK_LISTEN_URL to a URL that reaches Postgres directly$/,
+      );
+    });
+
+    it('hears them on DAYBOOK_LISTEN_URL, a direct URL', async () => {
+      const r = await doctor(through({ DAYBOOK_LISTEN_URL: db.url }), '--timeout', '2');
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(line(r.stdout, 'new events')).toMatch(
+        /^✔ new events\s+heard as they commit, on DAYBOOK_LISTEN_URL/,
+      );
+    });
+
+    it('fails a DAYBOOK_LISTEN_URL that does not hear them, without showing its password', async () => {
+      const closed = await freePort();
+      const r = await doctor(
+        through({ DAYBOOK_LISTEN_URL: `postgres://postgres:listen-pw-7@127.0.0.1:${closed}/${db.name}` }),
+        '--timeout',
+        '2',
+      );
+      expect(r.code).toBe(1);
+      expect(line(r.stdout, 'new events')).toMatch(
+        /^✗ new events\s+a notification sent through DATABASE_URL did not arrive on DAYBOOK_LISTEN_URL \(postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\S+\): connection refused/,
+      );
+      expect(fixOf(r.stdout, 'new events')).toContain('set DAYBOOK_LISTEN_URL to the same database');
+      expect(r.stdout + r.stderr).not.toContain('listen-pw-7');
+      const viaBouncer = await doctor(through({ DAYBOOK_LISTEN_URL: bouncer.url }), '--timeout', '2');
+      expect(viaBouncer.code).toBe(1);
+      expect(line(viaBouncer.stdout, 'new events')).toMatch(
+        /^✗ new events\s+a notification .* did not arrive/,
+      );
+    });
   });
 
   it('exits 2 for bad usage only', async () => {

@@ -2,12 +2,16 @@
  * The delivery engine wakes on the commit that writes an event (LISTEN/NOTIFY), not on its timer:
  * with timers far longer than the test, an event written is delivered, a retry goes when it
  * falls due, and an event rolled back is not. Where notifications cannot arrive (PgBouncer in
- * transaction mode), the engine says so and delivers on its timer.
+ * transaction mode), the engine says so and delivers on its timer; given a direct URL to listen on
+ * (DAYBOOK_LISTEN_URL), it hears them there while its pool goes through PgBouncer.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliveryEngine } from '../../src/cli/assemble.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { openDatabase } from '../../src/db/connect.ts';
 import { DeliveryEngine, type DeliveryOptions } from '../../src/delivery/engine.ts';
 import { addSubscription } from '../../src/delivery/store.ts';
 import { appendEvents, type NewEvent } from '../../src/events/outbox.ts';
@@ -159,6 +163,32 @@ describe('waking on new events', { timeout: 300_000 }, () => {
       } finally {
         stop.abort();
         await running;
+        await r.close();
+        await t.sql`delete from subscriptions`;
+      }
+    });
+
+    it('with DAYBOOK_LISTEN_URL, listens on the direct connection and delivers as events commit, its pool through PgBouncer', async () => {
+      const r = await receiver();
+      await addSubscription(t.sql, { url: r.url, allowPrivate: true });
+      const { lines, log } = keptLog();
+      const config = loadConfig(
+        { DATABASE_URL: bouncer.url, DAYBOOK_LISTEN_URL: t.url, DAYBOOK_DB_PREPARE: 'false' },
+        '/nonexistent/.env',
+      );
+      const pool = openDatabase(bouncer.url, { prepare: false, max: 4, applicationName: 'daybook-bouncer' });
+      const engine = deliveryEngine(config, pool.sql, log, bouncer.url);
+      const stop = new AbortController();
+      const running = engine.run(stop.signal, NEVER_MS);
+      try {
+        await waitFor('the listener', async () => lines.some((l) => l.msg.startsWith('listening')), 60_000);
+        await pool.sql.begin((tx) => appendEvents(tx, [event('direct')]));
+        await waitFor('the event', async () => r.got.includes('direct'), 60_000, 20);
+        expect(lines.some((l) => l.msg.startsWith('new events are not heard'))).toBe(false);
+      } finally {
+        stop.abort();
+        await running;
+        await pool.close();
         await r.close();
         await t.sql`delete from subscriptions`;
       }

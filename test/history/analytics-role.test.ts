@@ -72,6 +72,7 @@ describe('the read-only analytics role', () => {
       'enterprise_versions',
       'credit_ledger',
       'ledger_entries',
+      'ledger_compacted',
       'ledger_subjects',
       'raw_params',
     ]) {

@@ -121,6 +121,21 @@ describe('the landing and the bookkeeping over eight cycles', { timeout: 300_000
       expect(l?.n).toBe(s.runs);
       expect(l?.credits).toBe(s.credits);
     }
+    // Their booked enterprise entries are in their compacted form, each once, and none is left
+    // among the entries of running cycles; the running cycles' entries are not compacted.
+    const [ledger] = await t.sql<
+      { live: number; compacted: number; recent: number; ids: number; rows: number }[]
+    >`
+      select (select count(*)::int from ledger_entries
+              where cycle < ${before} and status = 'booked' and watch_id is not null) as live,
+             (select count(*)::int from ledger_compacted where cycle < ${before}) as compacted,
+             (select count(*)::int from ledger_compacted where cycle >= ${before}) as recent,
+             (select count(distinct id)::int from credit_ledger) as ids,
+             (select count(*)::int from credit_ledger) as rows`;
+    expect(ledger?.live).toBe(0);
+    expect(ledger?.compacted).toBe(summaries.reduce((n, s) => n + s.runs, 0));
+    expect(ledger?.recent).toBe(0);
+    expect(ledger?.ids).toBe(ledger?.rows);
     // Calls keep their run ids, and every call of every cycle is still landed.
     const [calls] = await t.sql<{ n: number; cycles: number }[]>`
       select count(*)::int as n, count(distinct cycle)::int as cycles from raw_responses
