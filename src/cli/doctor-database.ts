@@ -332,9 +332,9 @@ export async function listenCheck(
   sql: postgres.Sql | null,
   timeoutMs: number,
 ): Promise<CheckResult> {
-  const check = 'new events';
   if (!sql || !config.DATABASE_URL)
-    return noDatabase(config, check, 'the embedded database: daybook run delivers as it ends');
+    return noDatabase(config, 'new events', 'the embedded database: daybook run delivers as it ends');
+  const check = 'new events';
   const direct = config.DAYBOOK_LISTEN_URL;
   const url = direct ?? config.DATABASE_URL;
   const heard = new EventsHeard(
