@@ -208,6 +208,43 @@ const MONEY_FIELDS = Object.entries(ENTERPRISE_FIELDS)
   .filter(([, spec]) => spec.kind === 'money')
   .map(([name]) => name);
 
+/** Which changes the log shows: the newest `limit` at `severity` or above, in a window of cycles or of detection, of one company. */
+export interface ChangeFilter {
+  limit: number;
+  severity?: 'high' | 'medium' | 'low';
+  since?: string;
+  until?: string;
+  detectedSince?: string;
+  pid?: string;
+}
+
+/** The changes of the log, newest first, with what their words need (the company's codes, the currencies). */
+export async function changeRows(sql: Sql, f: ChangeFilter): Promise<ChangeRowMore[]> {
+  const levels = { high: ['high'], medium: ['high', 'medium'], low: ['high', 'medium', 'low'] };
+  const severities = levels[f.severity ?? 'low'];
+  return sql<ChangeRowMore[]>`
+    select c.cycle::text, c.detected_at, c.pid, c.current_name as name, c.category, c.field, c.kind,
+           c.before, c.after, c.severity, c.detail, cur.uncid, cur.reg_no,
+           case when c.field = any(${MONEY_FIELDS}::text[]) then fv.capital_currency end as before_currency,
+           case when c.field = any(${MONEY_FIELDS}::text[]) then tv.capital_currency end as after_currency
+    from analytics.enterprise_changes c
+    left join analytics.enterprise_current cur on cur.pid = c.pid
+    left join analytics.enterprise_history fv on fv.pid = c.pid and fv.version = c.from_version
+    left join analytics.enterprise_history tv on tv.pid = c.pid and tv.version = c.to_version
+    where c.severity = any(${severities})
+      ${f.since ? sql`and c.cycle >= ${f.since}::date` : sql``}
+      ${f.until ? sql`and c.cycle <= ${f.until}::date` : sql``}
+      ${f.detectedSince ? sql`and c.detected_at >= ${`${f.detectedSince}T00:00:00Z`}::timestamptz` : sql``}
+      ${f.pid ? sql`and c.pid = ${f.pid}` : sql``}
+    order by c.detected_at desc, c.change_id desc limit ${f.limit}`;
+}
+
+/** The change log of `rows` in words (`daybook changes`), a shareholder that is a company named by its credit code. */
+export async function changeLogText(sql: Sql, rows: readonly ChangeRowMore[], lang: Lang): Promise<string> {
+  const holders = await identities(sql, holderPids(rows));
+  return changesText(rows, lang, (pid) => holders.get(pid)?.uncid ?? null);
+}
+
 export function changesCommand(): Command {
   return command('changes')
     .addOption(dateOption('--since', 'changes of this cycle or later (YYYY-MM-DD)'))
@@ -240,23 +277,7 @@ export function changesCommand(): Command {
         const config = configOrExit();
         const lang = opts.lang ?? config.DAYBOOK_LANG ?? 'en';
         await withStore(config, async ({ sql }) => {
-          const levels = { high: ['high'], medium: ['high', 'medium'], low: ['high', 'medium', 'low'] };
-          const severities = levels[opts.severity ?? 'low'];
-          const rows = await sql<ChangeRowMore[]>`
-          select c.cycle::text, c.detected_at, c.pid, c.current_name as name, c.category, c.field, c.kind,
-                 c.before, c.after, c.severity, c.detail, cur.uncid, cur.reg_no,
-                 case when c.field = any(${MONEY_FIELDS}::text[]) then fv.capital_currency end as before_currency,
-                 case when c.field = any(${MONEY_FIELDS}::text[]) then tv.capital_currency end as after_currency
-          from analytics.enterprise_changes c
-          left join analytics.enterprise_current cur on cur.pid = c.pid
-          left join analytics.enterprise_history fv on fv.pid = c.pid and fv.version = c.from_version
-          left join analytics.enterprise_history tv on tv.pid = c.pid and tv.version = c.to_version
-          where c.severity = any(${severities})
-            ${opts.since ? sql`and c.cycle >= ${opts.since}::date` : sql``}
-            ${opts.until ? sql`and c.cycle <= ${opts.until}::date` : sql``}
-            ${opts.detectedSince ? sql`and c.detected_at >= ${`${opts.detectedSince}T00:00:00Z`}::timestamptz` : sql``}
-            ${opts.pid ? sql`and c.pid = ${opts.pid}` : sql``}
-          order by c.detected_at desc, c.change_id desc limit ${opts.limit}`;
+          const rows = await changeRows(sql, opts);
           if (opts.json) {
             // For machines: the codes and the values as stored, as they always were.
             const plain = rows.map(
@@ -266,8 +287,7 @@ export function changesCommand(): Command {
             process.stdout.write(jsonLines(plain));
             return;
           }
-          const holders = await identities(sql, holderPids(rows));
-          process.stdout.write(changesText(rows, lang, (pid) => holders.get(pid)?.uncid ?? null));
+          process.stdout.write(await changeLogText(sql, rows, lang));
         });
       },
     );

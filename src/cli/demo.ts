@@ -22,6 +22,7 @@ import { UpstreamClient } from '../upstream/client.ts';
 import { addNewWatches, learnedRates } from '../watch/store.ts';
 import { command } from './about.ts';
 import { loggerFor } from './assemble.ts';
+import { changeLogText, changeRows } from './changes.ts';
 import { configOrExit, openStore } from './context.ts';
 import { formatTable } from './terminal.ts';
 import { intArg } from './usage.ts';
@@ -121,11 +122,10 @@ async function showDemoSummary(sql: postgres.Sql, config: Config, demoConfig: De
   const top = await topOfLatestList(sql, 5);
   process.stdout.write(formatTable(top));
   say('');
-  say('latest changes (analytics.enterprise_changes):');
-  const changes = await sql`
-    select cycle::text, current_name as name, category, field, before, after, severity
-    from analytics.enterprise_changes order by detected_at desc, change_id desc limit 8`;
-  process.stdout.write(formatTable(changes));
+  say('latest changes (daybook changes; in SQL, analytics.enterprise_changes):');
+  const lang = config.DAYBOOK_LANG ?? 'en';
+  const log = await changeLogText(sql, await changeRows(sql, { limit: 8 }), lang);
+  process.stdout.write(log.replace(/^(?=.)/gm, '  '));
   say('');
   say("what the planner learned (each entry's changes per month, from its refreshes and its cohort):");
   const learned = await learnedRates(sql, 5);

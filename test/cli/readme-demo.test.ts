@@ -48,6 +48,15 @@ describe('the dated examples of the README and docs/ on the demo database', { ti
     expect(demo.stdout).toContain(shown?.replace(/; enterprises .*$/, ''));
   });
 
+  it('shows the latest changes in words, as daybook changes does: no field code, each value in its unit', () => {
+    expect(demo.code, demo.stderr).toBe(0);
+    const changes = /^latest changes .*\n((?: {2}.*\n|\n)+)/m.exec(demo.stdout)?.[1] ?? '';
+    expect(changes, demo.stdout).toMatch(/\d+ changes? at \d+ compan(y|ies), newest first:/);
+    expect(changes).toMatch(/\(severity: (low|medium|high)\)/);
+    for (const code of ['APPRDATE', 'LEGALPERSON', 'ENTNAME', 'PERSONS', 'BE_INVEST', 'ENTSTATUS', 'REGCAP'])
+      expect(changes, code).not.toContain(code);
+  });
+
   it('prints the first cycle and the summary the README shows (npm run readme:figures writes them)', () => {
     expect(demo.code, demo.stderr).toBe(0);
     expect(readSpans(README).get(DEMO_SPAN)).toBe(demoSpans(demo.stdout)[DEMO_SPAN]);
