@@ -629,6 +629,7 @@ export const watchlist = pgTable(
     active: boolean('active').notNull().default(true),
     /** The PID the keyword resolved to on its last successful refresh. */
     pid: text('pid'),
+    /** When the user (or a holder's refresh) last started to watch it: watched again, added again. */
     addedAt: tstz('added_at').notNull().defaultNow(),
     lastRefreshedAt: tstz('last_refreshed_at'),
     /** The cycle of the last successful refresh (the staleness bound counts cycles from it). */
@@ -695,7 +696,8 @@ export const watchlist = pgTable(
     index('watchlist_due_order_idx')
       .on(t.priority.desc().nullsFirst(), t.dueAt.asc().nullsFirst(), t.id.asc())
       .where(sql`${t.active}`),
-
+    /** The entries added after a plan (src/plan/decide.ts newSincePlan), asked every minute. */
+    index('watchlist_added_at_idx').on(t.addedAt),
     index('watchlist_expected_pid_idx').on(t.expectedPid).where(sql`${t.expectedPid} is not null`),
     check('watchlist_shareholder_depth_check', sql`${t.shareholderDepth} between 0 and 3`),
   ],

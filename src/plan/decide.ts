@@ -260,17 +260,26 @@ interface NewEntries {
 }
 
 /**
- * Active entries that came after the plan (above its high-water mark; added after it started,
- * for a plan recorded without one) and have no row in the cycle: what no plan of it has seen.
- * An index range on the watchlist's key: cheap enough to ask every minute. An entry watched
- * again (`watch add` of a removed one) keeps its id and is not counted here; `topUpOf` sees it.
+ * The entries no plan of the cycle has seen (over the watchlist as `w`): above the plan's
+ * high-water mark, or added after it started (an entry watched again keeps its id, and is added
+ * again: `watch add` sets its `added_at`). Two index ranges, the key's and `added_at`'s.
+ */
+function unseenByPlan(sql: Sql, plan: LatestPlan) {
+  return plan.highWater === null
+    ? sql`w.added_at > ${plan.startedAt}`
+    : sql`(w.id > ${plan.highWater} or w.added_at > ${plan.startedAt})`;
+}
+
+/**
+ * Active entries that came after the plan (`unseenByPlan`) and have no row in the cycle: what no
+ * plan of it has seen. Index ranges: cheap enough to ask every minute.
  */
 export async function newSincePlan(
   sql: Sql,
   cycle: string,
   plan: LatestPlan,
 ): Promise<{ entries: number; last: number }> {
-  const after = plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
+  const after = unseenByPlan(sql, plan);
   const [row] = await sql<NewEntries[]>`
     select count(*)::int as n, coalesce(max(w.id), 0)::bigint as last
     from published.watch_entries w
@@ -388,8 +397,7 @@ async function unplannedEntries(
   limit: number,
   reader?: Omit<PlanReader, 'sql'>,
 ): Promise<Pick<DeferredEntries, 'byReason' | 'first'>> {
-  const unseen =
-    plan.highWater === null ? sql`w.added_at > ${plan.startedAt}` : sql`w.id > ${plan.highWater}`;
+  const unseen = unseenByPlan(sql, plan);
   const withoutRow = sql`w.active
     and not exists (select 1 from published.cycle_claims f where f.cycle = ${cycle} and f.watch_id = w.id)`;
   // What the next top-up would do with the entries no plan has seen: plan them (due), skip them

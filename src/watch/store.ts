@@ -165,6 +165,9 @@ export async function addWatches(
       on conflict (keyword_key) do update set
         active = true,
         direct = true,
+        -- Watched again, or watched now by the user where it was a shareholder's entry: added
+        -- today, as a new one would be (a top-up of today's plan looks for entries added after it).
+        added_at = case when watchlist.active and watchlist.direct then watchlist.added_at else now() end,
         priority = case
           when watchlist.active and watchlist.direct and not ${options.updatePriority === true}::boolean then watchlist.priority
           else excluded.priority
@@ -379,7 +382,7 @@ export async function watchShareholders(
   if (reactivate.length > 0)
     await tx`
       update watchlist set active = true, direct = false, shareholder_depth = 0, priority = ${RELATED_PRIORITY},
-        expected_pid = coalesce(expected_pid, pid)
+        expected_pid = coalesce(expected_pid, pid), added_at = now()
       where id = any(${reactivate.map(String)}::bigint[])`;
   if (fresh.length > 0) {
     const rows = await tx<NewShareholderEntry[]>`

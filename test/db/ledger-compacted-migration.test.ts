@@ -204,7 +204,7 @@ describe('migration 0032 on a ledger written before it', { timeout: 120_000 }, (
     );
     expect(await countsAgree()).toBe(0);
 
-    expect(await migrateDatabase(databaseUrl(name))).toBe(1);
+    expect(await migrateDatabase(databaseUrl(name))).toBe(MIGRATIONS.length - AT); // 0032 and every one after it
     for (const read of Object.keys(READS)) expect(await differing(read), read).toBe(0);
     // The migration moved the entries of the two cycles compacted before it.
     const [early] = await sql<{ n: number; cycles: string[] }[]>`

@@ -15,6 +15,7 @@ import { resumeCycle } from '../../src/purchase/credits.ts';
 import type { Queues } from '../../src/runtime/queues.ts';
 import { topUpForTick } from '../../src/runtime/scheduler.ts';
 import { cycleOf, cycleStart, nextRefresh } from '../../src/time/cycles.ts';
+import { addWatches, removeWatch } from '../../src/watch/store.ts';
 import { freshDatabase, type TestDatabase } from '../support/db.ts';
 
 const log = createLogger({ level: 'silent' });
@@ -249,6 +250,45 @@ describe('a top-up of the cycle plan', { timeout: 60_000 }, () => {
     await watch(['乙公司']);
     expect(await look()).toEqual([]);
     expect(added).toHaveLength(1);
+  });
+
+  it('an entry watched again after the plan is added again: the tick sees it and a top-up plans it today', async () => {
+    const config = configWith();
+    const queues = {
+      async addPlan(data: PlanJobData) {
+        return data.topUp === undefined ? planJobId(data.cycle) : topUpJobId(data.cycle, data.topUp);
+      },
+    } as unknown as Queues;
+    const look = () => topUpForTick({ sql: db.sql, config, queues, now: () => now }, now, {});
+    // Watched, then removed before the cycle's plan: the plan does not take it.
+    const [first] = (await addWatches(db.sql, [{ keyword: '丙公司', priority: 0 }])).ids;
+    const id = first as number;
+    expect(await removeWatch(db.sql, '丙公司')).toBe(1);
+    await processPlan(deps(config), { cycle }, planJobId(cycle));
+    const plan = await latestPlan(db.sql, cycle);
+    expect(plan?.highWater).toBe(id);
+    expect(await fetchStatuses([id])).toEqual(['none']);
+    // Watched again: the same entry (its id below the plan's mark), added again.
+    const again = await addWatches(db.sql, [{ keyword: '丙公司', priority: 0 }]);
+    expect(again.watches.map((w) => [w.id, w.status])).toEqual([[id, 'reactivated']]);
+    expect(await newSincePlan(db.sql, cycle, plan as NonNullable<typeof plan>)).toEqual({
+      entries: 1,
+      last: id,
+    });
+    const topUp = await topUpOf({ sql: db.sql, config, now: () => now }, cycle);
+    if (topUp.kind !== 'due') throw new Error(`due, not ${topUp.kind}`);
+    expect(topUp.entries).toEqual([id]);
+    expect(await look()).toEqual([topUpJobId(cycle, topUp.mark)]);
+    await processPlan(deps(config), { cycle, topUp: topUp.mark }, topUpJobId(cycle, topUp.mark));
+    expect(await fetchStatuses([id])).toEqual(['planned']);
+    // Watched once more while watched: not added again, and nothing new for the tick.
+    const still = await addWatches(db.sql, [{ keyword: '丙公司', priority: 0 }]);
+    expect(still.watches.map((w) => w.status)).toEqual(['existing']);
+    const after = await latestPlan(db.sql, cycle);
+    expect(await newSincePlan(db.sql, cycle, after as NonNullable<typeof after>)).toEqual({
+      entries: 0,
+      last: 0,
+    });
   });
 
   it('counts claimed entries without a reservation as credits owed: a top-up does not plan past them', async () => {
