@@ -43,21 +43,23 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cohortKey } from '../src/normalize/cohort.ts';
 import { normalizeEnterprise } from '../src/normalize/enterprise.ts';
 import {
+  basisMoved,
   DEFAULT_MAX_STALENESS_DAYS,
-  dueAfter,
   INITIAL_MODEL,
   intervalDays,
   LEGACY_MODEL,
+  type PlanBasis,
   type PlannerModel,
+  planBasis,
   plannedWeight,
-  shortTermRate,
 } from '../src/plan/due.ts';
 import {
   afterRefresh,
   type CohortPrior,
-  estimateRate,
+  entryPlan,
   isClosedStatus,
   priorFor,
+  replanned,
   weightOf,
 } from '../src/plan/estimate.ts';
 import { learnPlanner } from '../src/plan/learn.ts';
@@ -216,6 +218,8 @@ class Run {
   model: PlannerModel;
   priors = new Map<string, CohortPrior>();
   equalDays = 0;
+  /** What the refreshed entries' due times were last planned under (PlannerModel.basis). */
+  basis: PlanBasis | undefined;
   /** The oracle's: changes expected since the last fetch, and the lag they have accrued (days), at each day's true rates. */
   readonly pending: Float64Array;
   readonly accrued: Float64Array;
@@ -537,29 +541,63 @@ export function runWorld(
         // What the workers do with each fetch: estimate, weight and due time, from what the plan job learned.
         const priorOf = new Map<string | null, RatePrior>();
         const { model } = run;
-        const dayStart = cycleStart(cycle);
-        for (const e of plan.selected) {
-          const i = e.id - 1;
+        const priorAt = (i: number) => {
           const key = run.cohort[i] ?? null;
           let prior = priorOf.get(key);
           if (prior === undefined) {
             prior = priorFor(key, run.priors, model.shape);
             priorOf.set(key, prior);
           }
+          return prior;
+        };
+        // The ablation's steps without a tail bound plan without one (as the planner before them).
+        const maxDays = Number.POSITIVE_INFINITY;
+        for (const e of plan.selected) {
+          const i = e.id - 1;
+          const prior = priorAt(i);
           const h = run.history[i] as ChangeHistory;
-          run.rate[i] =
-            run.policy === 'bayes'
-              ? bayesRate(h, spread(), model.datedWeight)
-              : estimateRate(h, prior, model.datedWeight, model.shift);
           if (!model.boost) run.boost[i] = 0;
-          run.due[i] = dueAfter({
-            refreshedAt: dayStart,
-            rate: shortTermRate(run.rate[i] as number, h, model),
-            weight: plannedWeight(weightOf(h), model, h),
-            boostLeft: run.boost[i] as number,
+          const planned = entryPlan({
+            history: h,
+            prior,
+            boost: run.boost[i] as number,
+            from: cycle,
+            model,
             scale: run.scale,
-            maxStalenessDays: model.tailDays,
-          }).getTime();
+            maxStalenessDays: maxDays,
+            ...(run.policy === 'bayes' ? { rate: bayesRate(h, spread(), model.datedWeight) } : {}),
+          });
+          run.rate[i] = planned.rate;
+          run.due[i] = planned.due.getTime();
+        }
+        // What the plan job does next (src/plan/store.ts refreshPlannerState): once the model or
+        // the scale moved from what the due times were planned under, every other refreshed entry
+        // planned again, where its plan moved.
+        const basis = planBasis(model, run.scale);
+        const replan = basisMoved(run.basis, basis);
+        if (replan) run.basis = basis;
+        for (const i of replan ? watched : []) {
+          const last = run.lastFetch[i] as number;
+          if (last < 0 || last === d) continue;
+          const prior = priorAt(i);
+          const h = run.history[i] as ChangeHistory;
+          const next = replanned(
+            {
+              history: h,
+              prior,
+              boost: run.boost[i] as number,
+              from: h.cycle ?? (cycles[last] as string),
+              model,
+              scale: run.scale,
+              maxStalenessDays: maxDays,
+              ...(run.policy === 'bayes' ? { rate: bayesRate(h, spread(), model.datedWeight) } : {}),
+            },
+            { rate: run.rate[i] as number, due: new Date(run.due[i] as number) },
+          );
+          if (next) {
+            run.rate[i] = next.rate;
+            run.due[i] = next.due.getTime();
+          }
         }
       }
       if (run.policy === 'oracle')

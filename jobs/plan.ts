@@ -97,6 +97,8 @@ export async function processPlan(
     cycle,
     { perDay: full.limit },
     deps.config.DAYBOOK_MAX_STALENESS_DAYS,
+    // Every refreshed entry planned again when the model moved: by the cycle's own plan.
+    { replan: topUp === undefined },
   );
   // The bookkeeping of cycles long finished, compacted (jobs/compact.ts), by the cycle's own
   // plan: a top-up leaves it to that one.
@@ -135,6 +137,8 @@ export async function processPlan(
       equal: planner.model.equal,
       hot: planner.model.hot,
       boost: planner.model.boost ? 1 : 0,
+      // Refreshed entries whose estimate or due time moved under what the plan learned.
+      replanned: planner.replanned?.written ?? 0,
       compactedFetches: compacted.cycleFetches,
       compactedRuns: compacted.runs,
       compactedSightings: compacted.sightings,

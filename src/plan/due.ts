@@ -212,6 +212,63 @@ export interface PlannerModel {
    * trust more. Absent: 1.
    */
   trust?: number;
+  /**
+   * What the refreshed entries' due times were last planned under (`planBasis`): a plan plans them
+   * all again once the model or the scale has moved from it (`basisMoved`). Absent: never.
+   */
+  basis?: PlanBasis;
+}
+
+/** The parts of the model and the scale every entry's due time depends on. */
+export interface PlanBasis {
+  equal: number;
+  trust: number;
+  datedWeight: number;
+  shape: number;
+  hot: number;
+  wake: number;
+  outliers: number;
+  /** The scale, as stored (Infinity and 0 as themselves). */
+  scale: number;
+}
+
+/** The basis of the due times a plan sets under `model` and `scale`. */
+export function planBasis(model: PlannerModel, scale: number): PlanBasis {
+  return {
+    equal: model.equal,
+    trust: model.trust ?? 1,
+    datedWeight: model.datedWeight,
+    shape: model.shape,
+    hot: model.hot,
+    wake: model.wake ?? 1,
+    outliers: model.outliers ?? 0,
+    scale,
+  };
+}
+
+/** How far a part of the basis may move before the due times are planned again: 0.05 of a share, a tenth of a factor. */
+const BASIS_SHARE = 0.05;
+const BASIS_FACTOR = Math.log(1.1);
+
+/** Whether due times planned under `before` no longer hold under `now` (always, without `before`). */
+export function basisMoved(before: PlanBasis | undefined, now: PlanBasis): boolean {
+  if (before === undefined) return true;
+  const share = (a: number, b: number) => Math.abs(a - b) > BASIS_SHARE;
+  const factor = (a: number, b: number) =>
+    a === b
+      ? false
+      : !(a > 0 && b > 0 && Number.isFinite(a) && Number.isFinite(b)) ||
+        Math.abs(Math.log(a / b)) > BASIS_FACTOR;
+  return (
+    share(before.equal, now.equal) ||
+    share(before.trust, now.trust) ||
+    share(before.datedWeight, now.datedWeight) ||
+    factor(before.shape, now.shape) ||
+    factor(before.hot, now.hot) ||
+    factor(before.wake, now.wake) ||
+    factor(before.scale, now.scale) ||
+    before.outliers !== now.outliers
+  );
 }
 
 /**
@@ -304,6 +361,7 @@ export function modelOf(stored: unknown): PlannerModel {
     shift: num(s.shift, INITIAL_MODEL.shift, 0, MAX_SHIFT),
     wake: num(s.wake, 1, 1, MAX_HOT),
     trust: num(s.trust, 1, 0, 1),
+    ...(basisOf(s.basis) ?? {}),
     ...(s.apartRate === undefined || s.apartNats === undefined
       ? {}
       : {
@@ -312,6 +370,22 @@ export function modelOf(stored: unknown): PlannerModel {
           outliers: num(s.outliers, 0, 0, Number.MAX_SAFE_INTEGER),
         }),
   };
+}
+
+/** A stored basis (`PlanBasis`), or null when it is not one. */
+function basisOf(v: unknown): { basis: PlanBasis } | null {
+  if (!v || typeof v !== 'object') return null;
+  const o = v as Record<string, unknown>;
+  const keys = ['equal', 'trust', 'datedWeight', 'shape', 'hot', 'wake', 'outliers', 'scale'] as const;
+  const out: Record<string, number> = {};
+  for (const k of keys) {
+    // JSON keeps an infinite scale (every entry at the bound) as null.
+    const x =
+      o[k] === 'Infinity' || (k === 'scale' && o[k] === null) ? Number.POSITIVE_INFINITY : Number(o[k]);
+    if ((o[k] === null && k !== 'scale') || o[k] === undefined || Number.isNaN(x)) return null;
+    out[k] = x;
+  }
+  return { basis: out as unknown as PlanBasis };
 }
 
 /**

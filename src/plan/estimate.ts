@@ -9,8 +9,8 @@
 
 import { cohortLevels, statusOfCohort } from '../normalize/cohort.ts';
 import type { Severity } from '../terms/changes.ts';
-import { daysBetween } from '../time/cycles.ts';
-import { nextBoost } from './due.ts';
+import { cycleStart, daysBetween } from '../time/cycles.ts';
+import { dueAfter, nextBoost, type PlannerModel, plannedWeight, shortTermRate } from './due.ts';
 import {
   type ChangeHistory,
   CLOSED_PRIOR_RATE,
@@ -228,6 +228,74 @@ export function afterRefresh(state: EntryState, seen: RefreshSeen, since: string
   }
   return { history, boost, cohort };
 }
+
+/** What an entry is planned at until its next refresh: its estimate, its weight and its next due time. */
+export interface EntryPlan {
+  rate: number;
+  weight: number;
+  due: Date;
+}
+
+/**
+ * An entry's estimate, weight and next due time under `model` and `scale`, counted from the start
+ * of `from` (the cycle of its last usable refresh): what a refresh stores (src/plan/store.ts
+ * noteRefreshes), and what each plan stores again for every refreshed entry once the model or the
+ * scale moved (`replanned`). Before the first calibration (`scale` null) every interval is the
+ * staleness bound, as round robin's. Pure: the backtest runs it too.
+ */
+export function entryPlan(p: {
+  history: ChangeHistory;
+  prior: RatePrior;
+  /** Cycles of boost left (0 unless the model boosts). */
+  boost: number;
+  from: string;
+  model: PlannerModel;
+  scale: number | null;
+  maxStalenessDays: number;
+  /** Its rate when estimated otherwise (the backtest's `bayes`); else `estimateRate` under the prior. */
+  rate?: number;
+}): EntryPlan {
+  const { history: h, model } = p;
+  const rate = p.rate ?? estimateRate(h, p.prior, model.datedWeight, model.shift);
+  const weight = weightOf(h);
+  const due = dueAfter({
+    refreshedAt: cycleStart(p.from),
+    rate: shortTermRate(rate, h, model),
+    weight: plannedWeight(weight, model, h),
+    boostLeft: model.boost ? p.boost : 0,
+    scale: p.scale ?? Number.POSITIVE_INFINITY,
+    maxStalenessDays: Math.min(p.maxStalenessDays, model.tailDays),
+  });
+  return { rate, weight, due };
+}
+
+/**
+ * How far a stored plan may drift before a plan stores it again: its due time by a tenth of its
+ * interval, or its rate by a tenth. Smaller moves change no cycle's choice worth a row's rewrite.
+ */
+export const REPLAN_DRIFT = 0.1;
+
+/**
+ * The entry's plan under the model and scale of the latest plan (`entryPlan`), when it has moved
+ * from the stored one (`stored`) by more than REPLAN_DRIFT; null when the stored one still holds.
+ * An entry refreshed while every firm was held alike keeps round robin's due time until its next
+ * refresh otherwise, however soon the watchlist shows that firms differ.
+ */
+export function replanned(
+  p: Parameters<typeof entryPlan>[0],
+  stored: { rate: number | null; due: Date },
+): EntryPlan | null {
+  const next = entryPlan(p);
+  const interval = Math.max(DAY_MS, next.due.getTime() - cycleStart(p.from).getTime());
+  const moved = Math.abs(next.due.getTime() - stored.due.getTime()) > REPLAN_DRIFT * interval;
+  const rated =
+    stored.rate === null ||
+    Math.abs(Math.log(Math.max(MIN_RATE, next.rate) / Math.max(MIN_RATE, stored.rate))) >
+      Math.log1p(REPLAN_DRIFT);
+  return moved || rated ? next : null;
+}
+
+const DAY_MS = 86_400_000;
 
 // ---------------------------------------------------------------------------------------------
 // Cohorts.

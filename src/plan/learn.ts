@@ -133,6 +133,13 @@ export const ALIKE_Z = 2;
  */
 export const DATES_TRUSTED = 0.5;
 
+/**
+ * The changes both groups of the dates' test must have seen between them before it runs. Not each:
+ * where the dates predict, the group without a recent approval is the quiet one, and may see no
+ * change for weeks.
+ */
+export const DATES_MIN_CHANGES = 10;
+
 /** An approval this recent (days) puts an entry in the "recent" group of the dates' test. */
 export const RECENT_APPROVAL_DAYS = 365;
 
@@ -217,9 +224,11 @@ export function learnModel(
   const globalZ = zOf(s.g);
   let datedWeight = INITIAL_MODEL.datedWeight;
   let datesTested = false;
+  // Each group's rate with half a change more than it saw (Jeffreys): a group of quiet firms
+  // that has not changed yet still gives a finite ratio, as cautious as its few intervals make it.
   const rateOf = (g: readonly number[]) =>
-    intervalRate(g[0] as number, g[1] as number, g[2] as number) as number;
-  if (s.a[0] >= 100 && s.b[0] >= 100 && s.a[1] >= 5 && s.b[1] >= 5 && s.a[4] > 0 && s.b[4] > 0) {
+    intervalRate(g[0] as number, (g[1] as number) + 0.5, g[2] as number) as number;
+  if (s.a[0] >= 100 && s.b[0] >= 100 && s.a[1] + s.b[1] >= DATES_MIN_CHANGES && s.a[4] > 0 && s.b[4] > 0) {
     const observed = Math.log(rateOf(s.a) / rateOf(s.b));
     const said = Math.log(s.a[3] / s.a[4] / Math.max(1e-9, s.b[3] / s.b[4]));
     datedWeight = said > 0 ? Math.min(1, Math.max(0, observed / said)) : 0;

@@ -14,17 +14,15 @@ import type { DriverRow, Recast } from '../db/rows.ts';
 import type { plannerState as plannerStateTable, watchlist } from '../db/schema.ts';
 import { cohortLevels } from '../normalize/cohort.ts';
 import type { Severity } from '../terms/changes.ts';
-import { cycleStart } from '../time/cycles.ts';
-import { type EntryEstimate, setEstimates } from '../watch/store.ts';
+import { type EntryEstimate, type EntryReplan, setEstimates, setPlans } from '../watch/store.ts';
 import {
-  dueAfter,
+  basisMoved,
   INITIAL_MODEL,
   modelOf,
   type PlannerModel,
+  planBasis,
   plannedScale,
-  plannedWeight,
   type ScaleBucket,
-  shortTermRate,
   tailDays,
 } from './due.ts';
 import {
@@ -32,9 +30,9 @@ import {
   type CohortObservations,
   type CohortPrior,
   cohortPriors,
-  estimateRate,
+  entryPlan,
   priorFor,
-  weightOf,
+  replanned,
 } from './estimate.ts';
 import { APART_MARGIN, emptySums, learnModel, type ModelSums, RECENT_APPROVAL_DAYS } from './learn.ts';
 import { DEFAULT_PRIOR, historyOf, MAX_RATE, MIN_RATE, type RatePrior, SILENT_INTERVALS } from './model.ts';
@@ -194,19 +192,16 @@ export async function noteRefreshes(
     const since = previous.cycle ?? entry.refreshed_cycle;
     if (!priors.has(cohort)) priors.set(cohort, await priorOf(tx, cohort, model));
     const prior = priors.get(cohort) as Awaited<ReturnType<typeof priorOf>>;
-    const rate = estimateRate(history, prior, model.datedWeight, model.shift);
-    const weight = weightOf(history);
     // Due times count from the start of the refresh's cycle, so they order with cycles whatever
     // the clocks (a rehearsal's simulated time, the database's own).
-    const from = o.usable || since === null ? cycle : since;
-    const due = dueAfter({
-      refreshedAt: cycleStart(from),
-      rate: shortTermRate(rate, history, model),
-      weight: plannedWeight(weight, model, history),
-      boostLeft: boost,
-      // Before the first calibration: the staleness bound (round robin), as before this planner.
-      scale: scale ?? Number.POSITIVE_INFINITY,
-      maxStalenessDays: Math.min(maxStalenessDays, model.tailDays),
+    const { rate, weight, due } = entryPlan({
+      history,
+      prior,
+      boost,
+      from: o.usable || since === null ? cycle : since,
+      model,
+      scale,
+      maxStalenessDays,
     });
     updates.push({ id: watchId, history, rate, weight, cohort, boost, due: due.toISOString() });
   }
@@ -249,7 +244,15 @@ export async function refreshPlannerState(
   cycle: string,
   capacity: CycleCapacity,
   maxStalenessDays: number,
-): Promise<{ scale: number; cohorts: number; entries: number; model: PlannerModel }> {
+  opts: { replan?: boolean } = {},
+): Promise<{
+  scale: number;
+  cohorts: number;
+  entries: number;
+  model: PlannerModel;
+  /** Refreshed entries read and planned again (`replanEntries`), when the basis moved. */
+  replanned: { read: number; written: number } | null;
+}> {
   const pooled = await sql<CohortObservations[]>`
     select change_cohort as cohort, count(*)::int as entries,
            coalesce(sum((change_history->>'n')::float8), 0)::float8 as n,
@@ -315,6 +318,9 @@ export async function refreshPlannerState(
   const entries = scaleBuckets.reduce((a, b) => a + b.entries, 0);
   model.tailDays = tailDays(scaleBuckets, capacity.perDay, maxStalenessDays);
   const scale = plannedScale(scaleBuckets, capacity.perDay, model.tailDays, model);
+  // The due times stay planned under the basis they were planned under, until it moves.
+  if (previous.basis) model.basis = previous.basis;
+  else delete model.basis;
   await inTransaction(sql, async (tx) => {
     if (rows.length > 0)
       await tx`insert into change_cohorts ${tx(rows)}
@@ -326,7 +332,82 @@ export async function refreshPlannerState(
              on conflict (singleton) do update set scale = excluded.scale, cycle = excluded.cycle,
                capacity = excluded.capacity, entries = excluded.entries, model = excluded.model, updated_at = now()`;
   });
-  return { scale, cohorts: rows.length, entries, model };
+  // Every refreshed entry planned again once what its due time rests on has moved: a firm
+  // refreshed while the watchlist looked alike is not left at round robin's due time once the
+  // firms are seen to differ. The basis is stored once they all are.
+  const basis = planBasis(model, scale);
+  let replanned: { read: number; written: number } | null = null;
+  if (opts.replan && basisMoved(previous.basis, basis)) {
+    replanned = await replanEntries(sql, { model, scale, priors }, maxStalenessDays);
+    model.basis = basis;
+    await sql`update planner_state set model = ${sql.json(model as never)}`;
+  }
+  return { scale, cohorts: rows.length, entries, model, replanned };
+}
+
+/** An entry as a plan plans it again (its cycle read `::text`). */
+type EntryToReplan = Recast<
+  Pick<
+    DriverRow<typeof watchlist>,
+    'id' | 'change_history' | 'boost_left' | 'change_cohort' | 'refreshed_cycle' | 'change_rate' | 'due_at'
+  >,
+  'refreshed_cycle',
+  string
+>;
+
+/** Entries a plan reads, plans again and writes in one transaction. */
+export const REPLAN_BATCH = 2000;
+
+/**
+ * Plans every refreshed entry again under the model, priors and scale the plan just learned
+ * (src/plan/estimate.ts `replanned`): its estimate and due time as its last refresh would have set
+ * them had it known what the watchlist knows now. Only an entry whose plan moved is written. An
+ * entry whose last attempt failed keeps its due time (a rest, or a retry), and one a worker holds
+ * is left to its refresh, which plans it anyway. In batches by id, each its own transaction.
+ * Returns the entries read and written.
+ */
+export async function replanEntries(
+  sql: Sql,
+  learned: { model: PlannerModel; scale: number; priors: ReadonlyMap<string, CohortPrior> },
+  maxStalenessDays: number,
+): Promise<{ read: number; written: number }> {
+  const { model, scale, priors } = learned;
+  const prior = new Map<string | null, RatePrior>();
+  let after = 0;
+  let read = 0;
+  let written = 0;
+  for (;;) {
+    const batch = await inTransaction(sql, async (tx) => {
+      const rows = await tx<EntryToReplan[]>`
+        select id, refreshed_cycle::text, change_history, boost_left, change_cohort, change_rate, due_at
+        from published.watch_entries
+        where active and id > ${after} and due_at is not null and last_outcome = 'success'
+        order by id limit ${REPLAN_BATCH} for update skip locked`;
+      const plans: EntryReplan[] = [];
+      for (const e of rows) {
+        const history = historyOf(e.change_history);
+        const from = history.cycle ?? e.refreshed_cycle;
+        if (!from || e.due_at === null) continue;
+        let p = prior.get(e.change_cohort);
+        if (p === undefined) {
+          p = priorFor(e.change_cohort, priors, model.shape);
+          prior.set(e.change_cohort, p);
+        }
+        const next = replanned(
+          { history, prior: p, boost: e.boost_left, from, model, scale, maxStalenessDays },
+          { rate: e.change_rate, due: e.due_at },
+        );
+        if (next) plans.push({ id: Number(e.id), rate: next.rate, due: next.due.toISOString() });
+      }
+      await setPlans(tx, plans);
+      return { rows: rows.length, last: rows.at(-1)?.id, written: plans.length };
+    });
+    read += batch.rows;
+    written += batch.written;
+    if (batch.rows < REPLAN_BATCH || batch.last === undefined) break;
+    after = Number(batch.last);
+  }
+  return { read, written };
 }
 
 /** The sums of `modelSums` as one aggregate row returns them: a computed shape. */

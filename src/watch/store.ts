@@ -473,6 +473,23 @@ export async function setEstimates(tx: Sql, updates: readonly EntryEstimate[]): 
     where w.id = u.id`;
 }
 
+/** An entry's estimate and due time as a plan stores them again (src/plan/store.ts replanEntries). */
+export interface EntryReplan {
+  id: number;
+  rate: number;
+  /** The next due time, ISO. */
+  due: string;
+}
+
+/** Stores the plans of many entries at once: one statement. */
+export async function setPlans(tx: Sql, plans: readonly EntryReplan[]): Promise<void> {
+  if (plans.length === 0) return;
+  await tx`
+    update watchlist w set change_rate = u.rate, due_at = u.due
+    from jsonb_to_recordset(${tx.json(plans as never)}) as u(id bigint, rate float8, due timestamptz)
+    where w.id = u.id`;
+}
+
 /** An entry's credit code, as lists show it: a computed shape of `watchlist`. */
 export interface EntryCode {
   id: number;
