@@ -113,6 +113,16 @@ function plannerLines(p: PlannerResult): Line[] {
       '< 1000 ms',
       yes(p.met),
     ],
+    ...(p.replan
+      ? [
+          [
+            `planner, plan job whose model moved, ${n(p.replan.read)} refreshed entries`,
+            `${n(p.replan.ms)} ms: every entry planned again, ${n(p.replan.written)} written`,
+            '',
+            '',
+          ] as Line,
+        ]
+      : []),
   ];
 }
 

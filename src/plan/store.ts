@@ -363,7 +363,8 @@ export const REPLAN_BATCH = 2000;
  * (src/plan/estimate.ts `replanned`): its estimate and due time as its last refresh would have set
  * them had it known what the watchlist knows now. Only an entry whose plan moved is written. An
  * entry whose last attempt failed keeps its due time (a rest, or a retry), and one a worker holds
- * is left to its refresh, which plans it anyway. In batches by id, each its own transaction.
+ * is left to its refresh, which plans it anyway; one refreshed before the planner existed keeps
+ * its order until its next fetch gives it an estimate. In batches by id, each its own transaction.
  * Returns the entries read and written.
  */
 export async function replanEntries(
@@ -382,6 +383,7 @@ export async function replanEntries(
         select id, refreshed_cycle::text, change_history, boost_left, change_cohort, change_rate, due_at
         from published.watch_entries
         where active and id > ${after} and due_at is not null and last_outcome = 'success'
+          and change_history is not null
         order by id limit ${REPLAN_BATCH} for update skip locked`;
       const plans: EntryReplan[] = [];
       for (const e of rows) {
