@@ -128,7 +128,13 @@ async function showDemoSummary(sql: postgres.Sql, config: Config, demoConfig: De
   process.stdout.write(log.replace(/^(?=.)/gm, '  '));
   say('');
   say("what the planner learned (each entry's changes per month, from its refreshes and its cohort):");
-  const learned = await learnedRates(sql, 5);
+  const learned = (await learnedRates(sql, 5)).map((r) => ({
+    entry: r.keyword,
+    priority: r.priority,
+    'changes/month': r.changes_per_month,
+    'intervals seen': r.intervals,
+    'ended changed': r.changed,
+  }));
   process.stdout.write(formatTable(learned));
   say(
     `  why each is refreshed when: ${config.DATABASE_URL ? '' : `DAYBOOK_DATA_DIR=${relative(process.cwd(), demoConfig.DAYBOOK_DATA_DIR) || '.'} `}npx daybook plan explain --top 5   (docs/planner.md)`,
