@@ -346,14 +346,7 @@ export async function refreshPlannerState(
 }
 
 /** An entry as a plan plans it again (its cycle read `::text`). */
-type EntryToReplan = Recast<
-  Pick<
-    DriverRow<typeof watchlist>,
-    'id' | 'change_history' | 'boost_left' | 'change_cohort' | 'refreshed_cycle' | 'change_rate' | 'due_at'
-  >,
-  'refreshed_cycle',
-  string
->;
+type EntryToReplan = EntryToEstimate & Pick<DriverRow<typeof watchlist>, 'due_at'>;
 
 /** Entries a plan reads, plans again and writes in one transaction. */
 export const REPLAN_BATCH = 2000;
