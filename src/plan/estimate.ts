@@ -279,20 +279,23 @@ export const REPLAN_DRIFT = 0.1;
  * The entry's plan under the model and scale of the latest plan (`entryPlan`), when it has moved
  * from the stored one (`stored`) by more than REPLAN_DRIFT; null when the stored one still holds.
  * An entry refreshed while every firm was held alike keeps round robin's due time until its next
- * refresh otherwise, however soon the watchlist shows that firms differ.
+ * refresh otherwise, however soon the watchlist shows that firms differ. Planning again brings a
+ * due time forward, never back: an entry never waits longer than its last refresh planned (a
+ * firm the new model deems quieter may be about to wake; its next refresh plans it in full).
  */
 export function replanned(
   p: Parameters<typeof entryPlan>[0],
   stored: { rate: number | null; due: Date },
 ): EntryPlan | null {
   const next = entryPlan(p);
+  const due = next.due.getTime() < stored.due.getTime() ? next.due : stored.due;
   const interval = Math.max(DAY_MS, next.due.getTime() - cycleStart(p.from).getTime());
-  const moved = Math.abs(next.due.getTime() - stored.due.getTime()) > REPLAN_DRIFT * interval;
+  const moved = stored.due.getTime() - due.getTime() > REPLAN_DRIFT * interval;
   const rated =
     stored.rate === null ||
     Math.abs(Math.log(Math.max(MIN_RATE, next.rate) / Math.max(MIN_RATE, stored.rate))) >
       Math.log1p(REPLAN_DRIFT);
-  return moved || rated ? next : null;
+  return moved || rated ? { ...next, due } : null;
 }
 
 const DAY_MS = 86_400_000;
