@@ -75,7 +75,7 @@ describe('plans made under an old model are made again', () => {
     expect(basisMoved(planBasis(model, 0), planBasis(model, 0))).toBe(false);
   });
 
-  it('an entry is planned again only when its due time or its rate moved by more than a tenth', () => {
+  it('an entry is planned again only when its due time came forward or its rate moved by more than a tenth', () => {
     const [busy] = entries(1);
     if (!busy) throw new Error('no entry');
     const alike: PlannerModel = { ...INITIAL_MODEL, equal: 1, datedWeight: 1, shape: 1000 };
@@ -99,6 +99,12 @@ describe('plans made under an old model are made again', () => {
     expect(after).not.toBeNull();
     // A busy firm planned at its own rate is due sooner than at the watchlist's.
     expect((after?.due.getTime() ?? 0) < before.due.getTime()).toBe(true);
+    // Never back: a due time the new model would set later stays where the refresh put it.
+    const early = new Date(cycleStart(busy.refreshed).getTime() + 86_400_000);
+    const kept = replanned({ ...input, model: alike }, { rate: before.rate, due: early });
+    expect(kept).toBeNull();
+    const rerated = replanned({ ...input, model: alike }, { rate: before.rate * 3, due: early });
+    expect(rerated?.due.getTime()).toBe(early.getTime());
     // A drift inside a tenth of the interval is not worth a write.
     const interval = before.due.getTime() - cycleStart(busy.refreshed).getTime();
     const near = new Date(before.due.getTime() + 0.5 * REPLAN_DRIFT * interval);
