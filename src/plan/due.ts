@@ -234,41 +234,39 @@ export interface PlanBasis {
 
 /** The basis of the due times a plan sets under `model` and `scale`. */
 export function planBasis(model: PlannerModel, scale: number): PlanBasis {
-  return {
-    equal: model.equal,
-    trust: model.trust ?? 1,
-    datedWeight: model.datedWeight,
-    shape: model.shape,
-    hot: model.hot,
-    wake: model.wake ?? 1,
-    outliers: model.outliers ?? 0,
-    scale,
-  };
+  const { equal, datedWeight, shape, hot, trust = 1, wake = 1, outliers = 0 } = model;
+  return { equal, trust, datedWeight, shape, hot, wake, outliers, scale };
 }
 
-/** How far a part of the basis may move before the due times are planned again: 0.05 of a share, a tenth of a factor. */
-const BASIS_SHARE = 0.05;
-const BASIS_FACTOR = Math.log(1.1);
+/**
+ * How far each part of the basis may move before the due times are planned again: a share by
+ * 0.05, a factor by a tenth, the count of entries planned apart not at all.
+ */
+const BASIS_PARTS: readonly (readonly [keyof PlanBasis, 'share' | 'factor' | 'count'])[] = [
+  ['equal', 'share'],
+  ['trust', 'share'],
+  ['datedWeight', 'share'],
+  ['shape', 'factor'],
+  ['hot', 'factor'],
+  ['wake', 'factor'],
+  ['scale', 'factor'],
+  ['outliers', 'count'],
+];
+
+/** Whether a part moved from `a` to `b` beyond what its kind allows (a factor that is 0 or infinite moves unless equal). */
+function partMoved(kind: 'share' | 'factor' | 'count', a: number, b: number): boolean {
+  if (a === b) return false;
+  if (kind === 'share') return Math.abs(a - b) > 0.05;
+  if (kind === 'count') return true;
+  return (
+    !(a > 0 && b > 0 && Number.isFinite(a) && Number.isFinite(b)) || Math.abs(Math.log(a / b)) > Math.log(1.1)
+  );
+}
 
 /** Whether due times planned under `before` no longer hold under `now` (always, without `before`). */
 export function basisMoved(before: PlanBasis | undefined, now: PlanBasis): boolean {
   if (before === undefined) return true;
-  const share = (a: number, b: number) => Math.abs(a - b) > BASIS_SHARE;
-  const factor = (a: number, b: number) =>
-    a === b
-      ? false
-      : !(a > 0 && b > 0 && Number.isFinite(a) && Number.isFinite(b)) ||
-        Math.abs(Math.log(a / b)) > BASIS_FACTOR;
-  return (
-    share(before.equal, now.equal) ||
-    share(before.trust, now.trust) ||
-    share(before.datedWeight, now.datedWeight) ||
-    factor(before.shape, now.shape) ||
-    factor(before.hot, now.hot) ||
-    factor(before.wake, now.wake) ||
-    factor(before.scale, now.scale) ||
-    before.outliers !== now.outliers
-  );
+  return BASIS_PARTS.some(([k, kind]) => partMoved(kind, before[k], now[k]));
 }
 
 /**
@@ -376,9 +374,8 @@ export function modelOf(stored: unknown): PlannerModel {
 function basisOf(v: unknown): { basis: PlanBasis } | null {
   if (!v || typeof v !== 'object') return null;
   const o = v as Record<string, unknown>;
-  const keys = ['equal', 'trust', 'datedWeight', 'shape', 'hot', 'wake', 'outliers', 'scale'] as const;
   const out: Record<string, number> = {};
-  for (const k of keys) {
+  for (const [k] of BASIS_PARTS) {
     // JSON keeps an infinite scale (every entry at the bound) as null.
     const x =
       o[k] === 'Infinity' || (k === 'scale' && o[k] === null) ? Number.POSITIVE_INFINITY : Number(o[k]);
