@@ -66,6 +66,7 @@ import { learnPlanner } from '../src/plan/learn.ts';
 import { type ChangeHistory, emptyHistory, type RatePrior } from '../src/plan/model.ts';
 import { planCycle, type WatchCandidate } from '../src/plan/planner.ts';
 import { addDays, cycleStart } from '../src/time/cycles.ts';
+import { EnterpriseRecord } from '../src/upstream/schemas.ts';
 import { bayesRate, spreadPrior } from './bayes.ts';
 import { round } from './support.ts';
 import * as bursty from './worlds/bursty.ts';
@@ -77,6 +78,7 @@ import * as hyperactive from './worlds/hyperactive.ts';
 import * as regimeShift from './worlds/regime-shift.ts';
 import * as simulator from './worlds/simulator.ts';
 import * as sleepers from './worlds/sleepers.ts';
+import * as twoClasses from './worlds/two-classes.ts';
 import * as uniform from './worlds/uniform.ts';
 import * as uniformNoise from './worlds/uniform-noise.ts';
 import type { RefreshWorld, Severity, WorldModule } from './worlds/world.ts';
@@ -109,6 +111,7 @@ export const FAMILIES: readonly WorldModule[] = [
   cohortsBlind,
   sleepers,
   hyperactive,
+  twoClasses,
 ];
 /** Families on which the planner must be at least 25% better than round robin. */
 
@@ -325,6 +328,29 @@ const quantile = (xs: number[], q: number) => {
 };
 const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 
+/**
+ * Firm `i`'s record on `day` as the planner reads it, checked against the enterprise query's
+ * schema: a PID and a name of its own when the world gives none (the backtest names the firm), a
+ * clear error naming the field when a value is of a shape the upstream never answers.
+ */
+function worldRecord(family: string, world: RefreshWorld, i: number, day: number): EnterpriseRecord {
+  const raw: unknown = world.record(i);
+  const at = `world ${family}: record(${i}) on day ${day}`;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new Error(
+      `${at} is ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}, not an object of registry fields`,
+    );
+  const parsed = EnterpriseRecord.safeParse({ PID: `P${i}`, ENTNAME: `firm ${i}`, ...raw });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join('.') || 'the record';
+    throw new Error(
+      `${at}: ${field}: ${issue?.message ?? 'not a registry record'} (docs/planner.md, Worlds)`,
+    );
+  }
+  return parsed.data;
+}
+
 /** Runs every policy and budget over one world. */
 export function runWorld(
   module: WorldModule,
@@ -367,11 +393,13 @@ export function runWorld(
   const changeDays: number[][] = Array.from({ length: n }, () => []);
   const changeSeverity: Severity[][] = Array.from({ length: n }, () => []);
   const cohortCache = new Map<string, string>();
+  let today = 0;
+  const recordOf = (i: number) => worldRecord(module.family, world, i, today);
   const cohortOf = (i: number): string => {
     const key = `${i}:${version[i]}`;
     let c = cohortCache.get(key);
     if (c === undefined) {
-      c = cohortKey(normalizeEnterprise(world.record(i)));
+      c = cohortKey(normalizeEnterprise(recordOf(i)));
       cohortCache.set(key, c);
     }
     return c;
@@ -399,6 +427,7 @@ export function runWorld(
       watched.push(joinOrder[joined++] as number);
     const watching = watched.map((i) => candidates[i] as WatchCandidate);
     // The day's changes happen before its cycle's fetches (the refresh publishes them).
+    today = d;
     const list = world.advance(d).map((c) => ({ firm: c.firm, severity: c.severity }));
     for (const c of list) {
       if (!Number.isInteger(c.firm) || c.firm < 0 || c.firm >= n)
@@ -439,7 +468,7 @@ export function runWorld(
       return prior;
     };
     const closedToday = new Uint8Array(n);
-    for (const i of watched) if (isClosedStatus(String(world.record(i).ENTSTATUS ?? ''))) closedToday[i] = 1;
+    for (const i of watched) if (isClosedStatus(String(recordOf(i).ENTSTATUS ?? ''))) closedToday[i] = 1;
 
     for (const [r, run] of runs.entries()) {
       const perDay = perDayToday(run.budgetShare);
@@ -506,7 +535,7 @@ export function runWorld(
         const severity: Severity | null =
           sev === 3 ? 'high' : sev === 2 ? 'medium' : sev === 1 ? 'low' : null;
         if (run.policy !== 'rr') {
-          const rec = world.record(i);
+          const rec = recordOf(i);
           const next = afterRefresh(
             {
               history: run.history[i] as ChangeHistory,
@@ -843,9 +872,15 @@ function runChild(job: WorldJob): Promise<WorldFigures> {
     });
     child.on('error', fail);
     child.on('close', (code) => {
-      if (code !== 0)
+      let parsed: unknown = null;
+      try {
+        parsed = JSON.parse(out);
+      } catch {}
+      const error = (parsed as { error?: unknown } | null)?.error;
+      if (typeof error === 'string') fail(new Error(`${job.spec} seed ${job.seed}: ${error}`));
+      else if (code !== 0 || parsed === null)
         fail(new Error(`refresh: the run of ${job.spec} seed ${job.seed} failed (exit ${code})`));
-      else done(JSON.parse(out) as WorldFigures);
+      else done(parsed as WorldFigures);
     });
   });
 }

@@ -27,9 +27,9 @@ export function createWorld(opts: WorldOptions): RefreshWorld {
       return world.byPid(pids[firm] as string) as unknown as EnterpriseRecord;
     },
     trueRate(firm: number): number {
-      // The simulator thinks in daily probabilities p (without the burst after a change, which it
-      // does not expose); the interface's rate is λ = −ln(1 − p).
-      rates ??= world.rates();
+      // The simulator thinks in daily probabilities p: the day's, as its refresh drew the changes
+      // (a firm's base times its burst after a recent change). The interface's rate is λ = −ln(1 − p).
+      rates ??= world.drawnRates();
       return -Math.log1p(-(rates.get(pids[firm] as string) ?? 0));
     },
   };

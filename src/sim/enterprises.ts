@@ -1514,6 +1514,8 @@ export class EnterpriseWorld {
   private lastChangeDay: Float64Array;
   private burstAmplitude: Float64Array;
   private burstTau: Float64Array;
+  /** The daily change probabilities the last refresh drew at (`drawnRates`); null at the epoch. */
+  private drawn: Map<string, number> | null = null;
   /** Statuses set by `schedule`, by cycle: applied after that refresh's own changes. */
   private readonly scheduled = new Map<string, Map<string, SchedulableStatus>>();
 
@@ -1562,6 +1564,7 @@ export class EnterpriseWorld {
     if (daysBetween(this.currentCycle, target) < 0) {
       this.current = [...this.initial];
       this.currentCycle = this.epoch;
+      this.drawn = null;
       this.lastChangeDay.fill(Number.NEGATIVE_INFINITY);
       this.burstAmplitude.fill(0);
       this.burstTau.fill(1);
@@ -1604,6 +1607,16 @@ export class EnterpriseWorld {
         Math.min(MAX_DAILY_PROBABILITY, (hazard[i] as number) * scale),
       );
     return out;
+  }
+
+  /**
+   * Each firm's daily change probability as the refresh of the current cycle drew its changes:
+   * its base times its burst after a recent change, scaled as that refresh scaled them (0 once it
+   * can no longer change). What an oracle told each day's rates knows; `rates()` leaves the
+   * bursts out. At the epoch, before any refresh: `rates()`.
+   */
+  drawnRates(): Map<string, number> {
+    return this.drawn ?? this.rates();
   }
 
   /** One firm's entry of `rates()` (0 for an unknown PID). */
@@ -1760,8 +1773,11 @@ export class EnterpriseWorld {
     const scale = shareScale(hazard, live, this.changeShare * n);
     const log: WorldChange[] = [];
     const startOf = new Map<number, SimEnterprise>();
+    const drawn = new Map<string, number>();
     for (let i = 0; i < n; i++) {
-      if (!rng.chance(Math.min(MAX_DAILY_PROBABILITY, (hazard[i] as number) * scale))) continue;
+      const p = Math.min(MAX_DAILY_PROBABILITY, (hazard[i] as number) * scale);
+      drawn.set((this.current[i] as SimEnterprise).PID, p);
+      if (!rng.chance(p)) continue;
       const before = this.current[i] as SimEnterprise;
       if (TERMINAL_STATUSES.has(before.ENTSTATUS)) continue;
       const e = thaw(before);
@@ -1795,6 +1811,7 @@ export class EnterpriseWorld {
       log.push({ pid: e.PID, kinds, fields, severity, holders: [] });
       startOf.set(i, before);
     }
+    this.drawn = drawn;
     this.applyScheduled(cycle, day, dayNo, log, startOf);
     const holders = this.holdersOf(new Set(log.map((c) => c.pid)));
     for (const c of log) c.holders = holders.get(c.pid) ?? [];

@@ -125,6 +125,39 @@ describe('npm run bench -- refresh, from another directory', () => {
       }
   });
 
+  it('runs a world whose records have no PID or name, and names the field of a record it cannot read', {
+    timeout: 240_000,
+  }, async () => {
+    // Records of a few fields only, as a hand-written world gives them.
+    const plain = (name: string) => `export const family = 'plain';
+export const about = 'hand-written records';
+export function createWorld(opts: { seed: number; firms: number }) {
+  let day = 0;
+  return {
+    firms: opts.firms,
+    advance(d: number) {
+      day = d;
+      return d % 3 === 0 ? [{ firm: d % opts.firms, fields: ['TEL'], severity: 'low' as const }] : [];
+    },
+    record(i: number) {
+      return { ${name}ENTSTATUS: '存续', APPRDATE: '2020-01-01', TEL: String(i * 1000 + (day - (day % 3))) };
+    },
+    trueRate() { return 1 / 3 / opts.firms; },
+  };
+}
+`;
+    writeFileSync(join(dir, 'plain.ts'), plain(''));
+    writeFileSync(join(dir, 'broken.ts'), plain('ENTNAME: 42, '));
+    const sizes = ['--firms', '20', '--days', '6', '--seeds', '1', '--budgets', '25'];
+    const ok = await bench(['refresh', '--world', './plain.ts', ...sizes]);
+    expect(ok.code, ok.stderr.slice(-4000)).toBe(0);
+    expect(ok.stdout).toContain('refresh, plain, 25%');
+    const bad = await bench(['refresh', '--world', './broken.ts', ...sizes]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('world plain: record(0) on day 1: ENTNAME');
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('refuses a bad option with exit code 2, naming it', { timeout: 120_000 }, async () => {
     const cases: [string[], string][] = [
       [['--seeds', '5-1'], '--seeds'],

@@ -129,6 +129,36 @@ describe("the simulator's change model", () => {
     }
   });
 
+  it("tells each day's rates as its refresh drew them: a firm that just changed, burst and all", () => {
+    const world = new EnterpriseWorld({ seed: 5, size: 3000, epoch: EPOCH, changeShare: 0.02 });
+    let changed: string[] = [];
+    const ratios: { fresh: number[]; quiet: number[] } = { fresh: [], quiet: [] };
+    const lastChange = new Map<string, number>();
+    for (let d = 1; d <= 40; d++) {
+      const cycle = addDays(EPOCH, d);
+      world.at(cycle);
+      const drawn = world.drawnRates();
+      const base = world.rates();
+      let sum = 0;
+      for (const p of drawn.values()) sum += p;
+      // The probabilities the day's changes were drawn at sum to the share configured.
+      expect(sum / 3000).toBeCloseTo(0.02, 2);
+      if (d > 10)
+        for (const [pid, p] of drawn) {
+          const b = base.get(pid) ?? 0;
+          if (!(b > 0) || !(p > 0)) continue;
+          if (changed.includes(pid)) ratios.fresh.push(p / b);
+          else if (!lastChange.has(pid) || d - (lastChange.get(pid) as number) > 60) ratios.quiet.push(p / b);
+        }
+      changed = world.changesIn(cycle).map((c) => c.pid);
+      for (const pid of changed) lastChange.set(pid, d);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    expect(ratios.fresh.length).toBeGreaterThan(100);
+    // The day after a change, a firm's drawn rate is its base rate times a burst of 4 or more.
+    expect(median(ratios.fresh) / median(ratios.quiet)).toBeGreaterThan(3);
+  });
+
   it('is deterministic, and a busy firm has a recent last approval date', () => {
     const again = run(3000, 0.02);
     expect(again.days.map((d) => d.map((c) => c.pid))).toEqual(base.days.map((d) => d.map((c) => c.pid)));
