@@ -73,6 +73,7 @@ import * as bursty from './worlds/bursty.ts';
 import * as cohortsBlind from './worlds/cohorts-blind.ts';
 import * as cohortsPredict from './worlds/cohorts-predict.ts';
 import * as datesNoise from './worlds/dates-noise.ts';
+import * as growing from './worlds/growing.ts';
 import * as heavyTailed from './worlds/heavy-tailed.ts';
 import * as hyperactive from './worlds/hyperactive.ts';
 import * as regimeShift from './worlds/regime-shift.ts';
@@ -112,6 +113,7 @@ export const FAMILIES: readonly WorldModule[] = [
   sleepers,
   hyperactive,
   twoClasses,
+  growing,
 ];
 /** Families on which the planner must be at least 25% better than round robin. */
 
