@@ -396,7 +396,15 @@ export function runWorld(
   const changeSeverity: Severity[][] = Array.from({ length: n }, () => []);
   const cohortCache = new Map<string, string>();
   let today = 0;
-  const recordOf = (i: number) => worldRecord(module.family, world, i, today);
+  // A record is read and checked once a version: a world's record changes only with a change it reports.
+  const recordCache = new Map<number, { version: number; record: EnterpriseRecord }>();
+  const recordOf = (i: number): EnterpriseRecord => {
+    const hit = recordCache.get(i);
+    if (hit !== undefined && hit.version === version[i]) return hit.record;
+    const record = worldRecord(module.family, world, i, today);
+    recordCache.set(i, { version: version[i] as number, record });
+    return record;
+  };
   const cohortOf = (i: number): string => {
     const key = `${i}:${version[i]}`;
     let c = cohortCache.get(key);

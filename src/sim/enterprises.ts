@@ -1514,8 +1514,8 @@ export class EnterpriseWorld {
   private lastChangeDay: Float64Array;
   private burstAmplitude: Float64Array;
   private burstTau: Float64Array;
-  /** The daily change probabilities the last refresh drew at (`drawnRates`); null at the epoch. */
-  private drawn: Map<string, number> | null = null;
+  /** The daily change probabilities the last refresh drew at, by index (`drawnRates`); null at the epoch. */
+  private drawn: Float64Array | null = null;
   /** Statuses set by `schedule`, by cycle: applied after that refresh's own changes. */
   private readonly scheduled = new Map<string, Map<string, SchedulableStatus>>();
 
@@ -1616,7 +1616,9 @@ export class EnterpriseWorld {
    * bursts out. At the epoch, before any refresh: `rates()`.
    */
   drawnRates(): Map<string, number> {
-    return this.drawn ?? this.rates();
+    const drawn = this.drawn;
+    if (drawn === null) return this.rates();
+    return new Map(this.current.map((e, i) => [e.PID, drawn[i] as number]));
   }
 
   /** One firm's entry of `rates()` (0 for an unknown PID). */
@@ -1773,10 +1775,10 @@ export class EnterpriseWorld {
     const scale = shareScale(hazard, live, this.changeShare * n);
     const log: WorldChange[] = [];
     const startOf = new Map<number, SimEnterprise>();
-    const drawn = new Map<string, number>();
+    const drawn = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       const p = Math.min(MAX_DAILY_PROBABILITY, (hazard[i] as number) * scale);
-      drawn.set((this.current[i] as SimEnterprise).PID, p);
+      drawn[i] = p;
       if (!rng.chance(p)) continue;
       const before = this.current[i] as SimEnterprise;
       if (TERMINAL_STATUSES.has(before.ENTSTATUS)) continue;
