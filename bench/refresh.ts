@@ -65,6 +65,7 @@ import {
 import { learnPlanner } from '../src/plan/learn.ts';
 import { type ChangeHistory, emptyHistory, type RatePrior } from '../src/plan/model.ts';
 import { planCycle, type WatchCandidate } from '../src/plan/planner.ts';
+import { spreadInUse } from '../src/plan/spread.ts';
 import { addDays, cycleStart } from '../src/time/cycles.ts';
 import { EnterpriseRecord } from '../src/upstream/schemas.ts';
 import { bayesRate, spreadPrior } from './bayes.ts';
@@ -249,7 +250,9 @@ class Run {
 }
 
 /** The model a policy plans with, from what the watchlist taught (`learned`). */
-function modelFor(policy: Policy, learned: PlannerModel): PlannerModel {
+function modelFor(policy: Policy, learnedModel: PlannerModel): PlannerModel {
+  // The ablation's steps plan as the planner did before the learned spread; `new` reads through it.
+  const { spread, clustered, ...learned } = learnedModel;
   switch (policy) {
     case 'legacy':
     case 'rr':
@@ -265,7 +268,7 @@ function modelFor(policy: Policy, learned: PlannerModel): PlannerModel {
     case '+shift':
       return { ...learned, tailDays: Number.POSITIVE_INFINITY };
     case 'new':
-      return learned;
+      return spread === undefined ? learned : { ...learned, spread, ...(clustered ? { clustered } : {}) };
     case 'bayes':
       return { ...learned, ...BAYES_MODEL };
     case 'oracle':
@@ -584,7 +587,7 @@ export function runWorld(
           const key = run.cohort[i] ?? null;
           let prior = priorOf.get(key);
           if (prior === undefined) {
-            prior = priorFor(key, run.priors, model.shape);
+            prior = priorFor(key, run.priors, model.shape, spreadInUse(model));
             priorOf.set(key, prior);
           }
           return prior;

@@ -27,6 +27,7 @@ import {
   PRIOR_SHAPE,
 } from './model.ts';
 import { MAX_SHIFT, SHIFT_PRIOR } from './shift-test.ts';
+import { spreadOf } from './spread.ts';
 
 /** Default bound on days between two refreshes of an entry, while the budget allows. */
 export const DEFAULT_MAX_STALENESS_DAYS = 30;
@@ -213,6 +214,17 @@ export interface PlannerModel {
    */
   trust?: number;
   /**
+   * The spread of the firms' rates relative to their cohorts' (src/plan/spread.ts), learned from
+   * the entries with intervals at every plan: their estimates are read through it. Not part of the
+   * plan basis: it moves a little at every plan. Absent: the cohorts' Gamma priors alone.
+   */
+  spread?: number[];
+  /**
+   * The spread holds the firms in separate clusters (src/plan/spread.ts `clustered`): only then
+   * are the estimates read through it (`spreadInUse`). Absent: no.
+   */
+  clustered?: boolean;
+  /**
    * What the refreshed entries' due times were last planned under (`planBasis`): a plan plans them
    * all again once the model or the scale has moved from it (`basisMoved`). Absent: never.
    */
@@ -360,6 +372,8 @@ export function modelOf(stored: unknown): PlannerModel {
     wake: num(s.wake, 1, 1, MAX_HOT),
     trust: num(s.trust, 1, 0, 1),
     ...(basisOf(s.basis) ?? {}),
+    ...(spreadOf(s.spread) === null ? {} : { spread: spreadOf(s.spread) as number[] }),
+    ...(s.clustered === true && spreadOf(s.spread) !== null ? { clustered: true } : {}),
     ...(s.apartRate === undefined || s.apartNats === undefined
       ? {}
       : {

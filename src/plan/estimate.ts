@@ -30,6 +30,7 @@ import {
   SEVERITY_WEIGHT,
 } from './model.ts';
 import { afterShift, SHIFT_PRIOR } from './shift-test.ts';
+import { hasIntervals, type Spread, spreadMean } from './spread.ts';
 
 /**
  * The rate (changes per day) that maximises the likelihood of the observations times the prior
@@ -60,7 +61,12 @@ export function estimateShift(
   // dates weighed by how far they have predicted changes in this watchlist).
   const [events, days] = datedExposure(h, datedWeight);
   const pseudo = Math.max(0, prior.strength);
-  const long = posteriorMode(Math.max(0, prior.rate * pseudo) + events, pseudo + days, binsList(h.bins));
+  // Through the watchlist's learned spread, once the entry has intervals of its own: its posterior
+  // mean, where the firms' rates are known to sit (src/plan/spread.ts).
+  const long =
+    prior.spread !== undefined && hasIntervals(h)
+      ? spreadMean(h, prior.rate, datedWeight, prior.spread)
+      : posteriorMode(Math.max(0, prior.rate * pseudo) + events, pseudo + days, binsList(h.bins));
   return h.recent === undefined ? { rate: long, shift: 0 } : afterShift(long, h.recent, prior, shiftPrior);
 }
 
@@ -415,6 +421,7 @@ export function priorFor(
   key: string | null,
   priors: ReadonlyMap<string, CohortPrior>,
   shape = PRIOR_SHAPE,
+  spread?: Spread,
 ): RatePrior {
   // A closed firm's record no longer changes: a registry fact, not something to learn.
   const status = statusOfCohort(key);
@@ -422,9 +429,19 @@ export function priorFor(
     return { rate: CLOSED_PRIOR_RATE, strength: PRIOR_MAX_DAYS, cohort: status ?? '*' };
   for (const level of key === null ? ['*'] : cohortLevels(key)) {
     const p = priors.get(level);
-    if (p) return { rate: p.rate, strength: priorStrength(p.rate, shape), cohort: level };
+    if (p)
+      return {
+        rate: p.rate,
+        strength: priorStrength(p.rate, shape),
+        cohort: level,
+        ...(spread === undefined ? {} : { spread }),
+      };
   }
-  return shape === PRIOR_SHAPE
+  return shape === PRIOR_SHAPE && spread === undefined
     ? DEFAULT_PRIOR
-    : { ...DEFAULT_PRIOR, strength: priorStrength(DEFAULT_PRIOR_RATE, shape) };
+    : {
+        ...DEFAULT_PRIOR,
+        strength: priorStrength(DEFAULT_PRIOR_RATE, shape),
+        ...(spread === undefined ? {} : { spread }),
+      };
 }

@@ -7,6 +7,7 @@
  * whole learning step in memory; src/plan/store.ts does the same with aggregates in SQL.
  */
 
+import { statusOfCohort } from '../normalize/cohort.ts';
 import {
   bucketOf,
   entryEvidence,
@@ -24,11 +25,13 @@ import {
   type CohortObservations,
   type CohortPrior,
   cohortPriors,
+  isClosedStatus,
   noObservations,
   priorFor,
 } from './estimate.ts';
 import { type ChangeHistory, DEFAULT_PRIOR, DEFAULT_PRIOR_RATE, MAX_RATE, MIN_RATE } from './model.ts';
 import { SHIFT_PRIOR } from './shift-test.ts';
+import { clustered, entryLogLik, hasIntervals, learnSpread, type Spread, sampleStride } from './spread.ts';
 
 /** One entry's part of what the model is learned from (`addToSums`). */
 export interface ModelRow {
@@ -359,6 +362,29 @@ export function watchlistSums(
   return sums;
 }
 
+/**
+ * The spread of the firms' rates (src/plan/spread.ts `learnSpread`) from `from`, over the entries
+ * in a cohort with intervals of their own, every k-th in the order given (`sampleStride`; ordered by
+ * id), closed firms left out: each at its cohort's rate (`priors`) and the registry dates weighed
+ * by `datedWeight`. src/plan/store.ts `learnedSpread` reads the same sample.
+ */
+export function watchlistSpread(
+  entries: readonly Pick<LearnEntry, 'history' | 'cohort'>[],
+  priors: ReadonlyMap<string, CohortPrior>,
+  datedWeight: number,
+  from: Spread | undefined,
+): number[] {
+  const eligible = entries.filter((e) => e.cohort !== null && hasIntervals(e.history));
+  const k = sampleStride(eligible.length);
+  const lls: Float64Array[] = [];
+  for (let i = 0; i < eligible.length; i += k) {
+    const e = eligible[i] as (typeof eligible)[number];
+    if (isClosedStatus(statusOfCohort(e.cohort))) continue;
+    lls.push(entryLogLik(e.history, priorFor(e.cohort, priors).rate, datedWeight));
+  }
+  return learnSpread(lls, from);
+}
+
 /** What the plan job learns from the whole watchlist for the cycles that follow. */
 export interface LearnedPlan {
   priors: Map<string, CohortPrior>;
@@ -379,7 +405,7 @@ export function learnPlanner(
   entries: readonly LearnEntry[],
   perDay: number,
   maxStalenessDays: number,
-  previous: Pick<PlannerModel, 'datedWeight'>,
+  previous: Pick<PlannerModel, 'datedWeight' | 'spread'>,
   adjust: (learned: PlannerModel) => PlannerModel = (m) => m,
 ): LearnedPlan {
   const pooled = new Map<string, CohortObservations>();
@@ -403,9 +429,10 @@ export function learnPlanner(
   const priors = cohortPriors([...pooled.values()], previous.datedWeight);
   const everyone = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
   const sums = watchlistSums(entries, priors);
-  const model = {
-    ...adjust(learnModel(sums, maxStalenessDays, everyone)),
-  };
+  const learned = learnModel(sums, maxStalenessDays, everyone);
+  learned.spread = watchlistSpread(entries, priors, learned.datedWeight, previous.spread);
+  learned.clustered = clustered(learned.spread);
+  const model = { ...adjust(learned) };
 
   const counts = new Map<number, number>();
   for (const e of entries) {

@@ -371,6 +371,11 @@ export interface RatePrior {
   strength: number;
   /** The cohort it came from, for `plan explain`. */
   cohort?: string;
+  /**
+   * The learned spread of rates relative to `rate` (src/plan/spread.ts, PlannerModel.spread): an
+   * entry with intervals of its own is estimated through it. Absent: the Gamma prior alone.
+   */
+  spread?: readonly number[];
 }
 
 export const DEFAULT_PRIOR: RatePrior = {

@@ -34,8 +34,16 @@ import {
   priorFor,
   replanned,
 } from './estimate.ts';
-import { APART_MARGIN, emptySums, learnModel, type ModelSums, RECENT_APPROVAL_DAYS } from './learn.ts';
+import {
+  APART_MARGIN,
+  emptySums,
+  learnModel,
+  type ModelSums,
+  RECENT_APPROVAL_DAYS,
+  watchlistSpread,
+} from './learn.ts';
 import { DEFAULT_PRIOR, historyOf, MAX_RATE, MIN_RATE, type RatePrior, SILENT_INTERVALS } from './model.ts';
+import { clustered, type Spread, sampleStride, spreadInUse } from './spread.ts';
 
 /** What a successful fetch saw, for the estimate. */
 export interface RefreshObservation {
@@ -112,11 +120,11 @@ export async function priorOf(
   cohort: string | null,
   model: PlannerModel = INITIAL_MODEL,
 ): Promise<RatePrior> {
-  if (cohort === null) return priorFor(null, new Map(), model.shape);
+  if (cohort === null) return priorFor(null, new Map(), model.shape, spreadInUse(model));
   const levels = cohortLevels(cohort);
   const rows = await sql<CohortPrior[]>`
     select cohort, entries, rate, days from change_cohorts where cohort in ${sql(levels)}`;
-  return priorFor(cohort, new Map(rows.map((r) => [r.cohort, r])), model.shape);
+  return priorFor(cohort, new Map(rows.map((r) => [r.cohort, r])), model.shape, spreadInUse(model));
 }
 
 /**
@@ -275,6 +283,8 @@ export async function refreshPlannerState(
   }));
   const fallback = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
   const model = { ...learnModel(await modelSums(sql, priors), maxStalenessDays, fallback) };
+  model.spread = await learnedSpread(sql, priors, model.datedWeight, previous.spread);
+  model.clustered = clustered(model.spread);
   // √(w·λ) of every active entry as the model plans it (src/plan/due.ts shortTermRate and
   // plannedWeight), in buckets of 1/16 of a natural log (about 6%): an entry never estimated
   // counts at the whole watchlist's prior.
@@ -345,6 +355,31 @@ export async function refreshPlannerState(
   return { scale, cohorts: rows.length, entries, model, replanned };
 }
 
+/**
+ * The spread of the firms' rates (src/plan/learn.ts `watchlistSpread`) from the last plan's: one
+ * count and one read of at most SPREAD_SAMPLE histories, every k-th by id of the active entries in
+ * a cohort with intervals of their own.
+ */
+export async function learnedSpread(
+  sql: Sql,
+  priors: ReadonlyMap<string, CohortPrior>,
+  datedWeight: number,
+  from: Spread | undefined,
+): Promise<number[]> {
+  const withIntervals = sql`active and change_cohort is not null
+    and coalesce((change_history->'all'->>0)::float8, (change_history->>'n')::float8, 0) > 0`;
+  const [count] = await sql<{ n: number }[]>`
+    select count(*)::int as n from published.watch_entries where ${withIntervals}`;
+  const k = sampleStride(count?.n ?? 0);
+  const rows = await sql<Pick<DriverRow<typeof watchlist>, 'change_history' | 'change_cohort'>[]>`
+    select change_history, change_cohort from (
+      select change_history, change_cohort, row_number() over (order by id) as k
+      from published.watch_entries where ${withIntervals}) x
+    where (k - 1) % ${k} = 0 order by k`;
+  const sample = rows.map((r) => ({ history: historyOf(r.change_history), cohort: r.change_cohort }));
+  return watchlistSpread(sample, priors, datedWeight, from);
+}
+
 /** An entry as a plan plans it again (its cycle read `::text`). */
 type EntryToReplan = EntryToEstimate & Pick<DriverRow<typeof watchlist>, 'due_at'>;
 
@@ -385,7 +420,7 @@ export async function replanEntries(
         if (!from || e.due_at === null) continue;
         let p = prior.get(e.change_cohort);
         if (p === undefined) {
-          p = priorFor(e.change_cohort, priors, model.shape);
+          p = priorFor(e.change_cohort, priors, model.shape, spreadInUse(model));
           prior.set(e.change_cohort, p);
         }
         const next = replanned(

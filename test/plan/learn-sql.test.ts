@@ -143,6 +143,10 @@ function expectSameModel(sql: PlannerModel, js: PlannerModel): void {
       expect(close(sql[k] as number, js[k] as number), `${k}: ${sql[k]} vs ${js[k]}`).toBe(true);
   }
   expect(sql.boost).toBe(js.boost);
+  // The learned spread of the rates (src/plan/spread.ts), point by point.
+  expect(sql.spread?.length).toBe(js.spread?.length);
+  for (const [k, x] of (sql.spread ?? []).entries())
+    expect(close(x, js.spread?.[k] as number), `spread[${k}]: ${x} vs ${js.spread?.[k]}`).toBe(true);
 }
 
 describe('the plan job learns in SQL what learnPlanner learns in memory', () => {
@@ -181,6 +185,7 @@ describe('the plan job learns in SQL what learnPlanner learns in memory', () => 
       const before = (await plannerState(t.sql)).model;
       const js = learnPlanner(entries, perDay, 30, before);
       const stored = await refreshPlannerState(t.sql, CYCLE, { perDay }, 30);
+      expect(js.model.spread?.length).toBeGreaterThan(0);
 
       // The cohorts' priors.
       const cohorts = await t.sql<{ cohort: string; entries: number; rate: number; days: number }[]>`
