@@ -60,7 +60,7 @@ export function explanationText(e: Explanation): string {
         : `${fixed(e.changesPerMonth, 2)} changes/month (${e.rate.toPrecision(3)}/day): ${fixed(o.intervals, 1)} intervals over ${fixed(o.days, 0)} days, ${fixed(o.changed, 1)} ended changed; ${fixed(o.datedChanges, 1)} changes dated by the registry, ${fixed(o.datedDays, 0)} quiet days after its approval dates`
     }`,
     `  certainty     ${certaintyText(e)}`,
-    `  prior         ${fixed(e.prior.rate * 30.44, 2)} changes/month from cohort ${forTerminal(e.prior.cohort ?? '*')}${e.cohort && e.cohort !== e.prior.cohort ? ` (its cohort ${forTerminal(e.cohort)})` : ''}`,
+    `  prior         ${fixed(e.prior.rate * 30.44, 2)} changes/month from cohort ${forTerminal(e.prior.cohort ?? '*')}${e.cohort && e.cohort !== e.prior.cohort ? ` (its cohort ${forTerminal(e.cohort)})` : ''}${e.clustered ? "; read through the clusters the watchlist's rates fall in (see why here)" : ''}`,
     `  weight        ${e.weight.toFixed(2)} (from the severity of its past changes: 1 low … 3 high)`,
     `  boost         ${e.boostLeft > 0 ? `${e.boostLeft} cycle(s) left after a high-severity change: due every cycle` : 'none'}`,
     `  last refresh  ${

@@ -30,6 +30,7 @@ import {
   SILENT_INTERVALS,
 } from './model.ts';
 import { type Plan, type PlanClass, planClassOf, planOrder, type WatchCandidate } from './planner.ts';
+import { hasIntervals } from './spread.ts';
 import { plannerState, priorOf } from './store.ts';
 
 /** Days in a month, for "changes per month". */
@@ -80,6 +81,11 @@ export interface Explanation {
    */
   apart: boolean;
   waking: boolean;
+  /**
+   * Its estimate is read through the clusters the watchlist's rates fall in (PlannerModel.spread,
+   * src/plan/spread.ts), not its cohort's single prior.
+   */
+  clustered: boolean;
   /** What the last plan learned from the whole watchlist. */
   model: PlannerModel;
   /** Its place in the plan order (1 = first), and how many entries the cycle takes. */
@@ -148,6 +154,8 @@ export function reasonOf(e: {
   boostLeft: number;
   /** How likely its last intervals showed a change of habits (`estimateShift`). */
   shift?: number;
+  /** Its estimate is read through the watchlist's clusters of rates (src/plan/spread.ts), not its cohort's Gamma prior. */
+  clustered?: boolean;
   intervalDays: number | null;
   history: ChangeHistory;
   model: PlannerModel;
@@ -188,6 +196,10 @@ export function reasonOf(e: {
         : []),
     ];
     const pull = equalOf(e.history, m);
+    if (e.clustered)
+      parts.push(
+        "the watchlist's firms change at rates in separate clusters (learned from every entry's intervals): its estimate is its mean over those clusters as its own intervals weigh them, not its cohort's single prior, which would put a firm it knows little of between them",
+      );
     parts.push(
       `its estimate is ${vs >= 1 ? `${vs.toFixed(1)}×` : `1/${(1 / Math.max(vs, 1e-9)).toFixed(1)} of`} the watchlist's mean rate${pull > 0 ? `, pulled ${Math.round(pull * 100)}% toward the mean (${why.join('; ')})` : ''}`,
     );
@@ -269,6 +281,7 @@ export async function explainPlan(
         if (!r) continue;
         const history = historyOf(r.change_history);
         const prior = await priorOf(tx, r.change_cohort, model);
+        const readThrough = prior.spread !== undefined && hasIntervals(history);
         // Estimated once: the stored rate when there is one, and whether its last intervals show
         // a change of habits (for the reason).
         const estimate =
@@ -314,7 +327,11 @@ export async function explainPlan(
             datedChanges: history.datedEvents ?? 0,
             datedDays: history.datedDays ?? 0,
           },
-          prior,
+          prior: {
+            rate: prior.rate,
+            strength: prior.strength,
+            ...(prior.cohort ? { cohort: prior.cohort } : {}),
+          },
           cohort: r.change_cohort,
           weight,
           boostLeft: r.boost_left,
@@ -333,6 +350,7 @@ export async function explainPlan(
             priority: r.priority,
             rate,
             shift: estimate?.shift ?? 0,
+            clustered: readThrough,
             boostLeft: r.boost_left,
             intervalDays: interval,
             history,
@@ -342,6 +360,7 @@ export async function explainPlan(
           }),
           apart: isApart(history, model),
           waking: isWaking(history),
+          clustered: readThrough,
           model,
           position,
           capacity: plan.capacity.limit,

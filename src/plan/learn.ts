@@ -431,7 +431,7 @@ export function learnPlanner(
   const sums = watchlistSums(entries, priors);
   const learned = learnModel(sums, maxStalenessDays, everyone);
   learned.spread = watchlistSpread(entries, priors, learned.datedWeight, previous.spread);
-  learned.clustered = clustered(learned.spread);
+  if (clustered(learned.spread)) learned.clustered = true;
   const model = { ...adjust(learned) };
 
   const counts = new Map<number, number>();

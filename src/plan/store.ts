@@ -284,7 +284,7 @@ export async function refreshPlannerState(
   const fallback = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
   const model = { ...learnModel(await modelSums(sql, priors), maxStalenessDays, fallback) };
   model.spread = await learnedSpread(sql, priors, model.datedWeight, previous.spread);
-  model.clustered = clustered(model.spread);
+  if (clustered(model.spread)) model.clustered = true;
   // √(w·λ) of every active entry as the model plans it (src/plan/due.ts shortTermRate and
   // plannedWeight), in buckets of 1/16 of a natural log (about 6%): an entry never estimated
   // counts at the whole watchlist's prior.

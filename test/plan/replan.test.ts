@@ -18,6 +18,7 @@ import {
   replanned,
 } from '../../src/plan/estimate.ts';
 import { emptyHistory } from '../../src/plan/model.ts';
+import { spreadInUse } from '../../src/plan/spread.ts';
 import { plannerState, refreshPlannerState } from '../../src/plan/store.ts';
 import { Rng } from '../../src/sim/rng.ts';
 import { addDays, cycleStart } from '../../src/time/cycles.ts';
@@ -192,7 +193,7 @@ describe('the plan job plans refreshed entries again when its basis moved', () =
       if (!e) throw new Error('no entry');
       const plan = entryPlan({
         history: e.history,
-        prior: priorFor(COHORT, priors, model.shape),
+        prior: priorFor(COHORT, priors, model.shape, spreadInUse(model)),
         boost: 0,
         from: e.refreshed,
         model,
