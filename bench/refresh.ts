@@ -694,8 +694,10 @@ export function runWorld(
       ...(run.policy === 'rr'
         ? {}
         : {
+            // The model as learned, its spread left out (106 shares; `clustered` says whether it was read).
             model: {
               ...run.model,
+              spread: undefined,
               shape: round(run.model.shape, 3),
               equal: round(run.model.equal, 3),
               rate: round(run.model.rate, 5),
