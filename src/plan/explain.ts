@@ -146,6 +146,26 @@ export function certaintyOf(
   };
 }
 
+/** The interval an entry is planned at (one day while boosted), or null before its first fetch. */
+function plannedInterval(
+  rate: number | null,
+  weight: number,
+  boostLeft: number,
+  history: ChangeHistory,
+  model: PlannerModel,
+  scale: number | null,
+  config: Pick<Config, 'DAYBOOK_MAX_STALENESS_DAYS'>,
+): number | null {
+  if (rate === null) return null;
+  if (boostLeft > 0) return 1;
+  return intervalDays(
+    shortTermRate(rate, history, model),
+    plannedWeight(weight, model, history),
+    scale ?? Number.POSITIVE_INFINITY,
+    Math.min(config.DAYBOOK_MAX_STALENESS_DAYS, model.tailDays),
+  );
+}
+
 /** Why an entry stands where it does in the plan order. */
 export function reasonOf(e: {
   planClass: PlanClass;
@@ -288,17 +308,7 @@ export async function explainPlan(
           r.last_refreshed_at === null ? null : estimateShift(history, prior, model.datedWeight, model.shift);
         const rate = estimate === null ? null : (r.change_rate ?? estimate.rate);
         const weight = r.change_weight ?? weightOf(history);
-        const interval =
-          rate === null
-            ? null
-            : r.boost_left > 0
-              ? 1
-              : intervalDays(
-                  shortTermRate(rate, history, model),
-                  plannedWeight(weight, model, history),
-                  scale ?? Number.POSITIVE_INFINITY,
-                  Math.min(config.DAYBOOK_MAX_STALENESS_DAYS, model.tailDays),
-                );
+        const interval = plannedInterval(rate, weight, r.boost_left, history, model, scale, config);
         const planClass = planClassOf(candidateOf(r), cycle, config.DAYBOOK_MAX_STALENESS_DAYS);
         const age = r.refreshed_cycle === null ? null : Math.max(0, daysBetween(r.refreshed_cycle, cycle));
         const p = rate === null || age === null ? null : -Math.expm1(-rate * age);
