@@ -416,7 +416,7 @@ describe('daybook doctor', { timeout: 120_000 }, () => {
     });
 
     it('says new events are not heard there, and names DAYBOOK_LISTEN_URL; exit 0', async () => {
-      const r = await doctor(through(), '--timeout', '10');
+      const r = await doctor(through());
       expect(r.code, r.stdout + r.stderr).toBe(0);
       expect(line(r.stdout, 'new events')).toMatch(
         /^✔ new events\s+not heard through DATABASE_URL .*set DAYBOOK_LISTEN_URL to a URL that reaches Postgres directly$/,
@@ -424,7 +424,7 @@ describe('daybook doctor', { timeout: 120_000 }, () => {
     });
 
     it('hears them on DAYBOOK_LISTEN_URL, a direct URL', async () => {
-      const r = await doctor(through({ DAYBOOK_LISTEN_URL: db.url }), '--timeout', '10');
+      const r = await doctor(through({ DAYBOOK_LISTEN_URL: db.url }));
       expect(r.code, r.stdout + r.stderr).toBe(0);
       expect(line(r.stdout, 'new events')).toMatch(
         /^✔ new events\s+heard as they commit, on DAYBOOK_LISTEN_URL/,

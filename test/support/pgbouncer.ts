@@ -56,6 +56,9 @@ export async function startPgBouncer(opts: PgBouncerOptions): Promise<PgBouncer>
       // application_name, all of which PgBouncer tracks itself; extra_float_digits (sent by
       // node-postgres and JDBC, not by this driver) is the one it would refuse.
       'ignore_startup_parameters = extra_float_digits',
+      // A login Postgres refuses (too many clients, while both CI runs are at their busiest) is
+      // tried again after a second, not after the default 15 s, which outlasts a check's timeout.
+      'server_login_retry = 1',
       `logfile = ${logfile}`,
       `pidfile = ${join(dir, 'pgbouncer.pid')}`,
       '',
