@@ -6,7 +6,8 @@
  * (from its own fetches) could gain: the distance from `new` to `bayes` is what estimation leaves,
  * the distance from `bayes` to `oracle` is what the fetches cannot tell.
  */
-import { type ChangeHistory, datedExposure, MAX_RATE, MIN_RATE } from '../src/plan/model.ts';
+import { type ChangeHistory, MAX_RATE, MIN_RATE } from '../src/plan/model.ts';
+import { gridLogLik } from '../src/plan/spread.ts';
 
 /** The rates the posterior is taken over: a log grid from MIN_RATE to MAX_RATE, 8 points a factor of e. */
 const STEPS = 106;
@@ -30,14 +31,8 @@ export function spreadPrior(rates: ArrayLike<number>): Float64Array {
  * (weighed as the planner weighs them), every undated interval as changed or not.
  */
 export function bayesRate(h: ChangeHistory, logPrior: Float64Array, datedWeight: number): number {
-  const [events, days] = datedExposure(h, datedWeight);
-  const bins = Object.entries(h.bins).map(([d, [n, c]]) => [Number(d), n, c] as const);
-  const logPost = GRID.map((rate, k) => {
-    let s = (logPrior[k] as number) + events * Math.log(rate) - days * rate;
-    for (const [d, n, c] of bins)
-      s += c * Math.log(Math.max(1e-300, -Math.expm1(-rate * d))) - (n - c) * rate * d;
-    return s;
-  });
+  const ll = gridLogLik(h, GRID, datedWeight);
+  const logPost = GRID.map((_, k) => (logPrior[k] as number) + (ll[k] as number));
   const top = Math.max(...logPost);
   let z = 0;
   let sum = 0;

@@ -503,6 +503,7 @@ export function runWorld(
           D,
           run.model,
           (m) => modelFor(run.policy, m),
+          { spread: run.policy === 'new' },
         );
         run.priors = learned.priors;
         run.model = learned.model;

@@ -360,6 +360,7 @@ export function modelOf(stored: unknown): PlannerModel {
     const x = v === 'Infinity' ? Number.POSITIVE_INFINITY : Number(v);
     return v !== null && v !== undefined && !Number.isNaN(x) ? Math.min(hi, Math.max(lo, x)) : d;
   };
+  const spread = spreadOf(s.spread);
   return {
     shape: num(s.shape, INITIAL_MODEL.shape, MIN_SHAPE, MAX_SHAPE),
     equal: num(s.equal, INITIAL_MODEL.equal, 0, 1),
@@ -372,8 +373,8 @@ export function modelOf(stored: unknown): PlannerModel {
     wake: num(s.wake, 1, 1, MAX_HOT),
     trust: num(s.trust, 1, 0, 1),
     ...(basisOf(s.basis) ?? {}),
-    ...(spreadOf(s.spread) === null ? {} : { spread: spreadOf(s.spread) as number[] }),
-    ...(s.clustered === true && spreadOf(s.spread) !== null ? { clustered: true } : {}),
+    ...(spread === null ? {} : { spread }),
+    ...(s.clustered === true && spread !== null ? { clustered: true } : {}),
     ...(s.apartRate === undefined || s.apartNats === undefined
       ? {}
       : {

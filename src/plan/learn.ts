@@ -399,6 +399,7 @@ export interface LearnedPlan {
  * registry dates weighed as the `previous` model found they predict), the model (`adjust` may
  * change it, as the backtest's ablation does), every entry's bucket, the tail bound (unless the
  * model turns it off with an infinite `tailDays`) and the scale for `perDay` refreshes a day.
+ * `spread: false` leaves out the spread of the rates (for a caller that never reads it).
  * src/plan/store.ts does the same with aggregates in SQL; a test holds the two together.
  */
 export function learnPlanner(
@@ -407,6 +408,7 @@ export function learnPlanner(
   maxStalenessDays: number,
   previous: Pick<PlannerModel, 'datedWeight' | 'spread'>,
   adjust: (learned: PlannerModel) => PlannerModel = (m) => m,
+  { spread = true }: { spread?: boolean } = {},
 ): LearnedPlan {
   const pooled = new Map<string, CohortObservations>();
   for (const e of entries) {
@@ -430,8 +432,10 @@ export function learnPlanner(
   const everyone = priors.get('*')?.rate ?? DEFAULT_PRIOR.rate;
   const sums = watchlistSums(entries, priors);
   const learned = learnModel(sums, maxStalenessDays, everyone);
-  learned.spread = watchlistSpread(entries, priors, learned.datedWeight, previous.spread);
-  if (clustered(learned.spread)) learned.clustered = true;
+  if (spread) {
+    learned.spread = watchlistSpread(entries, priors, learned.datedWeight, previous.spread);
+    if (clustered(learned.spread)) learned.clustered = true;
+  }
   const model = { ...adjust(learned) };
 
   const counts = new Map<number, number>();

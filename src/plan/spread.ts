@@ -68,19 +68,19 @@ function ratesAt(cohortRate: number): number[] {
 }
 
 /**
- * The log-likelihood of the entry's observations at each grid rate: its registry dates as Poisson
+ * The log-likelihood of an entry's observations at each of `rates`: its registry dates as Poisson
  * exposure (the first fetch's weighed by `datedWeight`), each undated interval as changed or not.
+ * bench/bayes.ts reads the same on its own grid.
  */
-export function entryLogLik(h: ChangeHistory, cohortRate: number, datedWeight: number): Float64Array {
+export function gridLogLik(h: ChangeHistory, rates: readonly number[], datedWeight: number): Float64Array {
   const [events, days] = datedExposure(h, datedWeight);
-  const rates = ratesAt(cohortRate);
-  const out = new Float64Array(SPREAD_STEPS);
+  const out = new Float64Array(rates.length);
   const bins: [number, number, number][] = [];
   for (const k in h.bins) {
     const [n, c] = h.bins[k] as [number, number];
     bins.push([Number(k), n, c]);
   }
-  for (let g = 0; g < SPREAD_STEPS; g++) {
+  for (let g = 0; g < rates.length; g++) {
     const r = rates[g] as number;
     let s = events * Math.log(r) - days * r;
     for (const [d, n, c] of bins) {
@@ -90,6 +90,11 @@ export function entryLogLik(h: ChangeHistory, cohortRate: number, datedWeight: n
     out[g] = s;
   }
   return out;
+}
+
+/** `gridLogLik` on the spread's grid, for an entry of a cohort of rate `cohortRate`. */
+export function entryLogLik(h: ChangeHistory, cohortRate: number, datedWeight: number): Float64Array {
+  return gridLogLik(h, ratesAt(cohortRate), datedWeight);
 }
 
 /** The posterior over the grid of an entry of log-likelihood `ll` under spread `w` (into `out`). */

@@ -43,7 +43,7 @@ import {
   watchlistSpread,
 } from './learn.ts';
 import { DEFAULT_PRIOR, historyOf, MAX_RATE, MIN_RATE, type RatePrior, SILENT_INTERVALS } from './model.ts';
-import { clustered, type Spread, sampleStride, spreadInUse } from './spread.ts';
+import { clustered, SPREAD_SAMPLE, type Spread, spreadInUse } from './spread.ts';
 
 /** What a successful fetch saw, for the estimate. */
 export interface RefreshObservation {
@@ -357,7 +357,7 @@ export async function refreshPlannerState(
 
 /**
  * The spread of the firms' rates (src/plan/learn.ts `watchlistSpread`) from the last plan's: one
- * count and one read of at most SPREAD_SAMPLE histories, every k-th by id of the active entries in
+ * read of at most SPREAD_SAMPLE histories, every k-th by id of the active entries in
  * a cohort with intervals of their own.
  */
 export async function learnedSpread(
@@ -368,14 +368,15 @@ export async function learnedSpread(
 ): Promise<number[]> {
   const withIntervals = sql`active and change_cohort is not null
     and coalesce((change_history->'all'->>0)::float8, (change_history->>'n')::float8, 0) > 0`;
-  const [count] = await sql<{ n: number }[]>`
-    select count(*)::int as n from published.watch_entries where ${withIntervals}`;
-  const k = sampleStride(count?.n ?? 0);
+  // One scan: the sample's ids, every k-th (sampleStride of their count), then their histories.
   const rows = await sql<Pick<DriverRow<typeof watchlist>, 'change_history' | 'change_cohort'>[]>`
-    select change_history, change_cohort from (
-      select change_history, change_cohort, row_number() over (order by id) as k
-      from published.watch_entries where ${withIntervals}) x
-    where (k - 1) % ${k} = 0 order by k`;
+    with s as (
+      select id, row_number() over (order by id) as k, count(*) over () as n
+      from published.watch_entries where ${withIntervals})
+    select w.change_history, w.change_cohort
+    from s join published.watch_entries w on w.id = s.id
+    where (s.k - 1) % greatest(1, ceil(s.n::numeric / ${SPREAD_SAMPLE}))::bigint = 0
+    order by s.k`;
   const sample = rows.map((r) => ({ history: historyOf(r.change_history), cohort: r.change_cohort }));
   return watchlistSpread(sample, priors, datedWeight, from);
 }
