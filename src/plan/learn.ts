@@ -44,6 +44,8 @@ export interface ModelRow {
   restRate?: number;
   /** The entry could be planned apart (`isApart`): it counts in `apart`, not in the tests of the rest. */
   apart?: boolean;
+  /** The split of the dates' split test (`datesSplit`): an entry whose `approvalKey` is below it has a recent approval. */
+  split?: number;
 }
 
 /** Sums over the watchlist that the model is learned from (aggregates: SQL computes the same). */
@@ -76,11 +78,22 @@ export interface ModelSums {
   calib: [number, number, number, number, number, number, number, number];
   /** Intervals after a wake: count, changed, expected (ChangeHistory.woke). */
   woke: [number, number, number];
+  /**
+   * The dates' split test, around the whole watchlist's interval rate (`ds`) and around the rest's
+   * (`dr`, without the entries planned apart): for the entries whose first fetch found an approval
+   * more recent than the watchlist's median, then the others, Σ (changed − expected), Σ variance,
+   * Σ expected changes and Σ intervals. Where the dates say nothing, both groups change alike.
+   */
+  ds: SplitSums;
+  dr: SplitSums;
   /** Entries planned apart. */
   apart: number;
   /** The rate and the evidence the entries planned apart are tested against (PlannerModel.apartRate, apartNats); none without intervals. */
   apartAt?: { rate: number; nats: number };
 }
+
+/** [recent: Σ residual, Σ variance, Σ expected, Σ intervals, then the same of the others]. */
+export type SplitSums = [number, number, number, number, number, number, number, number];
 
 export function emptySums(): ModelSums {
   return {
@@ -96,6 +109,8 @@ export function emptySums(): ModelSums {
     gr: [0, 0, 0],
     woke: [0, 0, 0],
     calib: [0, 0, 0, 0, 0, 0, 0, 0],
+    ds: [0, 0, 0, 0, 0, 0, 0, 0],
+    dr: [0, 0, 0, 0, 0, 0, 0, 0],
     apart: 0,
   };
 }
@@ -155,6 +170,45 @@ function addSpread(t: [number, number, number], changes: number, n: number, expe
   t[2] += 2 * gv * gv + gv * (1 - 6 * gq * (1 - gq));
 }
 
+/**
+ * How recent the approval the entry's first fetch found was: the days back to it (decayed, as
+ * `seedDays` keeps them), or Infinity when there was none. Null without such dates.
+ */
+export function approvalKey(h: ChangeHistory): number | null {
+  if (!(h.seedDays !== undefined && h.seedDays > 0)) return null;
+  return (h.seedEvents ?? 0) > 0 ? h.seedDays : NO_APPROVAL;
+}
+/** The key of an entry whose first fetch found no approval (SQL keeps the same number). */
+export const NO_APPROVAL = 1e12;
+
+/**
+ * The split of the dates' split test: the median `approvalKey` (the first value at or past half
+ * the entries, as SQL's percentile_disc(0.5)) of the entries in a cohort with intervals; null
+ * when none.
+ */
+export function datesSplit(entries: readonly Pick<LearnEntry, 'history' | 'cohort'>[]): number | null {
+  const keys: number[] = [];
+  for (const e of entries) {
+    const [n, , d] = e.history.all ?? [0, 0, 0];
+    if (e.cohort === null || !(n > 0 && d > 0)) continue;
+    const k = approvalKey(e.history);
+    if (k !== null) keys.push(k);
+  }
+  if (keys.length === 0) return null;
+  keys.sort((a, b) => a - b);
+  return keys[Math.ceil(keys.length / 2) - 1] as number;
+}
+
+/** Adds to `t` an entry's n intervals with `changes` changed, each expected at `expected` changes, in its group. */
+function addSplit(t: SplitSums, recent: boolean, changes: number, n: number, expected: number): void {
+  const gq = Math.exp(-expected);
+  const o = recent ? 0 : 4;
+  t[o] = (t[o] as number) + changes - n * (1 - gq);
+  t[o + 1] = (t[o + 1] as number) + n * (1 - gq) * gq;
+  t[o + 2] = (t[o + 2] as number) + n * (1 - gq);
+  t[o + 3] = (t[o + 3] as number) + n;
+}
+
 /** Adds one entry's observations to the sums. */
 export function addToSums(s: ModelSums, row: ModelRow): void {
   const h = row.history;
@@ -182,6 +236,14 @@ export function addToSums(s: ModelSums, row: ModelRow): void {
       addSpread(s.g, changes, n, Math.max(MIN_RATE, row.watchlistRate) * length);
     if (row.restRate !== undefined && !row.apart)
       addSpread(s.gr, changes, n, Math.max(MIN_RATE, row.restRate) * length);
+    const key = row.split === undefined ? null : approvalKey(h);
+    if (key !== null) {
+      const recent = key < (row.split as number);
+      if (row.watchlistRate !== undefined)
+        addSplit(s.ds, recent, changes, n, Math.max(MIN_RATE, row.watchlistRate) * length);
+      if (row.restRate !== undefined && !row.apart)
+        addSplit(s.dr, recent, changes, n, Math.max(MIN_RATE, row.restRate) * length);
+    }
   }
   if (h.seedDays !== undefined && h.seedDays > 0) {
     const g = (h.seedEvents ?? 0) > 0 && h.seedDays < RECENT_APPROVAL_DAYS ? s.a : s.b;
@@ -202,6 +264,23 @@ export function addToSums(s: ModelSums, row: ModelRow): void {
     s.woke[1] += h.woke[1];
     s.woke[2] += h.woke[2];
   }
+}
+
+/** Intervals, and changes expected, that each group of the dates' split test needs before it runs. */
+export const SPLIT_MIN_INTERVALS = 50;
+export const SPLIT_MIN_EXPECTED = 10;
+
+/**
+ * The dates' split test (`ModelSums.ds`): how far, in standard deviations, the entries with a
+ * recent approval changed more often than the others, relative to what one shared rate expects
+ * of each group. One-sided: dates that say the opposite are not evidence that they predict. Zero
+ * until both groups have SPLIT_MIN_INTERVALS intervals and SPLIT_MIN_EXPECTED expected changes.
+ */
+export function splitZ(t: Readonly<SplitSums>): number {
+  const [ra, va, ea, na, rb, vb, eb, nb] = t;
+  if (na < SPLIT_MIN_INTERVALS || nb < SPLIT_MIN_INTERVALS) return 0;
+  if (ea < SPLIT_MIN_EXPECTED || eb < SPLIT_MIN_EXPECTED || !(va > 0 && vb > 0)) return 0;
+  return Math.max(0, (ra / va - rb / vb) / Math.sqrt(1 / va + 1 / vb));
 }
 
 /**
@@ -241,11 +320,13 @@ export function learnModel(
   // disagree with the intervals: evidence that rates differ only where such dates are known to
   // follow the changes. Until then the test is around the watchlist's own interval rate alone.
   const trusted = datesTested && datedWeight >= DATES_TRUSTED;
-  const zAll = trusted ? Math.max(cohortZ, globalZ) : globalZ;
+  // And wherever the entries with a recent approval change clearly more often than the others,
+  // from their first intervals: no other test can see that rates differ that soon.
+  const zAll = Math.max(trusted ? Math.max(cohortZ, globalZ) : globalZ, splitZ(s.ds));
   // The same test without the entries that could be planned apart: when they alone make the
   // firms look different (the rest spread no more than chance would), they are planned apart and
   // the rest alike.
-  const zRest = trusted ? Math.max(zOf(s.c), zOf(s.gr)) : zOf(s.gr);
+  const zRest = Math.max(trusted ? Math.max(zOf(s.c), zOf(s.gr)) : zOf(s.gr), splitZ(s.dr));
   const apart = s.apart > 0 && s.apartAt !== undefined && zRest < ALIKE_Z && zAll > zRest;
   const z = apart ? zRest : zAll;
   const excess = s.r2 - s.v - EVIDENCE_Z * sd;
@@ -341,6 +422,7 @@ export function watchlistSums(
   }
   const restRate = intervalRate(on, oc, od) ?? undefined;
   const watchlistRate = allRate ?? undefined;
+  const split = datesSplit(entries);
   if (allRate !== null) sums.apartAt = { rate: allRate, nats: apartNats };
   const cohortRate = new Map<string, number>();
 
@@ -357,6 +439,7 @@ export function watchlistSums(
       ...(watchlistRate === undefined ? {} : { watchlistRate }),
       ...(restRate === undefined ? {} : { restRate }),
       ...(isOut(e) ? { apart: true } : {}),
+      ...(split === null ? {} : { split }),
     });
   }
   return sums;

@@ -39,6 +39,7 @@ import {
   emptySums,
   learnModel,
   type ModelSums,
+  NO_APPROVAL,
   RECENT_APPROVAL_DAYS,
   watchlistSpread,
 } from './learn.ts';
@@ -455,6 +456,8 @@ interface ModelSumsRow {
   gr: number[];
   woke: number[];
   calib: number[];
+  ds: number[];
+  dr: number[];
   apart: number;
   ga: number | null;
   nats: number | null;
@@ -477,7 +480,11 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
              greatest(${MIN_RATE}::float8, coalesce(p.rate, ${priors.get('*')?.rate ?? DEFAULT_PRIOR.rate}::float8)) as m,
              (w.change_history->>'seedDays')::float8 as sd, (w.change_history->>'seedEvents')::float8 as se,
              (w.change_history->>'datedEvents')::float8 as de, (w.change_history->>'datedDays')::float8 as dd,
-             w.change_history->'hot' as hot, w.change_history->'woke' as woke, w.change_history->'calib' as calib
+             w.change_history->'hot' as hot, w.change_history->'woke' as woke, w.change_history->'calib' as calib,
+             -- learn.ts approvalKey: how recent the first fetch's approval was (null without its dates).
+             case when (w.change_history->>'seedDays')::float8 > 0 then
+               case when (w.change_history->>'seedEvents')::float8 > 0 then (w.change_history->>'seedDays')::float8
+                    else ${NO_APPROVAL}::float8 end end as k
       from published.watch_entries w
       left join jsonb_to_recordset(${sql.json(rates as never)}) as p(cohort text, rate float8) on p.cohort = w.change_cohort
       where w.active and w.change_cohort is not null
@@ -488,10 +495,12 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
                least(${MAX_RATE}::float8, greatest(${MIN_RATE}::float8,
                  -sum(n) * ln(1 - least(sum(c) / sum(n), 1 - 1 / (2 * sum(n) + 2))) / sum(days)))
              end as ga,
-             ln(greatest(1, count(*))) + ${APART_MARGIN}::float8 as nats
+             ln(greatest(1, count(*))) + ${APART_MARGIN}::float8 as nats,
+             -- learn.ts datesSplit: the median approval key.
+             percentile_disc(0.5) within group (order by k) filter (where k is not null) as split
       from e where n > 0 and days > 0
     ), o as (
-      select e.*, a.ga, a.nats,
+      select e.*, a.ga, a.nats, a.split,
              a.ga is not null and (${sql.unsafe(evidence('a.ga'))}) > a.nats as out
       from e cross join a
     ), w as (
@@ -539,6 +548,23 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
       array[coalesce(sum((c - n * (1 - q)) ^ 2) filter (where q is not null and not out), 0),
             coalesce(sum(n * (1 - q) * q) filter (where q is not null and not out), 0),
             coalesce(sum(2 * (n * (1 - q) * q) ^ 2 + n * (1 - q) * q * (1 - 6 * q * (1 - q))) filter (where q is not null and not out), 0)]::float8[] as ci,
+      -- learn.ts ModelSums.ds and .dr: the dates' split test (an entry without dates is in neither group).
+      array[coalesce(sum(c - n * (1 - gq)) filter (where gq is not null and k < split), 0),
+            coalesce(sum(n * (1 - gq) * gq) filter (where gq is not null and k < split), 0),
+            coalesce(sum(n * (1 - gq)) filter (where gq is not null and k < split), 0),
+            coalesce(sum(n) filter (where gq is not null and k < split), 0),
+            coalesce(sum(c - n * (1 - gq)) filter (where gq is not null and not (k < split)), 0),
+            coalesce(sum(n * (1 - gq) * gq) filter (where gq is not null and not (k < split)), 0),
+            coalesce(sum(n * (1 - gq)) filter (where gq is not null and not (k < split)), 0),
+            coalesce(sum(n) filter (where gq is not null and not (k < split)), 0)]::float8[] as ds,
+      array[coalesce(sum(c - n * (1 - rq)) filter (where rq is not null and k < split), 0),
+            coalesce(sum(n * (1 - rq) * rq) filter (where rq is not null and k < split), 0),
+            coalesce(sum(n * (1 - rq)) filter (where rq is not null and k < split), 0),
+            coalesce(sum(n) filter (where rq is not null and k < split), 0),
+            coalesce(sum(c - n * (1 - rq)) filter (where rq is not null and not (k < split)), 0),
+            coalesce(sum(n * (1 - rq) * rq) filter (where rq is not null and not (k < split)), 0),
+            coalesce(sum(n * (1 - rq)) filter (where rq is not null and not (k < split)), 0),
+            coalesce(sum(n) filter (where rq is not null and not (k < split)), 0)]::float8[] as dr,
       (count(*) filter (where q is not null and out))::int as apart,
       max(ga) as ga, max(nats) as nats
     from q`;
@@ -568,6 +594,8 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
         gr: triple(r.gr),
         woke: triple(r.woke),
         calib: Array.from({ length: 8 }, (_, k) => r.calib?.[k] ?? 0) as ModelSums['calib'],
+        ds: Array.from({ length: 8 }, (_, k) => r.ds?.[k] ?? 0) as ModelSums['ds'],
+        dr: Array.from({ length: 8 }, (_, k) => r.dr?.[k] ?? 0) as ModelSums['dr'],
         apart: r.apart,
         ...(r.ga === null ? {} : { apartAt: { rate: r.ga, nats: r.nats as number } }),
       }
