@@ -442,6 +442,18 @@ export async function replanEntries(
   return { read, written };
 }
 
+/**
+ * learn.ts addSplit in SQL, over `modelSums`'s rows whose chance of no change in an interval at the
+ * test's rate is `q`: [Σ residual, Σ variance, Σ expected, Σ intervals] of the entries with a recent
+ * approval (key below the median), then of the others. Fixed text, no input.
+ */
+function splitSums(q: 'gq' | 'rq'): string {
+  const parts = [`c - n * (1 - ${q})`, `n * (1 - ${q}) * ${q}`, `n * (1 - ${q})`, 'n'];
+  const group = (where: string) =>
+    parts.map((x) => `coalesce(sum(${x}) filter (where ${q} is not null and ${where}), 0)`);
+  return `array[${[...group('k < split'), ...group('not (k < split)')].join(', ')}]::float8[]`;
+}
+
 /** The sums of `modelSums` as one aggregate row returns them: a computed shape. */
 interface ModelSumsRow {
   r2: number;
@@ -549,22 +561,8 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
             coalesce(sum(n * (1 - q) * q) filter (where q is not null and not out), 0),
             coalesce(sum(2 * (n * (1 - q) * q) ^ 2 + n * (1 - q) * q * (1 - 6 * q * (1 - q))) filter (where q is not null and not out), 0)]::float8[] as ci,
       -- learn.ts ModelSums.ds and .dr: the dates' split test (an entry without dates is in neither group).
-      array[coalesce(sum(c - n * (1 - gq)) filter (where gq is not null and k < split), 0),
-            coalesce(sum(n * (1 - gq) * gq) filter (where gq is not null and k < split), 0),
-            coalesce(sum(n * (1 - gq)) filter (where gq is not null and k < split), 0),
-            coalesce(sum(n) filter (where gq is not null and k < split), 0),
-            coalesce(sum(c - n * (1 - gq)) filter (where gq is not null and not (k < split)), 0),
-            coalesce(sum(n * (1 - gq) * gq) filter (where gq is not null and not (k < split)), 0),
-            coalesce(sum(n * (1 - gq)) filter (where gq is not null and not (k < split)), 0),
-            coalesce(sum(n) filter (where gq is not null and not (k < split)), 0)]::float8[] as ds,
-      array[coalesce(sum(c - n * (1 - rq)) filter (where rq is not null and k < split), 0),
-            coalesce(sum(n * (1 - rq) * rq) filter (where rq is not null and k < split), 0),
-            coalesce(sum(n * (1 - rq)) filter (where rq is not null and k < split), 0),
-            coalesce(sum(n) filter (where rq is not null and k < split), 0),
-            coalesce(sum(c - n * (1 - rq)) filter (where rq is not null and not (k < split)), 0),
-            coalesce(sum(n * (1 - rq) * rq) filter (where rq is not null and not (k < split)), 0),
-            coalesce(sum(n * (1 - rq)) filter (where rq is not null and not (k < split)), 0),
-            coalesce(sum(n) filter (where rq is not null and not (k < split)), 0)]::float8[] as dr,
+      ${sql.unsafe(splitSums('gq'))} as ds,
+      ${sql.unsafe(splitSums('rq'))} as dr,
       (count(*) filter (where q is not null and out))::int as apart,
       max(ga) as ga, max(nats) as nats
     from q`;

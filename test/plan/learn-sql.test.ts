@@ -10,11 +10,14 @@ import { INITIAL_MODEL, type PlannerModel } from '../../src/plan/due.ts';
 import { afterRefresh, type EntryState, estimateRate, priorFor, weightOf } from '../../src/plan/estimate.ts';
 import {
   addToSums,
+  EVIDENCE_Z,
   emptySums,
   intervalRate,
   type LearnEntry,
   learnPlanner,
   type ModelSums,
+  STRONG_Z,
+  splitZ,
   watchlistSums,
 } from '../../src/plan/learn.ts';
 import { emptyHistory } from '../../src/plan/model.ts';
@@ -36,15 +39,17 @@ const COHORTS = [
 ];
 
 /** The kinds of watchlist the two must agree on beside rates spread by `spread`. */
-type Kind = 'spread' | 'outliers' | 'sleepers';
+type Kind = 'spread' | 'outliers' | 'sleepers' | 'dated' | 'dated-mute';
 
 /**
  * Firm i's rate on day `day` in a watchlist of kind `kind`: for 'outliers', one in a hundred firms
  * at 0.5 a day among firms at 0.01; for 'sleepers', a fifth dormant until a day of their own, then
- * a flurry of changes that fades to 0.03 a day.
+ * a flurry of changes that fades to 0.03 a day; for 'dated' and 'dated-mute', a third at 0.2 a day
+ * among firms at 0.004.
  */
 function rateOf(kind: Kind, i: number, day: number, base: number): number {
   if (kind === 'outliers') return i % 100 === 3 ? 0.5 : 0.01;
+  if (kind === 'dated' || kind === 'dated-mute') return i % 3 === 0 ? 0.2 : 0.004;
   if (kind === 'sleepers' && i % 5 === 0) {
     const wake = 60 + ((i * 37) % 240);
     return day < wake ? 0.0005 : 0.03 + 0.22 * Math.exp(-(day - wake) / 10);
@@ -52,7 +57,11 @@ function rateOf(kind: Kind, i: number, day: number, base: number): number {
   return base;
 }
 
-/** A watchlist of `n` entries, each refreshed at random intervals for a year: what a year of fetches left. */
+/**
+ * A watchlist of `n` entries, each refreshed at random intervals for a year: what a year of fetches
+ * left. 'dated' and 'dated-mute' are refreshed twice, as at a small budget's start: one interval
+ * each, and approval dates that point to the busy firms ('dated') or say nothing ('dated-mute').
+ */
 function watchlist(seed: number, n: number, spread: number, kind: Kind = 'spread'): LearnEntry[] {
   const rng = new Rng(seed);
   return Array.from({ length: n }, (_, i) => {
@@ -68,8 +77,10 @@ function watchlist(seed: number, n: number, spread: number, kind: Kind = 'spread
     let last: string | null = null;
     let lastDay = day;
     let rate: number | null = null;
-    const longest = kind === 'spread' ? 30 : 6;
-    while (day < 360) {
+    const longest = kind === 'spread' ? 30 : kind === 'dated' || kind === 'dated-mute' ? 25 : 6;
+    const fetches = kind === 'dated' || kind === 'dated-mute' ? 2 : Number.POSITIVE_INFINITY;
+    const dated = kind === 'dated' ? (i % 3 === 0 ? rng.int(1, 8) : rng.int(100, 2000)) : 0;
+    for (let k = 0; day < 360 && k < fetches; k++) {
       const cycle = addDays(START, day);
       let exposure = 0;
       for (let d = lastDay; d < day; d++) exposure += closed ? 0 : rateOf(kind, i, d, lambda);
@@ -82,8 +93,8 @@ function watchlist(seed: number, n: number, spread: number, kind: Kind = 'spread
           severity: changed ? ((['low', 'medium', 'high'] as const)[rng.int(0, 2)] ?? 'low') : null,
           cohort,
           usable: true,
-          // Approval dates that say nothing about the changes.
-          lastApproval: addDays(START, -rng.int(1, 2000)),
+          // Approval dates that say nothing about the changes (but for 'dated').
+          lastApproval: addDays(START, -(kind === 'dated' ? dated : rng.int(1, 2000))),
           established: '2001-03-04',
         },
         last,
@@ -124,7 +135,7 @@ const close = (a: number, b: number) =>
 function expectSameSums(sql: ModelSums, js: ModelSums): void {
   for (const k of ['r2', 'v', 'v2', 'd2', 'apart'] as const)
     expect(close(sql[k], js[k]), `${k}: ${sql[k]} vs ${js[k]}`).toBe(true);
-  for (const k of ['a', 'b', 'hot', 'g', 'gr', 'c', 'woke', 'calib'] as const)
+  for (const k of ['a', 'b', 'hot', 'g', 'gr', 'c', 'woke', 'calib', 'ds', 'dr'] as const)
     for (const [j, x] of sql[k].entries())
       expect(close(x, js[k][j] as number), `${k}[${j}]: ${x} vs ${js[k][j]}`).toBe(true);
   expect(sql.apartAt === undefined).toBe(js.apartAt === undefined);
@@ -178,6 +189,8 @@ describe('the plan job learns in SQL what learnPlanner learns in memory', () => 
       null,
       'sleepers',
     ],
+    ['one interval each, recent approvals at the busy firms: they differ at once', 23, 0, 20, null, 'dated'],
+    ['one interval each, approval dates that say nothing: held alike', 23, 0, 20, null, 'dated-mute'],
   ] as const)
     it(name, async () => {
       const entries = watchlist(seed, 400, spread, kind);
@@ -231,6 +244,15 @@ describe('the plan job learns in SQL what learnPlanner learns in memory', () => 
       } else if (kind === 'sleepers') {
         expect(js.model.wake).toBeGreaterThan(1);
         expect(js.model.trust).toBeLessThan(1);
+      } else if (kind === 'dated') {
+        // One interval each shows no spread of its own; the dates' split test does.
+        const { g, ds } = watchlistSums(entries, js.priors);
+        expect((g[0] - g[1]) / Math.sqrt(g[2])).toBeLessThan(EVIDENCE_Z);
+        expect(splitZ(ds)).toBeGreaterThan(STRONG_Z);
+        expect(js.model.equal).toBe(0);
+      } else if (kind === 'dated-mute') {
+        expect(splitZ(watchlistSums(entries, js.priors).ds)).toBeLessThan(EVIDENCE_Z);
+        expect(js.model.equal).toBe(1);
       } else if (spread === 0) expect(js.model.equal).toBe(1);
       else {
         expect(js.model.equal).toBeLessThan(1);
