@@ -225,6 +225,12 @@ export interface PlannerModel {
    */
   clustered?: boolean;
   /**
+   * The dates' split test (src/plan/learn.ts `splitZ`) is the evidence that rates differ: the
+   * entries whose first fetch found a recent approval changed clearly more often than the others,
+   * before their intervals could show it. Absent: another test's evidence, or none.
+   */
+  datesSplit?: boolean;
+  /**
    * What the refreshed entries' due times were last planned under (`planBasis`): a plan plans them
    * all again once the model or the scale has moved from it (`basisMoved`). Absent: never.
    */
@@ -375,6 +381,7 @@ export function modelOf(stored: unknown): PlannerModel {
     ...(basisOf(s.basis) ?? {}),
     ...(spread === null ? {} : { spread }),
     ...(s.clustered === true && spread !== null ? { clustered: true } : {}),
+    ...(s.datesSplit === true ? { datesSplit: true } : {}),
     ...(s.apartRate === undefined || s.apartNats === undefined
       ? {}
       : {

@@ -216,6 +216,10 @@ export function reasonOf(e: {
         : []),
     ];
     const pull = equalOf(e.history, m);
+    if (m.datesSplit)
+      parts.push(
+        "the watchlist's firms change at different rates: those whose first fetch found a recent approval in the registry have changed clearly more often since than the others, before their own intervals could show it",
+      );
     if (e.clustered)
       parts.push(
         "the watchlist's firms change at rates in separate clusters (learned from every entry's intervals): its estimate is its mean over those clusters as its own intervals weigh them, not its cohort's single prior, which would put a firm it knows little of between them",

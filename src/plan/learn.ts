@@ -322,13 +322,17 @@ export function learnModel(
   const trusted = datesTested && datedWeight >= DATES_TRUSTED;
   // And wherever the entries with a recent approval change clearly more often than the others,
   // from their first intervals: no other test can see that rates differ that soon.
-  const zAll = Math.max(trusted ? Math.max(cohortZ, globalZ) : globalZ, splitZ(s.ds));
+  const zCounts = trusted ? Math.max(cohortZ, globalZ) : globalZ;
+  const zAll = Math.max(zCounts, splitZ(s.ds));
   // The same test without the entries that could be planned apart: when they alone make the
   // firms look different (the rest spread no more than chance would), they are planned apart and
   // the rest alike.
-  const zRest = Math.max(trusted ? Math.max(zOf(s.c), zOf(s.gr)) : zOf(s.gr), splitZ(s.dr));
+  const zRestCounts = trusted ? Math.max(zOf(s.c), zOf(s.gr)) : zOf(s.gr);
+  const zRest = Math.max(zRestCounts, splitZ(s.dr));
   const apart = s.apart > 0 && s.apartAt !== undefined && zRest < ALIKE_Z && zAll > zRest;
   const z = apart ? zRest : zAll;
+  // Whether the dates' split test, not the spread of counts, is what says the rates differ.
+  const datesSplit = z > EVIDENCE_Z && z > (apart ? zRestCounts : zCounts);
   const excess = s.r2 - s.v - EVIDENCE_Z * sd;
   const shape = excess <= 0 ? MAX_SHAPE : Math.min(MAX_SHAPE, Math.max(MIN_SHAPE, s.d2 / excess));
   const equal = Math.min(1, Math.max(0, (STRONG_Z - z) / (STRONG_Z - EVIDENCE_Z)));
@@ -363,6 +367,7 @@ export function learnModel(
     ...(apart && s.apartAt !== undefined
       ? { apartRate: s.apartAt.rate, apartNats: s.apartAt.nats, outliers: s.apart }
       : {}),
+    ...(datesSplit ? { datesSplit } : {}),
   };
 }
 

@@ -7,12 +7,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { INITIAL_MODEL, modelOf } from '../../src/plan/due.ts';
 import type { CohortPrior } from '../../src/plan/estimate.ts';
+import { reasonOf } from '../../src/plan/explain.ts';
 import {
   datesSplit,
   EVIDENCE_Z,
   emptySums,
   type LearnEntry,
+  learnPlanner,
   type ModelSums,
   STRONG_Z,
   splitZ,
@@ -88,6 +91,39 @@ describe("the dates' split test", () => {
       entry(rng, busy(i) ? 0.2 : 0.004, 1, 20, busy(i) ? rng.int(100, 2000) : rng.int(1, 10)),
     );
     expect(splitZ(sumsOf(misleading).ds)).toBe(0);
+  });
+
+  it('is what plan explain names, when it alone shows that the firms differ', () => {
+    const rng = new Rng(7);
+    const busy = (i: number) => i % 3 === 0;
+    const entries = Array.from({ length: 600 }, (_, i) =>
+      entry(rng, busy(i) ? 0.2 : 0.004, 1, 20, busy(i) ? rng.int(1, 10) : rng.int(60, 360)),
+    );
+    const { model } = learnPlanner(entries, 30, 30, INITIAL_MODEL);
+    expect(model.equal).toBe(0);
+    expect(model.datesSplit).toBe(true);
+    expect(modelOf(JSON.parse(JSON.stringify(model))).datesSplit).toBe(true);
+    const reason = reasonOf({
+      planClass: 'due',
+      priority: 0,
+      rate: 0.2,
+      boostLeft: 0,
+      intervalDays: 5,
+      history: entries[0]?.history as ChangeHistory,
+      model,
+      ageDays: 1,
+      maxStalenessDays: 30,
+    });
+    expect(reason).toMatch(
+      /first fetch found a recent approval in the registry have changed clearly more often/,
+    );
+    // Where the dates point the other way, nothing is said of them, and the firms are held alike.
+    const misleading = Array.from({ length: 600 }, (_, i) =>
+      entry(rng, busy(i) ? 0.2 : 0.004, 1, 20, busy(i) ? rng.int(60, 360) : rng.int(1, 10)),
+    );
+    const held = learnPlanner(misleading, 30, 30, INITIAL_MODEL).model;
+    expect(held.datesSplit).toBeUndefined();
+    expect(held.equal).toBe(1);
   });
 
   it('waits for both groups: too few intervals, or too few changes expected, say nothing', () => {
