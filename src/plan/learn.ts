@@ -81,8 +81,10 @@ export interface ModelSums {
   /**
    * The dates' split test, around the whole watchlist's interval rate (`ds`) and around the rest's
    * (`dr`, without the entries planned apart): for the entries whose first fetch found an approval
-   * more recent than the watchlist's median, then the others, Σ (changed − expected), Σ variance,
-   * Σ expected changes and Σ intervals. Where the dates say nothing, both groups change alike.
+   * more recent than the watchlist's median, then the others, whether each entry has changed at all
+   * in its intervals against the chance one shared rate gives it: Σ (changed − chance), Σ variance,
+   * Σ chance and the entries. Where the dates say nothing, both groups change alike. Each entry
+   * counts once however often it changed, so a handful of hyperactive firms cannot tip it.
    */
   ds: SplitSums;
   dr: SplitSums;
@@ -92,7 +94,7 @@ export interface ModelSums {
   apartAt?: { rate: number; nats: number };
 }
 
-/** [recent: Σ residual, Σ variance, Σ expected, Σ intervals, then the same of the others]. */
+/** [recent: Σ residual, Σ variance, Σ chance, entries, then the same of the others]. */
 export type SplitSums = [number, number, number, number, number, number, number, number];
 
 export function emptySums(): ModelSums {
@@ -199,14 +201,14 @@ export function datesSplit(entries: readonly Pick<LearnEntry, 'history' | 'cohor
   return keys[Math.ceil(keys.length / 2) - 1] as number;
 }
 
-/** Adds to `t` an entry's n intervals with `changes` changed, each expected at `expected` changes, in its group. */
-function addSplit(t: SplitSums, recent: boolean, changes: number, n: number, expected: number): void {
+/** Adds to `t`, in its group, an entry that `changed` (at all) over intervals of `expected` changes in all. */
+function addSplit(t: SplitSums, recent: boolean, changed: boolean, expected: number): void {
   const gq = Math.exp(-expected);
   const o = recent ? 0 : 4;
-  t[o] = (t[o] as number) + changes - n * (1 - gq);
-  t[o + 1] = (t[o + 1] as number) + n * (1 - gq) * gq;
-  t[o + 2] = (t[o + 2] as number) + n * (1 - gq);
-  t[o + 3] = (t[o + 3] as number) + n;
+  t[o] = (t[o] as number) + (changed ? 1 : 0) - (1 - gq);
+  t[o + 1] = (t[o + 1] as number) + (1 - gq) * gq;
+  t[o + 2] = (t[o + 2] as number) + (1 - gq);
+  t[o + 3] = (t[o + 3] as number) + 1;
 }
 
 /** Adds one entry's observations to the sums. */
@@ -240,9 +242,9 @@ export function addToSums(s: ModelSums, row: ModelRow): void {
     if (key !== null) {
       const recent = key < (row.split as number);
       if (row.watchlistRate !== undefined)
-        addSplit(s.ds, recent, changes, n, Math.max(MIN_RATE, row.watchlistRate) * length);
+        addSplit(s.ds, recent, changes > 0, Math.max(MIN_RATE, row.watchlistRate) * days);
       if (row.restRate !== undefined && !row.apart)
-        addSplit(s.dr, recent, changes, n, Math.max(MIN_RATE, row.restRate) * length);
+        addSplit(s.dr, recent, changes > 0, Math.max(MIN_RATE, row.restRate) * days);
     }
   }
   if (h.seedDays !== undefined && h.seedDays > 0) {
@@ -266,19 +268,20 @@ export function addToSums(s: ModelSums, row: ModelRow): void {
   }
 }
 
-/** Intervals, and changes expected, that each group of the dates' split test needs before it runs. */
-export const SPLIT_MIN_INTERVALS = 50;
+/** Entries, and entries expected to have changed, that each group of the dates' split test needs before it runs. */
+export const SPLIT_MIN_ENTRIES = 50;
 export const SPLIT_MIN_EXPECTED = 10;
 
 /**
  * The dates' split test (`ModelSums.ds`): how far, in standard deviations, the entries with a
- * recent approval changed more often than the others, relative to what one shared rate expects
- * of each group. One-sided: dates that say the opposite are not evidence that they predict. Zero
- * until both groups have SPLIT_MIN_INTERVALS intervals and SPLIT_MIN_EXPECTED expected changes.
+ * recent approval have more often changed than the others, relative to what one shared rate
+ * expects of each group. One-sided: dates that say the opposite are not evidence that they
+ * predict. Zero until both groups have SPLIT_MIN_ENTRIES entries, SPLIT_MIN_EXPECTED of them
+ * expected to have changed.
  */
 export function splitZ(t: Readonly<SplitSums>): number {
   const [ra, va, ea, na, rb, vb, eb, nb] = t;
-  if (na < SPLIT_MIN_INTERVALS || nb < SPLIT_MIN_INTERVALS) return 0;
+  if (na < SPLIT_MIN_ENTRIES || nb < SPLIT_MIN_ENTRIES) return 0;
   if (ea < SPLIT_MIN_EXPECTED || eb < SPLIT_MIN_EXPECTED || !(va > 0 && vb > 0)) return 0;
   return Math.max(0, (ra / va - rb / vb) / Math.sqrt(1 / va + 1 / vb));
 }
@@ -328,7 +331,10 @@ export function learnModel(
   // firms look different (the rest spread no more than chance would), they are planned apart and
   // the rest alike.
   const zRestCounts = trusted ? Math.max(zOf(s.c), zOf(s.gr)) : zOf(s.gr);
-  const zRest = Math.max(zRestCounts, splitZ(s.dr));
+  // The split test speaks for the rest only when strong: at ALIKE_Z, a second test by chance
+  // would often part with the outliers a rest that is alike.
+  const zSplitRest = splitZ(s.dr);
+  const zRest = Math.max(zRestCounts, zSplitRest >= EVIDENCE_Z ? zSplitRest : 0);
   const apart = s.apart > 0 && s.apartAt !== undefined && zRest < ALIKE_Z && zAll > zRest;
   const z = apart ? zRest : zAll;
   // Whether the dates' split test, not the spread of counts, is what says the rates differ.

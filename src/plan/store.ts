@@ -443,14 +443,17 @@ export async function replanEntries(
 }
 
 /**
- * learn.ts addSplit in SQL, over `modelSums`'s rows whose chance of no change in an interval at the
- * test's rate is `q`: [Σ residual, Σ variance, Σ expected, Σ intervals] of the entries with a recent
- * approval (key below the median), then of the others. Fixed text, no input.
+ * learn.ts addSplit in SQL, over `modelSums`'s rows, at the test's rate (`ga` the watchlist's, `rg`
+ * the rest's, null for an entry it does not test): [Σ residual, Σ variance, Σ chance, entries] of
+ * the entries with a recent approval (key below the median), then of the others. Fixed text, no input.
  */
-function splitSums(q: 'gq' | 'rq'): string {
-  const parts = [`c - n * (1 - ${q})`, `n * (1 - ${q}) * ${q}`, `n * (1 - ${q})`, 'n'];
+function splitSums(rate: 'ga' | 'rg'): string {
+  const q = `exp(-${rate} * days)`;
+  const parts = [`(case when c > 0 then 1 else 0 end) - (1 - ${q})`, `(1 - ${q}) * ${q}`, `1 - ${q}`, '1'];
   const group = (where: string) =>
-    parts.map((x) => `coalesce(sum(${x}) filter (where ${q} is not null and ${where}), 0)`);
+    parts.map(
+      (x) => `coalesce(sum(${x}) filter (where ${rate} is not null and n > 0 and days > 0 and ${where}), 0)`,
+    );
   return `array[${[...group('k < split'), ...group('not (k < split)')].join(', ')}]::float8[]`;
 }
 
@@ -525,7 +528,8 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
     ), q as (
       select o.*, case when n > 0 and days > 0 then exp(-m * days / n) end as q,
              case when n > 0 and days > 0 and o.ga is not null then exp(-o.ga * days / n) end as gq,
-             case when n > 0 and days > 0 and w.g is not null and not out then exp(-w.g * days / n) end as rq
+             case when n > 0 and days > 0 and w.g is not null and not out then exp(-w.g * days / n) end as rq,
+             case when not out then w.g end as rg
       from o cross join w
     )
     select
@@ -561,8 +565,8 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
             coalesce(sum(n * (1 - q) * q) filter (where q is not null and not out), 0),
             coalesce(sum(2 * (n * (1 - q) * q) ^ 2 + n * (1 - q) * q * (1 - 6 * q * (1 - q))) filter (where q is not null and not out), 0)]::float8[] as ci,
       -- learn.ts ModelSums.ds and .dr: the dates' split test (an entry without dates is in neither group).
-      ${sql.unsafe(splitSums('gq'))} as ds,
-      ${sql.unsafe(splitSums('rq'))} as dr,
+      ${sql.unsafe(splitSums('ga'))} as ds,
+      ${sql.unsafe(splitSums('rg'))} as dr,
       (count(*) filter (where q is not null and out))::int as apart,
       max(ga) as ga, max(nats) as nats
     from q`;
