@@ -442,6 +442,13 @@ export async function replanEntries(
   return { read, written };
 }
 
+/** The first `k` numbers of an aggregate's array (0 where it has none), as a tuple of `k`. */
+function sized<T extends number[]>(x: number[] | undefined, k: T['length']): T {
+  return Array.from({ length: k }, (_, j) => x?.[j] ?? 0) as T;
+}
+const triple = (x: number[] | undefined) => sized<[number, number, number]>(x, 3);
+const five = (x: number[] | undefined) => sized<[number, number, number, number, number]>(x, 5);
+
 /**
  * learn.ts addSplit in SQL, over `modelSums`'s rows, at the test's rate (`ga` the watchlist's, `rg`
  * the rest's, null for an entry it does not test): [Σ residual, Σ variance, Σ chance, entries] of
@@ -570,18 +577,6 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
       (count(*) filter (where q is not null and out))::int as apart,
       max(ga) as ga, max(nats) as nats
     from q`;
-  const triple = (x: number[] | undefined): [number, number, number] => [
-    x?.[0] ?? 0,
-    x?.[1] ?? 0,
-    x?.[2] ?? 0,
-  ];
-  const five = (x: number[] | undefined): [number, number, number, number, number] => [
-    x?.[0] ?? 0,
-    x?.[1] ?? 0,
-    x?.[2] ?? 0,
-    x?.[3] ?? 0,
-    x?.[4] ?? 0,
-  ];
   return r
     ? {
         r2: r.r2,
@@ -595,9 +590,9 @@ export async function modelSums(sql: Sql, priors: ReadonlyMap<string, CohortPrio
         c: triple(r.ci),
         gr: triple(r.gr),
         woke: triple(r.woke),
-        calib: Array.from({ length: 8 }, (_, k) => r.calib?.[k] ?? 0) as ModelSums['calib'],
-        ds: Array.from({ length: 8 }, (_, k) => r.ds?.[k] ?? 0) as ModelSums['ds'],
-        dr: Array.from({ length: 8 }, (_, k) => r.dr?.[k] ?? 0) as ModelSums['dr'],
+        calib: sized<ModelSums['calib']>(r.calib, 8),
+        ds: sized<ModelSums['ds']>(r.ds, 8),
+        dr: sized<ModelSums['dr']>(r.dr, 8),
         apart: r.apart,
         ...(r.ga === null ? {} : { apartAt: { rate: r.ga, nats: r.nats as number } }),
       }
