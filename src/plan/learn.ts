@@ -174,7 +174,8 @@ function addSpread(t: [number, number, number], changes: number, n: number, expe
 
 /**
  * How recent the approval the entry's first fetch found was: the days back to it (decayed, as
- * `seedDays` keeps them), or Infinity when there was none. Null without such dates.
+ * `seedDays` keeps them), or NO_APPROVAL (later than any date) when there was none. Null without
+ * such dates.
  */
 export function approvalKey(h: ChangeHistory): number | null {
   if (!(h.seedDays !== undefined && h.seedDays > 0)) return null;
